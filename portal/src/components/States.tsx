@@ -1,0 +1,31 @@
+import type { ReactNode } from 'react';
+import type { ApiError } from '../api';
+import { ErrorNotice } from './ErrorNotice';
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p className="loading" role="status">
+      <span className="spinner" aria-hidden="true" /> {label}
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <div className="empty">{children}</div>;
+}
+
+/** An error that stopped a screen from loading, with a way to try again. */
+export function LoadError({ error, onRetry }: { error: ApiError; onRetry: () => void }) {
+  return (
+    <div className="load-error">
+      <ErrorNotice error={error} title="Could not load." />
+      <button type="button" onClick={onRetry}>
+        Try again
+      </button>
+    </div>
+  );
+}
+
+export function Badge({ tone, children }: { tone: 'ok' | 'warn' | 'bad' | 'muted' | 'live' | 'sandbox'; children: ReactNode }) {
+  return <span className={`badge badge-${tone}`}>{children}</span>;
+}

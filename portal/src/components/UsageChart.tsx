@@ -1,0 +1,91 @@
+/**
+ * Chart.js on a canvas, registered with only the pieces used (tree-shaken). The canvas carries a text
+ * summary for screen readers; every chart is paired with a data table by its caller.
+ */
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  type ChartDataset,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+} from 'chart.js';
+import { useEffect, useRef } from 'react';
+
+Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Legend, Tooltip);
+
+export const COLORS = {
+  requests: '#2563eb',
+  clientErrors: '#d97706',
+  serverErrors: '#dc2626',
+};
+export const PALETTE = [
+  '#2563eb',
+  '#059669',
+  '#7c3aed',
+  '#db2777',
+  '#0891b2',
+  '#ca8a04',
+  '#4b5563',
+  '#ea580c',
+  '#16a34a',
+  '#9333ea',
+];
+
+interface UsageChartProps {
+  labels: string[];
+  datasets: ChartDataset<'bar' | 'line', number[]>[];
+  stacked?: boolean;
+  summary: string;
+}
+
+export function UsageChart({ labels, datasets, stacked = false, summary }: UsageChartProps) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const chart = useRef<Chart<'bar' | 'line', number[], string> | null>(null);
+
+  useEffect(() => {
+    if (!canvas.current) return;
+    const reduceMotion = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
+    chart.current = new Chart<'bar' | 'line', number[], string>(canvas.current, {
+      type: 'bar',
+      data: { labels: [], datasets: [] },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: reduceMotion ? false : { duration: 300 },
+        interaction: { mode: 'index', intersect: false },
+        // Legend in dataset order (the `order` option, which draws lines over bars, would reverse it).
+        plugins: { legend: { position: 'bottom', labels: { sort: (a, b) => (a.datasetIndex ?? 0) - (b.datasetIndex ?? 0) } } },
+        scales: {
+          x: { stacked, grid: { display: false } },
+          y: { stacked, beginAtZero: true, ticks: { precision: 0 } },
+        },
+      },
+    });
+    return () => {
+      chart.current?.destroy();
+      chart.current = null;
+    };
+  }, [stacked]);
+
+  useEffect(() => {
+    const c = chart.current;
+    if (!c) return;
+    c.data.labels = labels;
+    c.data.datasets = datasets;
+    c.update();
+  }, [labels, datasets]);
+
+  return (
+    <div className="chart">
+      <canvas ref={canvas} role="img" aria-label={summary}>
+        {summary}
+      </canvas>
+    </div>
+  );
+}

@@ -1,0 +1,284 @@
+/**
+ * The delivery log of one webhook: a paged table, newest first, filtered by status, with redeliver.
+ * Rows follow the realtime channel ('delivery.updated'): an attempt updates its row in place and a new
+ * delivery appears at the top of page 1, without reloading. After a reconnect the page is reloaded,
+ * since events sent while offline are not replayed.
+ */
+import { useCallback, useEffect, useId, useRef, useState, useSyncExternalStore } from 'react';
+import { type ApiError, api } from '../api';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { usePageTitle } from '../components/PageTitle';
+import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { formatDateTime } from '../format';
+import { toApiError, useResource } from '../hooks';
+import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
+import { Link } from '../router';
+import { DELIVERY_STATUSES, type DeveloperDelivery, type Page, type WebhookDeliveryStatus } from '../types';
+import { WebhookStatus } from './Webhooks';
+
+const PAGE_SIZE = 20;
+
+const STATUS_TONE: Record<WebhookDeliveryStatus, 'ok' | 'warn' | 'bad' | 'muted'> = {
+  PENDING: 'muted',
+  DELIVERED: 'ok',
+  FAILED: 'warn',
+  DEAD: 'bad',
+};
+
+/** Puts `d` into the page: replaces its row, or adds it on top of page 1 when it is new and matches. */
+function upsert(
+  page: Page<DeveloperDelivery>,
+  d: DeveloperDelivery,
+  filter: WebhookDeliveryStatus | '',
+): Page<DeveloperDelivery> {
+  const i = page.items.findIndex((x) => x.id === d.id);
+  if (i >= 0) {
+    const items = page.items.slice();
+    items[i] = d;
+    return { ...page, items };
+  }
+  if (page.page !== 1 || (filter && d.status !== filter)) return page;
+  return { ...page, total: page.total + 1, items: [d, ...page.items].slice(0, page.pageSize) };
+}
+
+export function Deliveries({ webhookId }: { webhookId: string }) {
+  const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
+  const [page, setPage] = useState(1);
+  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const [pinging, setPinging] = useState(false);
+  const [changed, setChanged] = useState<Record<string, number>>({});
+  const filterId = useId();
+
+  const hook = useResource(async () => {
+    const [webhooks, keys] = await Promise.all([api.listWebhooks(), api.listKeys()]);
+    const webhook = webhooks.find((w) => w.id === webhookId) ?? null;
+    return { webhook, key: webhook ? (keys.find((k) => k.id === webhook.apiKeyId) ?? null) : null };
+  }, [webhookId]);
+  const deliveries = useResource(
+    () => api.listDeliveries(webhookId, { status: status || undefined, page, pageSize: PAGE_SIZE }),
+    [webhookId, status, page],
+  );
+  const { setData, reload } = deliveries;
+  usePageTitle('Delivery log');
+
+  // Realtime events arrive in order for a delivery; an HTTP answer (test ping, redeliver) can be
+  // overtaken by the events of the attempt it started. So events always apply, and an answer applies
+  // only when no event for that delivery arrived while the request was in flight.
+  const eventsSeen = useRef(new Map<string, number>());
+  const show = useCallback(
+    (d: DeveloperDelivery) => {
+      setData((p) => p && upsert(p, d, status));
+      setChanged((c) => ({ ...c, [d.id]: (c[d.id] ?? 0) + 1 }));
+    },
+    [status, setData],
+  );
+  const applyAnswer = (d: DeveloperDelivery, seenBefore: number) => {
+    if ((eventsSeen.current.get(d.id) ?? 0) === seenBefore) show(d);
+  };
+
+  useEffect(
+    () =>
+      subscribe('delivery.updated', ({ delivery }) => {
+        if (delivery.webhookId !== webhookId) return;
+        eventsSeen.current.set(delivery.id, (eventsSeen.current.get(delivery.id) ?? 0) + 1);
+        show(delivery);
+      }),
+    [webhookId, show],
+  );
+  useEffect(() => onReconnect(() => void reload()), [reload]);
+
+  const ping = async () => {
+    setPinging(true);
+    setActionError(null);
+    setNote(null);
+    try {
+      applyAnswer(await api.testWebhook(webhookId), 0);
+      setNote('Test ping queued.');
+    } catch (err) {
+      setActionError(toApiError(err));
+    } finally {
+      setPinging(false);
+    }
+  };
+
+  const redeliver = async (d: DeveloperDelivery) => {
+    setActionError(null);
+    setNote(null);
+    const before = eventsSeen.current.get(d.id) ?? 0;
+    try {
+      applyAnswer(await api.redeliver(d.id), before);
+      setNote(`Delivery of ${d.event} queued again.`);
+    } catch (err) {
+      setActionError(toApiError(err));
+    }
+  };
+
+  if (hook.error && !hook.data) return <LoadError error={hook.error} onRetry={() => void hook.reload()} />;
+  if (!hook.data) return <Loading label="Loading webhook…" />;
+  const { webhook, key } = hook.data;
+  if (!webhook) {
+    return (
+      <>
+        <h1 tabIndex={-1}>Webhook not found</h1>
+        <Empty>
+          <p>
+            This webhook does not exist (it may have been deleted). Back to <Link to="/webhooks">webhooks</Link>.
+          </p>
+        </Empty>
+      </>
+    );
+  }
+
+  const p = deliveries.data;
+  const pages = p ? Math.max(1, Math.ceil(p.total / p.pageSize)) : 1;
+
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/webhooks">Webhooks</Link> / Delivery log
+      </p>
+      <div className="page-head">
+        <div>
+          <h1 tabIndex={-1}>Delivery log</h1>
+          <p className="meta">
+            <span className="mono webhook-url">{webhook.url}</span> <WebhookStatus webhook={webhook} />
+          </p>
+          {key && (
+            <p className="hint">
+              Key {key.name} <code>{key.prefix}…</code>
+            </p>
+          )}
+        </div>
+        <button type="button" className="primary" onClick={() => void ping()} disabled={pinging || !webhook.isActive}>
+          {pinging ? 'Sending…' : 'Send test ping'}
+        </button>
+      </div>
+
+      <div className="toolbar">
+        <div className="field-inline">
+          <label htmlFor={filterId}>Status</label>
+          <select
+            id={filterId}
+            value={status}
+            onChange={(e) => {
+              setStatus(e.target.value as WebhookDeliveryStatus | '');
+              setPage(1);
+            }}
+          >
+            <option value="">All</option>
+            {DELIVERY_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <LiveIndicator />
+      </div>
+
+      <p className="hint" role="status">
+        {note}
+      </p>
+      <ErrorNotice error={actionError} />
+      {deliveries.error && <LoadError error={deliveries.error} onRetry={() => void deliveries.reload()} />}
+      {!p && deliveries.loading && <Loading label="Loading deliveries…" />}
+      {p && p.items.length === 0 && (
+        <Empty>
+          <p>{status ? `No ${status} deliveries.` : 'No deliveries yet. Send a test ping to see one arrive.'}</p>
+        </Empty>
+      )}
+      {p && p.items.length > 0 && (
+        <div className="table-wrap">
+          <table className="table cards-on-phone deliveries" aria-busy={deliveries.loading}>
+            <caption className="visually-hidden">Deliveries, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">HTTP status</th>
+                <th scope="col">Last error</th>
+                <th scope="col">Created</th>
+                <th scope="col">Delivered</th>
+                <th scope="col">Next attempt</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {p.items.map((d) => (
+                <tr
+                  key={d.id}
+                  data-delivery-id={d.id}
+                  data-status={d.status}
+                  // Two identical animations, alternated, so every update restarts the highlight.
+                  className={changed[d.id] ? (changed[d.id] % 2 ? 'flash-a' : 'flash-b') : undefined}
+                >
+                  <th scope="row" data-label="Event">
+                    <code>{d.event}</code>
+                  </th>
+                  <td data-label="Status" data-testid="delivery-status">
+                    <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge>
+                  </td>
+                  <td data-label="Attempts" data-testid="delivery-attempts">
+                    {d.attempts}
+                  </td>
+                  <td data-label="HTTP status" data-testid="delivery-http">
+                    {d.statusCode ?? '—'}
+                  </td>
+                  <td data-label="Last error" data-testid="delivery-error">
+                    {d.lastError ?? '—'}
+                  </td>
+                  <td data-label="Created">{formatDateTime(d.createdAt)}</td>
+                  <td data-label="Delivered">{formatDateTime(d.deliveredAt)}</td>
+                  <td data-label="Next attempt">{formatDateTime(d.nextAttemptAt)}</td>
+                  <td className="actions-cell">
+                    {d.status !== 'PENDING' && (
+                      <button type="button" onClick={() => void redeliver(d)}>
+                        Redeliver
+                        <span className="visually-hidden">
+                          {' '}
+                          {d.event} of {formatDateTime(d.createdAt)}
+                        </span>
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {p && p.total > 0 && (
+        <nav className="pager" aria-label="Pages">
+          <button type="button" onClick={() => setPage((n) => n - 1)} disabled={page <= 1}>
+            Previous
+          </button>
+          <span>
+            Page {p.page} of {pages} · {p.total} {p.total === 1 ? 'delivery' : 'deliveries'}
+          </span>
+          <button type="button" onClick={() => setPage((n) => n + 1)} disabled={page >= pages}>
+            Next
+          </button>
+        </nav>
+      )}
+    </>
+  );
+}
+
+function LiveIndicator() {
+  const status = useSyncExternalStore(onRealtimeStatus, getRealtimeStatus);
+  const text =
+    status === 'live'
+      ? 'Live: rows update as attempts happen'
+      : status === 'connecting'
+        ? 'Connecting to live updates…'
+        : 'Live updates paused: reconnecting';
+  return (
+    <p className={`live live-${status}`} role="status" data-testid="live-status" data-state={status}>
+      <span className="live-dot" aria-hidden="true" /> {text}
+    </p>
+  );
+}

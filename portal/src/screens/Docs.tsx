@@ -1,0 +1,69 @@
+/**
+ * Where to read the API reference, how to call the partner API with a key, and how to verify a
+ * webhook signature (the snippet is the very file the end-to-end tests verify real deliveries with).
+ */
+import verifySnippet from '../../snippets/verify-signature.ts?raw';
+import { CodeBlock } from '../components/CodeBlock';
+import { usePageTitle } from '../components/PageTitle';
+
+const usageSnippet = `import express from 'express';
+import { verifySignature } from './verify-signature';
+
+const app = express();
+// Keep the raw body: the signature covers the exact bytes that were sent.
+app.post('/webhooks/partner', express.text({ type: 'application/json' }), (req, res) => {
+  const ok = verifySignature(req.body, req.get('X-Partner-Signature') ?? '', process.env.WEBHOOK_SECRET!);
+  if (!ok) return res.status(400).send('bad signature');
+  const event = JSON.parse(req.body); // { id, type, createdAt, environment, data }
+  // Deliveries may repeat (retries, redeliver): de-duplicate on event.id.
+  res.sendStatus(204);
+});`;
+
+const curlSnippet = `curl https://<api-host>/v1/partner/me \\
+  -H "X-Api-Key: svc_live_…"`;
+
+export function Docs() {
+  usePageTitle('Docs');
+  return (
+    <>
+      <h1 tabIndex={-1}>Docs</h1>
+      <section className="section" aria-labelledby="ref">
+        <h2 id="ref">API reference</h2>
+        <p>
+          Every partner and developer operation, with its fields and error codes, is in the{' '}
+          <a href="/docs" data-testid="api-reference-link">
+            API reference
+          </a>{' '}
+          (also as an OpenAPI document: <a href="/v1/developer/openapi.json">openapi.json</a>).
+        </p>
+      </section>
+
+      <section className="section" aria-labelledby="calling">
+        <h2 id="calling">Calling the partner API</h2>
+        <p>
+          Send the key in the <code>X-Api-Key</code> header. Live keys (<code>svc_live_…</code>) work on the live API, sandbox
+          keys (<code>svc_sandbox_…</code>) on the sandbox API. Errors are JSON:{' '}
+          <code>{'{ statusCode, code, message, details? }'}</code>; switch on <code>code</code>. A 429 carries{' '}
+          <code>Retry-After</code> in seconds.
+        </p>
+        <CodeBlock code={curlSnippet} label="Example request" />
+      </section>
+
+      <section className="section" aria-labelledby="verify">
+        <h2 id="verify">Verify a webhook signature</h2>
+        <p>
+          Each delivery carries <code>X-Partner-Signature: t=&lt;unix&gt;,v1=&lt;hex&gt;</code>, where <code>v1</code> is the
+          HMAC-SHA256, in hex, of <code>&lt;t&gt;.&lt;raw body&gt;</code> keyed with the webhook’s signing secret (the whole{' '}
+          <code>whsec_…</code> string). Compare in constant time and reject old timestamps. Test pings are signed the same way.
+        </p>
+        <CodeBlock code={verifySnippet.trim()} label="verify-signature.ts" />
+        <p>Used in an Express handler:</p>
+        <CodeBlock code={usageSnippet} label="server.ts" />
+        <p className="hint">
+          Other headers: <code>X-Partner-Event</code> (the event type) and <code>X-Partner-Delivery</code> (the delivery id).
+          Answer with any 2xx within 10 seconds; anything else is retried after 1 min, 5 min, 30 min, 2 h and 12 h.
+        </p>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,173 @@
+/**
+ * One key: its details and its usage (requests, 4xx, 5xx per UTC day for 7 or 35 days, plus totals).
+ */
+import { useMemo, useState } from 'react';
+import { api } from '../api';
+import { KeyStatus } from '../components/KeyStatus';
+import { usePageTitle } from '../components/PageTitle';
+import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
+import { Empty, LoadError, Loading } from '../components/States';
+import { COLORS, UsageChart } from '../components/UsageChart';
+import { formatDateTime, formatDay, formatNumber } from '../format';
+import { useResource } from '../hooks';
+import { Link } from '../router';
+import type { DeveloperKeyUsage } from '../types';
+import { EnvironmentBadge } from './Keys';
+
+export function KeyDetail({ keyId }: { keyId: string }) {
+  const keys = useResource(api.listKeys, []);
+  const [days, setDays] = useState<Period>(7);
+  const usage = useResource(() => api.keyUsage(keyId, days), [keyId, days]);
+  const key = keys.data?.find((k) => k.id === keyId);
+  usePageTitle(key ? `${key.name} usage` : 'Key usage');
+
+  if (keys.error && !keys.data) return <LoadError error={keys.error} onRetry={() => void keys.reload()} />;
+  if (!keys.data) return <Loading label="Loading key…" />;
+  if (!key) {
+    return (
+      <>
+        <h1 tabIndex={-1}>Key not found</h1>
+        <Empty>
+          <p>
+            This key does not exist or belongs to another partner. Back to <Link to="/keys">API keys</Link>.
+          </p>
+        </Empty>
+      </>
+    );
+  }
+
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/keys">API keys</Link> / {key.name}
+      </p>
+      <div className="page-head">
+        <div>
+          <h1 tabIndex={-1}>{key.name}</h1>
+          <p className="meta">
+            <code>{key.prefix}…</code> <EnvironmentBadge environment={key.environment} /> <KeyStatus apiKey={key} />
+          </p>
+        </div>
+      </div>
+      <dl className="facts">
+        <div>
+          <dt>Scopes</dt>
+          <dd>{key.scopes.join(', ')}</dd>
+        </div>
+        <div>
+          <dt>Rate limit</dt>
+          <dd>{formatNumber(key.rateLimit)} requests per minute</dd>
+        </div>
+        <div>
+          <dt>Created</dt>
+          <dd>{formatDateTime(key.createdAt)}</dd>
+        </div>
+        <div>
+          <dt>Last used</dt>
+          <dd>{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}</dd>
+        </div>
+      </dl>
+
+      <section aria-labelledby="usage-heading" className="section">
+        <div className="section-head">
+          <h2 id="usage-heading">Usage</h2>
+          <PeriodSwitch value={days} onChange={setDays} />
+        </div>
+        {usage.error && <LoadError error={usage.error} onRetry={() => void usage.reload()} />}
+        {!usage.data && usage.loading && <Loading label="Loading usage…" />}
+        {usage.data && <KeyUsage items={usage.data.items} totalRequests={usage.data.totalRequests} />}
+      </section>
+    </>
+  );
+}
+
+export function sumUsage(items: DeveloperKeyUsage[]) {
+  return items.reduce(
+    (t, d) => ({
+      requests: t.requests + d.requests,
+      clientErrors: t.clientErrors + d.clientErrors,
+      serverErrors: t.serverErrors + d.serverErrors,
+    }),
+    { requests: 0, clientErrors: 0, serverErrors: 0 },
+  );
+}
+
+function KeyUsage({ items, totalRequests }: { items: DeveloperKeyUsage[]; totalRequests: number }) {
+  const totals = sumUsage(items);
+  const labels = useMemo(() => items.map((d) => formatDay(d.day)), [items]);
+  const datasets = useMemo(
+    () => [
+      { type: 'bar' as const, label: 'Requests', data: items.map((d) => d.requests), backgroundColor: COLORS.requests, order: 2 },
+      {
+        type: 'line' as const,
+        label: '4xx',
+        data: items.map((d) => d.clientErrors),
+        borderColor: COLORS.clientErrors,
+        backgroundColor: COLORS.clientErrors,
+        order: 1,
+      },
+      {
+        type: 'line' as const,
+        label: '5xx',
+        data: items.map((d) => d.serverErrors),
+        borderColor: COLORS.serverErrors,
+        backgroundColor: COLORS.serverErrors,
+        order: 0,
+      },
+    ],
+    [items],
+  );
+  const summary = `Requests per day over ${items.length} days: ${totalRequests} requests, ${totals.clientErrors} client errors, ${totals.serverErrors} server errors.`;
+
+  return (
+    <>
+      <ul className="totals" data-testid="usage-totals">
+        <li>
+          <span className="total-value" data-testid="total-requests">
+            {formatNumber(totalRequests)}
+          </span>
+          <span className="total-label">requests</span>
+        </li>
+        <li>
+          <span className="total-value" data-testid="total-4xx">
+            {formatNumber(totals.clientErrors)}
+          </span>
+          <span className="total-label">4xx answers</span>
+        </li>
+        <li>
+          <span className="total-value" data-testid="total-5xx">
+            {formatNumber(totals.serverErrors)}
+          </span>
+          <span className="total-label">5xx answers</span>
+        </li>
+      </ul>
+      {totalRequests === 0 && <p className="hint">No requests with this key in this period yet.</p>}
+      <UsageChart labels={labels} datasets={datasets} summary={summary} />
+      <details className="data-table">
+        <summary>Show the numbers as a table</summary>
+        <div className="table-wrap">
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                <th scope="col">Requests</th>
+                <th scope="col">4xx</th>
+                <th scope="col">5xx</th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...items].reverse().map((d) => (
+                <tr key={d.day} data-day={d.day}>
+                  <th scope="row">{d.day}</th>
+                  <td>{d.requests}</td>
+                  <td>{d.clientErrors}</td>
+                  <td>{d.serverErrors}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </>
+  );
+}

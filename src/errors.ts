@@ -1,0 +1,75 @@
+/**
+ * The error-code catalogue: every `ERR_*` code the service answers with, and its HTTP status.
+ * Code throws `AppError`; one error handler (plugins/error-handler.ts) turns it into the envelope
+ * `{ statusCode, code, message, details? }` of spec section 7.
+ */
+export const ERROR_STATUS = {
+  // General
+  ERR_VALIDATION: 400,
+  ERR_BAD_REQUEST: 400,
+  ERR_UNAUTHORIZED: 401,
+  ERR_FORBIDDEN: 403,
+  ERR_NOT_FOUND: 404,
+  ERR_CONFLICT: 409,
+  ERR_RATE_LIMITED: 429,
+  ERR_INTERNAL: 500,
+  ERR_DEPENDENCY_UNAVAILABLE: 503,
+  // One-time codes
+  ERR_OTP_INVALID: 400,
+  ERR_OTP_EXPIRED: 400,
+  ERR_OTP_RATE_LIMITED: 429,
+  ERR_OTP_TOO_MANY_ATTEMPTS: 429,
+  // Users
+  ERR_USER_BLOCKED: 403,
+  // Orders and logistics
+  ERR_INVALID_TRANSITION: 409,
+  ERR_IDEMPOTENCY_CONFLICT: 409,
+  ERR_COD_VARIANCE_NOTE_REQUIRED: 400,
+  ERR_DELIVERY_RETRY_LIMIT: 409,
+  ERR_BATCH_INVALID_TRANSITION: 409,
+  // API keys and webhooks
+  ERR_API_KEY_INVALID: 401,
+  ERR_API_KEY_REVOKED: 401,
+  ERR_API_KEY_SCOPE: 403,
+  ERR_API_KEY_ENVIRONMENT: 403,
+  ERR_API_KEY_LIMIT: 409,
+  ERR_WEBHOOK_URL_INVALID: 400,
+  ERR_WEBHOOK_LIMIT: 409,
+  ERR_WEBHOOK_DISABLED: 409,
+  ERR_PARTNER_ORDER_NOT_ASSIGNED: 403,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ValidationDetail {
+  field: string;
+  messages: string[];
+}
+
+export type ErrorDetails = ValidationDetail[] | Record<string, unknown>;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly details?: ErrorDetails;
+  /** Extra response headers (e.g. Retry-After on 429). */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails, headers?: Record<string, string>) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.statusCode = ERROR_STATUS[code];
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+/** A validation failure on one field, shaped exactly like a schema validation failure. */
+export function validationError(field: string, message: string): AppError {
+  return new AppError('ERR_VALIDATION', `${field} ${message}`, [{ field, messages: [message] }]);
+}
+
+export function notFound(what = 'Resource'): AppError {
+  return new AppError('ERR_NOT_FOUND', `${what} not found`);
+}

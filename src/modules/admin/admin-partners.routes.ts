@@ -1,0 +1,91 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { errorResponses } from '../../shared/schemas.js';
+import { createAccountsService } from '../auth/accounts.service.js';
+import { AdminUser, UpdateAdminUserDto } from '../auth/auth.schemas.js';
+import { AddAdminPartnerUserDto, AdminPartner, AdminPartners, CreateAdminPartnerDto } from '../partners/partners.schemas.js';
+import { createPartnersService } from '../partners/partners.service.js';
+
+const IdParams = Type.Object({ id: Type.String({ description: 'a uuid; anything else answers 404' }) });
+
+/** Operator partner and account management (decisions §3): ADMIN bearer token. */
+export const adminPartnersRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const partners = createPartnersService(app.ctx);
+  const accounts = createAccountsService(app.ctx);
+
+  app.post(
+    '/v1/admin/partners',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        summary: 'Create a partner',
+        description:
+          'Creates a partner and makes `phone` its first PARTNER account: a new account, or an existing ' +
+          'CUSTOMER account. A phone of a PARTNER or ADMIN account answers 409 ERR_CONFLICT.',
+        tags: ['admin'],
+        operationId: 'createPartner',
+        body: CreateAdminPartnerDto,
+        response: { 201: AdminPartner, ...errorResponses('ERR_VALIDATION', 401, 403, 'ERR_CONFLICT') },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await partners.createPartner(request.body)),
+  );
+
+  app.post(
+    '/v1/admin/partners/:id/users',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        summary: 'Add a user to a partner',
+        description:
+          'Makes `phone` a PARTNER account of the partner (same rules as creation) and answers the partner ' +
+          'with all its users.',
+        tags: ['admin'],
+        operationId: 'addPartnerUser',
+        params: IdParams,
+        body: AddAdminPartnerUserDto,
+        response: { 201: AdminPartner, ...errorResponses('ERR_VALIDATION', 401, 403, 'ERR_NOT_FOUND', 'ERR_CONFLICT') },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await partners.addPartnerUser(request.params.id, request.body.phone)),
+  );
+
+  app.get(
+    '/v1/admin/partners',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        summary: 'List partners',
+        description: 'Every partner with its PARTNER accounts, newest partner first.',
+        tags: ['admin'],
+        operationId: 'listPartners',
+        response: { 200: AdminPartners, ...errorResponses(401, 403) },
+      },
+    },
+    async () => partners.listPartners(),
+  );
+
+  app.patch(
+    '/v1/admin/users/:id',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        summary: 'Block or unblock an account',
+        description:
+          'A blocked account cannot request codes, sign in or refresh (403 ERR_USER_BLOCKED); blocking also ' +
+          'revokes all its refresh tokens. Access tokens already issued run out within 15 minutes. An ' +
+          'operator cannot block their own account (409 ERR_CONFLICT).',
+        tags: ['admin'],
+        operationId: 'updateUser',
+        params: IdParams,
+        body: UpdateAdminUserDto,
+        response: { 200: AdminUser, ...errorResponses('ERR_VALIDATION', 401, 403, 'ERR_NOT_FOUND', 'ERR_CONFLICT') },
+      },
+    },
+    async (request) => {
+      const actor = request.principal;
+      if (!actor) throw new Error('requireAdmin ran without a principal');
+      return accounts.setUserBlocked(actor.userId, request.params.id, request.body.blocked);
+    },
+  );
+};

@@ -1,0 +1,182 @@
+/**
+ * Resolves an `X-Api-Key` to its key record without a database round trip for keys seen recently.
+ *
+ * The cache is keyed by the SHA-256 of the key (the plaintext is never kept). Looking a hash up in a
+ * Map (or a unique index) is not a secret comparison an attacker can time usefully: finding a hash
+ * prefix tells nothing about a key. A hit stays valid for TTL_MS; every key change calls
+ * `invalidateAll()`. Time rules (rotation grace) are evaluated per request against the clock, never
+ * cached. Unknown hashes are cached briefly too, so a client spraying bad keys cannot turn each request
+ * into a query; concurrent misses for one hash share one query.
+ *
+ * Across processes (Redis configured) a change must take effect on the very next request everywhere,
+ * which a pub/sub message alone cannot promise (it may arrive a moment after that request). So every
+ * change also increments a shared generation counter in Redis, and each cache entry remembers the
+ * generation it was loaded under. The rate-limit script, which every admitted partner request runs
+ * anyway, compares the two in the same round trip; on a mismatch the request adopts the new
+ * generation, reloads the key and is checked again (api-key-auth.ts). The pub/sub message (wired in
+ * context.ts) still clears caches early.
+ */
+import type { Db } from '../../db/db.js';
+import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+
+export interface ResolvedKey {
+  id: string;
+  partnerId: string;
+  partnerName: string;
+  name: string;
+  environment: ApiKeyEnvironment;
+  scopes: ApiKeyScope[];
+  rateLimit: number;
+  receivesAllOrders: boolean;
+  /** When the key stops working (revoke: now; rotation: now + 24 h); null while active. */
+  revokedAtMs: number | null;
+  /**
+   * The key whose orders and webhooks this key acts on: itself, or for a rotated-out key in its grace
+   * period the newest key of its rotation chain (orders move forward at every rotation).
+   */
+  actsForKeyId: string;
+}
+
+export interface KeyLookup {
+  key: ResolvedKey | null;
+  /** The shared generation the record was loaded under (see the module comment). */
+  generation: string;
+}
+
+const TTL_MS = 60_000;
+const NEGATIVE_TTL_MS = 5_000;
+const MAX_ENTRIES = 50_000;
+/** Before the first shared check a process knows no generation, so its first check always reloads. */
+const UNKNOWN_GENERATION = '?';
+
+interface Entry extends KeyLookup {
+  expiresAt: number;
+}
+
+export class KeyResolver {
+  private readonly cache = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<KeyLookup>>();
+  /** Bumped by every local invalidation: a load that straddles one is not cached. */
+  private epoch = 0;
+  private generation = UNKNOWN_GENERATION;
+  private publish: (() => void) | null = null;
+  private bumpGeneration: (() => Promise<void>) | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  /** Wires cross-process invalidation: `publish` announces, `invalidateLocal` is called on announcements. */
+  setPublisher(publish: () => void): void {
+    this.publish = publish;
+  }
+
+  /** Wires the shared generation counter (Redis); see the module comment. */
+  setGenerationBump(bump: () => Promise<void>): void {
+    this.bumpGeneration = bump;
+  }
+
+  async resolve(hash: string): Promise<ResolvedKey | null> {
+    return (await this.lookup(hash)).key;
+  }
+
+  /** The key record of `hash` and the shared generation it was loaded under. */
+  lookup(hash: string): Promise<KeyLookup> | KeyLookup {
+    // Real time, not the test clock: this is cache freshness, not a business rule.
+    const hit = this.cache.get(hash);
+    if (hit && hit.expiresAt > Date.now()) return hit;
+    const pending = this.loading.get(hash);
+    if (pending) return pending;
+    const load = this.load(hash);
+    this.loading.set(hash, load);
+    return load;
+  }
+
+  /**
+   * Called when the shared generation is not the one a record was loaded under: forget everything
+   * loaded before it, so the next lookup reads the database again.
+   */
+  adoptGeneration(generation: string): void {
+    if (generation === this.generation) return;
+    this.invalidateLocal();
+    this.generation = generation;
+  }
+
+  /**
+   * Forget everything here and in every other process (after create, revoke, rotate, admin changes).
+   * Resolves once the change is announced; await it before answering so that the next request, in
+   * any process, sees the change.
+   */
+  async invalidateAll(): Promise<void> {
+    this.invalidateLocal();
+    try {
+      await this.bumpGeneration?.();
+    } finally {
+      this.publish?.();
+    }
+  }
+
+  invalidateLocal(): void {
+    this.epoch++;
+    this.cache.clear();
+    this.loading.clear();
+  }
+
+  private async load(hash: string): Promise<KeyLookup> {
+    const epoch = this.epoch;
+    const generation = this.generation;
+    try {
+      const key = await this.query(hash);
+      const lookup: Entry = { key, generation, expiresAt: Date.now() + (key ? TTL_MS : NEGATIVE_TTL_MS) };
+      // A load that started before an invalidation may have read the old row: serve it to the requests
+      // that were already waiting (they began before the change), but do not keep it.
+      if (epoch === this.epoch) {
+        if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
+        this.cache.set(hash, lookup);
+      }
+      return lookup;
+    } finally {
+      if (epoch === this.epoch) this.loading.delete(hash);
+    }
+  }
+
+  private async query(hash: string): Promise<ResolvedKey | null> {
+    const rows = await this.db.query<{
+      id: string;
+      partner_id: string;
+      partner_name: string;
+      name: string;
+      environment: ApiKeyEnvironment;
+      scopes: ApiKeyScope[];
+      rate_limit: number;
+      receives_all_orders: boolean;
+      revoked_at: Date | null;
+      acts_for_key_id: string;
+    }>(
+      `WITH RECURSIVE chain AS (
+         SELECT k.id, k.successor_id, 0 AS depth FROM api_keys k WHERE k.key_hash = $1
+         UNION ALL
+         SELECT s.id, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.successor_id
+         WHERE c.depth < 100
+       )
+       SELECT k.id, k.partner_id, p.name AS partner_name, k.name, k.environment, k.scopes, k.rate_limit,
+              k.receives_all_orders, k.revoked_at,
+              (SELECT c.id FROM chain c ORDER BY c.depth DESC LIMIT 1) AS acts_for_key_id
+         FROM api_keys k JOIN partners p ON p.id = k.partner_id
+        WHERE k.key_hash = $1`,
+      [hash],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: row.id,
+      partnerId: row.partner_id,
+      partnerName: row.partner_name,
+      name: row.name,
+      environment: row.environment,
+      scopes: row.scopes,
+      rateLimit: row.rate_limit,
+      receivesAllOrders: row.receives_all_orders,
+      revokedAtMs: row.revoked_at ? row.revoked_at.getTime() : null,
+      actsForKeyId: row.acts_for_key_id,
+    };
+  }
+}

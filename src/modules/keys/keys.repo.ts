@@ -1,0 +1,198 @@
+/**
+ * SQL of the api_keys table. Every function that touches a partner's keys takes the partner id first
+ * and filters by it; the one operator function says so in its name. Queryable (a transaction) last.
+ */
+import type { Queryable } from '../../db/db.js';
+import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+
+export interface KeyRecord {
+  id: string;
+  partnerId: string;
+  name: string;
+  prefix: string;
+  environment: ApiKeyEnvironment;
+  scopes: ApiKeyScope[];
+  rateLimit: number;
+  receivesAllOrders: boolean;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  successorId: string | null;
+  createdAt: Date;
+}
+
+interface KeyRow {
+  id: string;
+  partner_id: string;
+  name: string;
+  prefix: string;
+  environment: ApiKeyEnvironment;
+  scopes: ApiKeyScope[];
+  rate_limit: number;
+  receives_all_orders: boolean;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+  successor_id: string | null;
+  created_at: Date;
+}
+
+const COLUMNS = `id, partner_id, name, prefix, environment, scopes, rate_limit, receives_all_orders, last_used_at,
+  revoked_at, successor_id, created_at`;
+
+function toRecord(row: KeyRow): KeyRecord {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    name: row.name,
+    prefix: row.prefix,
+    environment: row.environment,
+    scopes: row.scopes,
+    rateLimit: row.rate_limit,
+    receivesAllOrders: row.receives_all_orders,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+    successorId: row.successor_id,
+    createdAt: row.created_at,
+  };
+}
+
+/** The partner's keys, newest first (revoked ones included). */
+export async function listKeys(partnerId: string, q: Queryable): Promise<KeyRecord[]> {
+  const rows = await q.query<KeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE partner_id = $1 ORDER BY created_at DESC, id DESC`, [
+    partnerId,
+  ]);
+  return rows.map(toRecord);
+}
+
+/** One of the partner's keys; `forUpdate` locks it until the transaction ends. `id` must be a UUID. */
+export async function findKey(partnerId: string, id: string, q: Queryable, forUpdate = false): Promise<KeyRecord | null> {
+  const rows = await q.query<KeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE partner_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [partnerId, id],
+  );
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
+/**
+ * Locks the partner row until the transaction ends, so that concurrent key creations of one partner
+ * are counted one after another (the 10-active-keys limit cannot be overshot by a race).
+ */
+export async function lockPartnerKeys(partnerId: string, q: Queryable): Promise<void> {
+  await q.query('SELECT 1 FROM partners WHERE id = $1 FOR UPDATE', [partnerId]);
+}
+
+/** Keys with no `revoked_at` (a key in its rotation grace period is not active: its revocation is set). */
+export async function countActiveKeys(partnerId: string, q: Queryable): Promise<number> {
+  const rows = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM api_keys WHERE partner_id = $1 AND revoked_at IS NULL',
+    [partnerId],
+  );
+  return rows[0].n;
+}
+
+export interface NewKey {
+  id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  environment: ApiKeyEnvironment;
+  scopes: ApiKeyScope[];
+  rateLimit: number;
+  receivesAllOrders: boolean;
+  createdAt: Date;
+}
+
+export async function insertKey(partnerId: string, key: NewKey, q: Queryable): Promise<KeyRecord> {
+  const rows = await q.query<KeyRow>(
+    `INSERT INTO api_keys (id, partner_id, name, prefix, key_hash, environment, scopes, rate_limit, receives_all_orders, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     RETURNING ${COLUMNS}`,
+    [
+      key.id,
+      partnerId,
+      key.name,
+      key.prefix,
+      key.hash,
+      key.environment,
+      key.scopes,
+      key.rateLimit,
+      key.receivesAllOrders,
+      key.createdAt,
+    ],
+  );
+  return toRecord(rows[0]);
+}
+
+/**
+ * Sets `revoked_at` to `at` unless the key has already stopped working by then (revoking a revoked key
+ * changes nothing; a key in its rotation grace period stops now). Returns the key as it is afterwards.
+ */
+export async function revokeKey(partnerId: string, id: string, at: Date, q: Queryable): Promise<KeyRecord | null> {
+  const rows = await q.query<KeyRow>(
+    `UPDATE api_keys SET revoked_at = $3
+      WHERE partner_id = $1 AND id = $2 AND (revoked_at IS NULL OR revoked_at > $3)
+      RETURNING ${COLUMNS}`,
+    [partnerId, id, at],
+  );
+  if (rows[0]) return toRecord(rows[0]);
+  return findKey(partnerId, id, q);
+}
+
+/** Marks `id` as rotated out: it works until `revokedAt` and acts for `successorId`. */
+export async function retireKey(
+  partnerId: string,
+  id: string,
+  successorId: string,
+  revokedAt: Date,
+  q: Queryable,
+): Promise<KeyRecord> {
+  const rows = await q.query<KeyRow>(
+    `UPDATE api_keys SET revoked_at = $4, successor_id = $3 WHERE partner_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    [partnerId, id, successorId, revokedAt],
+  );
+  return toRecord(rows[0]);
+}
+
+/** Moves the orders assigned to `fromKeyId` to `toKeyId` (both the partner's); returns how many. */
+export async function moveOrders(partnerId: string, fromKeyId: string, toKeyId: string, q: Queryable): Promise<number> {
+  const rows = await q.query<{ n: number }>(
+    `WITH moved AS (
+       UPDATE orders o SET assigned_key_id = $3
+        WHERE o.assigned_key_id = $2
+          AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2 AND k.partner_id = $1)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [partnerId, fromKeyId, toKeyId],
+  );
+  return rows[0].n;
+}
+
+/** Moves the webhooks of `fromKeyId` to `toKeyId` (both the partner's); returns how many. */
+export async function moveWebhooks(
+  partnerId: string,
+  fromKeyId: string,
+  toKeyId: string,
+  at: Date,
+  q: Queryable,
+): Promise<number> {
+  const rows = await q.query<{ n: number }>(
+    `WITH moved AS (
+       UPDATE webhooks SET api_key_id = $3, updated_at = $4 WHERE partner_id = $1 AND api_key_id = $2 RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [partnerId, fromKeyId, toKeyId, at],
+  );
+  return rows[0].n;
+}
+
+/** Operator change of a key's limit or flag (any partner's key: the admin API is cross-tenant). */
+export async function updateKeyAsOperator(
+  id: string,
+  patch: { rateLimit?: number; receivesAllOrders?: boolean },
+  q: Queryable,
+): Promise<KeyRecord | null> {
+  const rows = await q.query<KeyRow>(
+    `UPDATE api_keys SET rate_limit = COALESCE($2, rate_limit), receives_all_orders = COALESCE($3, receives_all_orders)
+      WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, patch.rateLimit ?? null, patch.receivesAllOrders ?? null],
+  );
+  return rows[0] ? toRecord(rows[0]) : null;
+}

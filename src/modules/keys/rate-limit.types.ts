@@ -1,0 +1,70 @@
+/**
+ * What the partner authentication needs from a rate limiter (implementations: rate-limiter.ts for one
+ * process, redis-rate-limiter.ts shared by every process) and from the usage recorder.
+ */
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** Requests allowed per window. */
+  limit: number;
+  /** Requests left in the current window after this one. */
+  remaining: number;
+  /**
+   * Seconds until the window gains room again: when the oldest request still inside the window leaves
+   * it (the `t` of the RateLimit header). For a refused request it equals `retryAfterSec`.
+   */
+  resetSec: number;
+  /** For a refused request: whole seconds after which a retry is admitted (honest, rounded up). */
+  retryAfterSec: number;
+}
+
+/**
+ * The limiter did not count the request because the caller's cached key record may be stale: the
+ * shared key-cache generation (bumped after every key change, in any process) is not the one the
+ * record was loaded under. The caller reloads the key, re-checks it and asks again.
+ */
+export interface StaleKeyCache {
+  stale: true;
+  /** The current shared generation, to adopt before reloading. */
+  generation: string;
+}
+
+export type RateLimitOutcome = RateLimitDecision | StaleKeyCache;
+
+export interface RateLimiter {
+  /**
+   * Counts one request for `keyId` against `limit` per `windowMs` and decides it. A limiter shared by
+   * several processes also checks `cacheGeneration` in the same round trip (see StaleKeyCache); an
+   * in-process limiter ignores it and never answers stale.
+   */
+  hit(keyId: string, limit: number, windowMs: number, cacheGeneration?: string): Promise<RateLimitOutcome>;
+}
+
+export function isStale(outcome: RateLimitOutcome): outcome is StaleKeyCache {
+  return (outcome as StaleKeyCache).stale === true;
+}
+
+/** Counters of one key for one UTC day. */
+export interface DailyUsage {
+  /** UTC calendar day, `YYYY-MM-DD`. */
+  day: string;
+  requests: number;
+  /** 4xx answers, 429 included. */
+  clientErrors: number;
+  /** 5xx answers. */
+  serverErrors: number;
+}
+
+/** Per-key per-UTC-day request counters, aggregated in memory and flushed in batches. */
+export interface UsageRecorder {
+  record(keyId: string, statusCode: number): void;
+  /**
+   * The last `days` UTC days of `keyId` (zero-filled, oldest first, ending today by the clock).
+   * Exact for everything this process recorded (flushed rows plus counts not yet flushed); rows other
+   * processes flushed show within a second. `fresh` skips the short snapshot cache.
+   */
+  series(keyId: string, days: number, options?: { fresh?: boolean }): Promise<DailyUsage[]>;
+  /** Writes everything aggregated so far. */
+  flush(): Promise<void>;
+  /** Stops the periodic flush after a final flush. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,162 @@
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createPartner } from '../../../test/factories.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { TestClock } from '../../clock.js';
+import { newId } from '../../shared/ids.js';
+import { hashKey } from './key-format.js';
+import { KeyResolver } from './key-resolver.js';
+import { isStale, type RateLimitDecision, type RateLimitOutcome } from './rate-limit.types.js';
+import { MemoryRateLimiter } from './rate-limiter.js';
+import { RedisRateLimiter } from './redis-rate-limiter.js';
+
+const WINDOW = 60_000;
+const silent = pino({ level: 'silent' });
+
+function decided(outcome: RateLimitOutcome): RateLimitDecision {
+  if (isStale(outcome)) throw new Error('unexpected stale answer');
+  return outcome;
+}
+
+describe('MemoryRateLimiter', () => {
+  it('admits exactly `limit` requests per window beyond its initial buffer, counting down remaining', async () => {
+    const clock = new TestClock();
+    const limiter = new MemoryRateLimiter(clock);
+    const id = newId();
+    for (let i = 1; i <= 150; i++) {
+      const d = decided(await limiter.hit(id, 150, WINDOW));
+      expect(d).toMatchObject({ allowed: true, remaining: 150 - i });
+    }
+    expect(decided(await limiter.hit(id, 150, WINDOW))).toMatchObject({ allowed: false, remaining: 0 });
+    clock.advance(60);
+    expect(decided(await limiter.hit(id, 150, WINDOW)).allowed).toBe(true);
+  });
+
+  it('applies a lowered limit at once and a raised one too', async () => {
+    const clock = new TestClock();
+    const limiter = new MemoryRateLimiter(clock);
+    const id = newId();
+    for (let i = 0; i < 5; i++) {
+      decided(await limiter.hit(id, 5, WINDOW));
+      clock.advance(10);
+    }
+    // t = 50: five requests at 0..40 in the window. With a limit of 2, room comes when the one at 30 leaves (t = 90).
+    const lowered = decided(await limiter.hit(id, 2, WINDOW));
+    expect(lowered).toMatchObject({ allowed: false, retryAfterSec: 40 });
+    expect(decided(await limiter.hit(id, 10, WINDOW))).toMatchObject({ allowed: true, remaining: 7 });
+  });
+
+  it('never orders its log backwards when the clock steps back', async () => {
+    let now = 1_000_000;
+    const limiter = new MemoryRateLimiter({ nowMs: () => now, now: () => new Date(now) });
+    const id = newId();
+    decided(await limiter.hit(id, 2, WINDOW));
+    now -= 5_000;
+    decided(await limiter.hit(id, 2, WINDOW));
+    const refused = decided(await limiter.hit(id, 2, WINDOW));
+    expect(refused).toMatchObject({ allowed: false, retryAfterSec: 65 });
+  });
+});
+
+describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
+  let r1: Redis;
+  let r2: Redis;
+  const clock = new TestClock();
+  beforeAll(() => {
+    r1 = new Redis(process.env.REDIS_URL as string);
+    r2 = new Redis(process.env.REDIS_URL as string);
+  });
+  afterAll(async () => {
+    await r1.quit();
+    await r2.quit();
+  });
+
+  it('shares one window between limiters on separate connections, with an honest Retry-After', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const b = new RedisRateLimiter(r2, clock, silent);
+    const id = newId();
+    expect(decided(await a.hit(id, 2, WINDOW))).toMatchObject({ allowed: true, remaining: 1, resetSec: 60 });
+    clock.advance(10);
+    expect(decided(await b.hit(id, 2, WINDOW))).toMatchObject({ allowed: true, remaining: 0, resetSec: 50 });
+    const refused = decided(await a.hit(id, 2, WINDOW));
+    expect(refused).toMatchObject({ allowed: false, remaining: 0, retryAfterSec: 50, resetSec: 50 });
+    clock.advance(49);
+    expect(decided(await b.hit(id, 2, WINDOW)).allowed).toBe(false);
+    clock.advance(1);
+    expect(decided(await b.hit(id, 2, WINDOW))).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await r1.pttl(`partner-api:ratelimit:${id}`)).toBeGreaterThan(0);
+  });
+
+  it('answers stale, without counting, when the key-cache generation has moved', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const id = newId();
+    const first = await a.hit(id, 1, WINDOW, 'not-the-generation');
+    expect(isStale(first)).toBe(true);
+    const generation = isStale(first) ? first.generation : '';
+    expect(decided(await a.hit(id, 1, WINDOW, generation)).allowed).toBe(true);
+    await a.bumpKeyCacheGeneration();
+    const after = await a.hit(id, 1, WINDOW, generation);
+    expect(after).toEqual({ stale: true, generation: String(Number(generation) + 1) });
+  });
+
+  it('falls back to per-process limits when Redis is unreachable', async () => {
+    const down = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    const limiter = new RedisRateLimiter(down, clock, silent);
+    const id = newId();
+    expect(decided(await limiter.hit(id, 1, WINDOW))).toMatchObject({ allowed: true });
+    expect(decided(await limiter.hit(id, 1, WINDOW))).toMatchObject({ allowed: false });
+    await limiter.bumpKeyCacheGeneration(); // logged, never thrown
+    down.disconnect();
+  });
+});
+
+// Two key caches on one database and one Redis, with no pub/sub at all: the generation check alone
+// makes a revocation visible to the other cache on its next check.
+describe.skipIf(!process.env.REDIS_URL)('key cache generation across processes', () => {
+  let t: TestApp;
+  let r1: Redis;
+  let r2: Redis;
+  beforeAll(async () => {
+    t = await createTestApp();
+    r1 = new Redis(process.env.REDIS_URL as string);
+    r2 = new Redis(process.env.REDIS_URL as string);
+  });
+  afterAll(async () => {
+    await r1.quit();
+    await r2.quit();
+    await t.close();
+  });
+
+  it('reloads a record cached in another process once the key has changed', async () => {
+    const writer = new KeyResolver(t.ctx.db);
+    const writerLimiter = new RedisRateLimiter(r1, t.clock, silent);
+    writer.setGenerationBump(() => writerLimiter.bumpKeyCacheGeneration());
+    const reader = new KeyResolver(t.ctx.db);
+    const readerLimiter = new RedisRateLimiter(r2, t.clock, silent);
+
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const hash = hashKey(key.key);
+
+    // First contact: the reader learns the current generation and caches the key under it.
+    let lookup = await reader.lookup(hash);
+    let outcome = await readerLimiter.hit(key.id, 100, WINDOW, lookup.generation);
+    expect(isStale(outcome)).toBe(true);
+    if (isStale(outcome)) reader.adoptGeneration(outcome.generation);
+    lookup = await reader.lookup(hash);
+    expect(decided(await readerLimiter.hit(key.id, 100, WINDOW, lookup.generation)).allowed).toBe(true);
+    expect(lookup.key?.revokedAtMs).toBeNull();
+
+    await t.ctx.db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1', [key.id, t.clock.now()]);
+    await writer.invalidateAll();
+
+    // Still cached in the reader, but the very next check says so, and the reload shows the revocation.
+    lookup = await reader.lookup(hash);
+    expect(lookup.key?.revokedAtMs).toBeNull();
+    outcome = await readerLimiter.hit(key.id, 100, WINDOW, lookup.generation);
+    expect(isStale(outcome)).toBe(true);
+    if (isStale(outcome)) reader.adoptGeneration(outcome.generation);
+    expect((await reader.lookup(hash)).key?.revokedAtMs).toBeTypeOf('number');
+  });
+});

@@ -1,0 +1,308 @@
+/**
+ * Generates an OpenAPI 3.0.0 document from the route catalogue: the same TypeBox schemas that validate
+ * requests and serialise responses. Nothing in the document is written by hand.
+ *
+ * JSON Schema → OpenAPI 3.0 conversions: a schema with `$id` becomes a named component referenced by
+ * `$ref`; `T | null` (anyOf with null) becomes `nullable: true`; `const` becomes a one-value `enum`;
+ * `examples` becomes `example`. Error responses reference `ErrorEnvelope` and list their codes, those the
+ * route declared plus those every route of its family answers (API-key or bearer authentication).
+ */
+import type { CatalogRoute } from '../../plugins/route-catalog.js';
+import { ErrorEnvelope } from '../../shared/schemas.js';
+
+type Json = Record<string, unknown>;
+
+export interface OpenApiOptions {
+  title: string;
+  description: string;
+  /** Which routes the document holds. */
+  include: (route: CatalogRoute) => boolean;
+  tags: Array<{ name: string; description: string }>;
+}
+
+const API_VERSION = '0.1.0';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'No Content',
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  429: 'Too many requests',
+  500: 'Internal error',
+  503: 'Service unavailable',
+};
+
+type Family = 'partner' | 'developer' | 'admin' | 'public';
+
+function familyOf(route: CatalogRoute): Family {
+  if (route.url === '/v1/developer/openapi.json' || route.url === '/v1/openapi.json') return 'public';
+  if (route.url.startsWith('/v1/partner/')) return 'partner';
+  if (route.url.startsWith('/v1/developer/')) return 'developer';
+  if (route.url.startsWith('/v1/admin/')) return 'admin';
+  return 'public';
+}
+
+/** Codes every route of a family can answer with the given status. */
+const FAMILY_CODES: Record<Family, Record<number, string[]>> = {
+  partner: {
+    400: ['ERR_VALIDATION'],
+    401: ['ERR_API_KEY_INVALID', 'ERR_API_KEY_REVOKED'],
+    403: ['ERR_API_KEY_ENVIRONMENT', 'ERR_API_KEY_SCOPE'],
+    404: ['ERR_NOT_FOUND'],
+    429: ['ERR_RATE_LIMITED'],
+  },
+  developer: { 400: ['ERR_VALIDATION'], 401: ['ERR_UNAUTHORIZED'], 403: ['ERR_FORBIDDEN'], 404: ['ERR_NOT_FOUND'] },
+  admin: { 400: ['ERR_VALIDATION'], 401: ['ERR_UNAUTHORIZED'], 403: ['ERR_FORBIDDEN'], 404: ['ERR_NOT_FOUND'] },
+  public: { 400: ['ERR_VALIDATION'], 404: ['ERR_NOT_FOUND'] },
+};
+
+const SECURITY: Record<Family, Json[]> = {
+  partner: [{ ApiKeyAuth: [] }],
+  developer: [{ BearerAuth: [] }],
+  admin: [{ BearerAuth: [] }],
+  public: [],
+};
+
+function isNullSchema(s: unknown): boolean {
+  return typeof s === 'object' && s !== null && (s as Json).type === 'null';
+}
+
+class Converter {
+  readonly components: Record<string, Json> = {};
+
+  /** Converts a JSON Schema to an OpenAPI 3.0 Schema Object, hoisting `$id` schemas into components. */
+  schema(input: unknown, asComponentBody = false): Json {
+    if (typeof input !== 'object' || input === null) return {};
+    const s = input as Json;
+    if (typeof s.$id === 'string' && !asComponentBody) {
+      const name = s.$id;
+      if (!(name in this.components)) {
+        this.components[name] = {}; // reserve first: recursive schemas terminate
+        this.components[name] = this.schema(stripExtensions(s), true);
+      }
+      return { $ref: `#/components/schemas/${name}` };
+    }
+    const union = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
+    if (Array.isArray(union) && union.some(isNullSchema)) {
+      const rest = union.filter((u) => !isNullSchema(u));
+      const inner = rest.length === 1 ? this.schema(rest[0]) : { anyOf: rest.map((u) => this.schema(u)) };
+      const { anyOf: _a, oneOf: _o, ...annotations } = s;
+      if (typeof inner.$ref === 'string') {
+        // OpenAPI 3.0.3: `nullable` only widens the `type` of its own schema; a `$ref` (even wrapped in
+        // allOf) still refuses null. So: the reference, or an explicit null.
+        const target = this.components[inner.$ref.split('/').pop() as string];
+        const type = (target?.type as string | undefined) ?? 'object';
+        return { type, nullable: true, oneOf: [inner, { type, nullable: true, enum: [null] }], ...this.annotations(annotations) };
+      }
+      return { ...inner, ...this.annotations(annotations), nullable: true };
+    }
+    const out: Json = {};
+    for (const [key, value] of Object.entries(s)) {
+      switch (key) {
+        case '$id':
+        case '$schema':
+        case 'x-error-codes':
+          break;
+        case 'const':
+          out.enum = [value];
+          if (s.type === undefined)
+            out.type = typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string';
+          break;
+        case 'examples':
+          if (Array.isArray(value) && value.length > 0) out.example = value[0];
+          break;
+        case 'properties': {
+          const props: Json = {};
+          for (const [name, prop] of Object.entries(value as Json)) props[name] = this.schema(prop);
+          out.properties = props;
+          break;
+        }
+        case 'items':
+        case 'not':
+          out[key] = this.schema(value);
+          break;
+        case 'additionalProperties':
+          out[key] = typeof value === 'object' ? this.schema(value) : value;
+          break;
+        case 'anyOf':
+        case 'oneOf':
+        case 'allOf':
+          out[key] = (value as unknown[]).map((v) => this.schema(v));
+          break;
+        default:
+          out[key] = value;
+      }
+    }
+    return out;
+  }
+
+  private annotations(s: Json): Json {
+    const out: Json = {};
+    for (const key of ['description', 'title', 'default', 'example']) if (key in s) out[key] = s[key];
+    if (Array.isArray(s.examples) && s.examples.length > 0) out.example = s.examples[0];
+    return out;
+  }
+}
+
+function stripExtensions(s: Json): Json {
+  const { 'x-error-codes': _codes, ...rest } = s;
+  return rest;
+}
+
+function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+function headerName(name: string): string {
+  return name
+    .split('-')
+    .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
+    .join('-');
+}
+
+function parameters(route: CatalogRoute, c: Converter): Json[] {
+  const out: Json[] = [];
+  const add = (where: 'path' | 'query' | 'header', source: unknown) => {
+    if (!source || typeof source !== 'object') return;
+    const s = source as Json;
+    const required = new Set((s.required as string[] | undefined) ?? []);
+    for (const [name, prop] of Object.entries((s.properties as Json | undefined) ?? {})) {
+      const lower = name.toLowerCase();
+      if (where === 'header' && (lower === 'x-api-key' || lower === 'authorization')) continue; // security schemes
+      const { description, ...schema } = prop as Json;
+      const param: Json = {
+        name: where === 'header' ? headerName(name) : name,
+        in: where,
+        required: where === 'path' ? true : required.has(name),
+        schema: c.schema(schema),
+      };
+      if (typeof description === 'string') param.description = description;
+      out.push(param);
+    }
+  };
+  add('path', route.schema.params);
+  add('query', route.schema.querystring);
+  add('header', route.schema.headers);
+  return out;
+}
+
+function responses(route: CatalogRoute, family: Family, c: Converter): Json {
+  const out: Json = {};
+  const declared = (route.schema.response ?? {}) as Record<string, unknown>;
+  for (const [statusText, schema] of Object.entries(declared)) {
+    const status = Number(statusText);
+    const s = schema as Json;
+    if (status >= 400) {
+      const codes = [
+        ...new Set([...(FAMILY_CODES[family][status] ?? []), ...((s['x-error-codes'] as string[] | undefined) ?? [])]),
+      ];
+      const envelope = c.schema(s.$id === 'ErrorEnvelope' ? s : { ...s, $id: 'ErrorEnvelope' });
+      const response: Json = {
+        description: codes.length ? `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}` : (STATUS_TEXT[status] ?? 'Error'),
+        content: {
+          'application/json': {
+            schema: codes.length
+              ? { allOf: [envelope, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] }
+              : envelope,
+          },
+        },
+      };
+      if (codes.length) response['x-error-codes'] = codes;
+      if (status === 429) {
+        response.headers = {
+          'Retry-After': {
+            description: 'Seconds to wait before retrying; a retry after that long is admitted',
+            schema: { type: 'integer', minimum: 1 },
+          },
+        };
+      }
+      out[statusText] = response;
+      continue;
+    }
+    if (status === 204 || s.type === 'null') {
+      out[statusText] = { description: STATUS_TEXT[status] ?? 'No Content' };
+      continue;
+    }
+    const response: Json = {
+      description: (typeof s.description === 'string' && !s.$id ? s.description : undefined) ?? STATUS_TEXT[status] ?? 'OK',
+      content: { 'application/json': { schema: c.schema(s) } },
+    };
+    if (family === 'partner') {
+      response.headers = {
+        RateLimit: {
+          description: 'Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers)',
+          schema: { type: 'string' },
+        },
+        'RateLimit-Policy': { description: 'The rate-limit policy of the key: quota per window', schema: { type: 'string' } },
+      };
+    }
+    out[statusText] = response;
+  }
+  return out;
+}
+
+function operationId(route: CatalogRoute): string {
+  if (typeof route.schema.operationId === 'string') return route.schema.operationId;
+  const words = route.url
+    .replace(/^\/v1\//, '')
+    .split(/[/.:_-]+/)
+    .filter(Boolean);
+  return [route.method.toLowerCase(), ...words].map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+}
+
+export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenApiOptions): Json {
+  const c = new Converter();
+  c.schema(ErrorEnvelope); // always present, whatever the routes reference
+  const paths: Record<string, Json> = {};
+  const selected = routes
+    .filter((r) => !r.schema.hide && options.include(r))
+    .sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method));
+  for (const route of selected) {
+    const family = familyOf(route);
+    const op: Json = { operationId: operationId(route) };
+    if (route.schema.summary) op.summary = route.schema.summary;
+    if (route.schema.description) op.description = route.schema.description;
+    if (route.schema.tags) op.tags = route.schema.tags;
+    if (route.schema.deprecated) op.deprecated = true;
+    const params = parameters(route, c);
+    if (params.length) op.parameters = params;
+    if (route.schema.body) {
+      op.requestBody = { required: true, content: { 'application/json': { schema: c.schema(route.schema.body) } } };
+    }
+    op.responses = responses(route, family, c);
+    op.security = SECURITY[family];
+    const path = openApiPath(route.url);
+    paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: op };
+  }
+  const schemas = Object.fromEntries(Object.entries(c.components).sort(([a], [b]) => a.localeCompare(b)));
+  return {
+    openapi: '3.0.0',
+    info: { title: options.title, version: API_VERSION, description: options.description, license: { name: 'Proprietary' } },
+    servers: [
+      { url: '/', description: 'This deployment (the live API; the sandbox API is a separate listener with the same paths)' },
+    ],
+    tags: options.tags,
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        ApiKeyAuth: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Api-Key',
+          description: 'A partner API key: svc_live_… or svc_sandbox_…',
+        },
+        BearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'An access token from POST /v1/auth/otp/verify or /v1/auth/refresh',
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import type { CatalogRoute } from '../../plugins/route-catalog.js';
+import { generateOpenApi } from './openapi.generator.js';
+
+const OpenApiDocument = Type.Unsafe<Record<string, unknown>>({
+  type: 'object',
+  additionalProperties: true,
+  description: 'An OpenAPI 3.0.0 document',
+});
+
+const PARTNER_DESCRIPTION = [
+  'The partner order API (authenticated by an `X-Api-Key` header) and the developer API (keys, webhooks,',
+  'deliveries; authenticated by a bearer access token of a PARTNER account).',
+  '',
+  'Every error is `{ statusCode, code, message, details? }`; switch on `code`. Money fields are integers in',
+  'qəpik. The live API accepts only `svc_live_…` keys, the sandbox API only `svc_sandbox_…` keys.',
+  '',
+  'Webhook deliveries carry `X-Partner-Signature: t=<unix>,v1=<hex>`, the HMAC-SHA256 of `<t>.<raw body>`',
+  'keyed with the webhook signing secret.',
+].join('\n');
+
+export const isPartnerOrDeveloperRoute = (r: CatalogRoute) =>
+  r.url.startsWith('/v1/partner/') || r.url.startsWith('/v1/developer/');
+
+/**
+ * The OpenAPI documents (decisions §8) and the API reference page:
+ *   GET /v1/developer/openapi.json  the reduced document: partner and developer operations only (public)
+ *   GET /v1/openapi.json            the full document, operator (admin) and sign-in routes included (public)
+ *   GET /docs                       the API reference page (Redoc, served locally) rendering the reduced document
+ */
+export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  let reduced: Record<string, unknown> | null = null;
+  let full: Record<string, unknown> | null = null;
+
+  const reducedDocument = () => {
+    reduced ??= generateOpenApi(app.routeCatalog, {
+      title: 'Partner Logistics and Developer API',
+      description: PARTNER_DESCRIPTION,
+      include: isPartnerOrDeveloperRoute,
+      tags: [
+        { name: 'partner', description: 'Orders assigned to your API key, and logistics events (X-Api-Key)' },
+        { name: 'developer', description: 'API keys, webhooks and deliveries of your partner account (bearer token)' },
+      ],
+    });
+    return reduced;
+  };
+  const fullDocument = () => {
+    full ??= generateOpenApi(app.routeCatalog, {
+      title: 'Partner Logistics API — full (operators)',
+      description: `${PARTNER_DESCRIPTION}\n\nThis full document also holds sign-in (/v1/auth) and the operator API (/v1/admin, ADMIN accounts).`,
+      include: (r) => r.url.startsWith('/v1/'),
+      tags: [
+        { name: 'partner', description: 'Orders assigned to your API key, and logistics events (X-Api-Key)' },
+        { name: 'developer', description: 'API keys, webhooks and deliveries of your partner account (bearer token)' },
+        { name: 'auth', description: 'Sign-in with a one-time code; access and refresh tokens' },
+        { name: 'admin', description: 'Operator API (ADMIN accounts)' },
+      ],
+    });
+    return full;
+  };
+
+  app.get(
+    '/v1/developer/openapi.json',
+    {
+      schema: {
+        summary: 'The OpenAPI document of the partner and developer API',
+        description: 'Public: no token needed. OpenAPI 3.0.0, generated from the schemas the service validates with.',
+        tags: ['developer'],
+        operationId: 'getOpenApiDocument',
+        response: { 200: OpenApiDocument },
+      },
+    },
+    async () => reducedDocument(),
+  );
+
+  app.get('/v1/openapi.json', { schema: { hide: true, response: { 200: OpenApiDocument } } }, async () => fullDocument());
+
+  const require = createRequire(import.meta.url);
+  const redocBundle = require.resolve('redoc/bundles/redoc.standalone.js');
+  let redocSource: Buffer | null = null;
+
+  app.get('/docs/redoc.standalone.js', { schema: { hide: true } }, async (_request, reply) => {
+    redocSource ??= readFileSync(redocBundle);
+    return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(redocSource);
+  });
+
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type('text/html; charset=utf-8').send(REFERENCE_PAGE);
+  });
+};
+
+// System fonts only: the page loads nothing from outside this service.
+const REFERENCE_PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Partner API reference</title>
+    <style>body { margin: 0; }</style>
+  </head>
+  <body>
+    <div id="redoc"></div>
+    <script src="/docs/redoc.standalone.js"></script>
+    <script>
+      Redoc.init('/v1/developer/openapi.json', {
+        hideDownloadButton: false,
+        expandResponses: '200,201',
+        theme: { typography: { fontFamily: 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif', headings: { fontFamily: 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif' }, code: { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' } } },
+      }, document.getElementById('redoc'));
+    </script>
+  </body>
+</html>
+`;

@@ -1,0 +1,463 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createPartner, createUser } from '../../../test/factories.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+
+const run = promisify(execFile);
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+type Doc = {
+  openapi: string;
+  info: { version: string };
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+        security?: unknown[];
+        parameters?: Array<{ name: string; in: string }>;
+      }
+    >
+  >;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+};
+
+/** The operations of spec 4.1 and 4.2, plus the sandbox helper of decisions §3 (a /v1/partner operation). */
+const SPEC_OPERATIONS = [
+  'GET /v1/partner/me',
+  'GET /v1/partner/orders',
+  'GET /v1/partner/orders/{code}',
+  'POST /v1/partner/orders/{code}/events',
+  'POST /v1/partner/sandbox/orders',
+  'GET /v1/developer/keys',
+  'POST /v1/developer/keys',
+  'DELETE /v1/developer/keys/{id}',
+  'POST /v1/developer/keys/{id}/rotate',
+  'GET /v1/developer/keys/{id}/usage',
+  'GET /v1/developer/webhooks',
+  'POST /v1/developer/webhooks',
+  'PATCH /v1/developer/webhooks/{id}',
+  'DELETE /v1/developer/webhooks/{id}',
+  'GET /v1/developer/webhooks/{id}/deliveries',
+  'POST /v1/developer/webhooks/{id}/test',
+  'POST /v1/developer/deliveries/{id}/redeliver',
+  'GET /v1/developer/openapi.json',
+].sort();
+
+const SPEC_SCHEMAS = [
+  'PartnerOrder',
+  'PartnerOrderItem',
+  'PartnerOrderEvent',
+  'PartnerCustomer',
+  'PartnerCustomerAddress',
+  'PartnerBatchRef',
+  'PartnerZoneRef',
+  'LocalizedText',
+  'PageOfPartnerOrder',
+  'PartnerMe',
+  'PartnerUsage',
+  'DeveloperKey',
+  'DeveloperKeyCreated',
+  'DeveloperKeyRotated',
+  'DeveloperKeys',
+  'DeveloperKeyUsageSeries',
+  'DeveloperKeyUsage',
+  'DeveloperWebhook',
+  'DeveloperWebhookCreated',
+  'DeveloperWebhooks',
+  'DeveloperDelivery',
+  'PageOfDeveloperDelivery',
+  'CreateDeveloperKeyDto',
+  'CreateDeveloperWebhookDto',
+  'UpdateDeveloperWebhookDto',
+  'CreatePartnerOrderEventDto',
+  'ErrorEnvelope',
+  'ApiKeyEnvironment',
+  'PartnerEnvironment',
+  'ApiKeyScope',
+  'OrderStatus',
+  'PaymentMethod',
+  'OrderPaymentStatus',
+  'PartnerEventType',
+  'DeliveryFailReason',
+  'WebhookEvent',
+  'WebhookDeliveryStatus',
+];
+
+function operations(doc: Doc): string[] {
+  return Object.entries(doc.paths)
+    .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+    .sort();
+}
+
+describe('GET /v1/developer/openapi.json', () => {
+  let t: TestApp;
+  let doc: Doc;
+  let dir: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const res = await t.live.inject({ method: 'GET', url: '/v1/developer/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    doc = res.json();
+    dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+    writeFileSync(join(dir, 'reduced.json'), res.body);
+    const full = await t.live.inject({ method: 'GET', url: '/v1/openapi.json' });
+    expect(full.statusCode).toBe(200);
+    writeFileSync(join(dir, 'full.json'), full.body);
+  });
+  afterAll(() => t.close());
+
+  it('is public, OpenAPI 3.0.0, version 0.1.0, on both listeners', async () => {
+    expect(doc.openapi).toBe('3.0.0');
+    expect(doc.info.version).toBe('0.1.0');
+    const sandbox = await t.sandbox.inject({ method: 'GET', url: '/v1/developer/openapi.json' });
+    expect(sandbox.statusCode).toBe(200);
+    expect(sandbox.json().openapi).toBe('3.0.0');
+    const op = doc.paths['/v1/developer/openapi.json'].get;
+    expect(op.security).toEqual([]);
+    expect(Object.keys(op.responses)).toEqual(['200']);
+  });
+
+  it('validates against the OpenAPI 3.0 schema (swagger-parser)', async () => {
+    await expect(SwaggerParser.validate(join(dir, 'reduced.json'))).resolves.toBeTruthy();
+    await expect(SwaggerParser.validate(join(dir, 'full.json'))).resolves.toBeTruthy();
+  });
+
+  it('passes the Redocly linter with no errors', async () => {
+    for (const file of ['reduced.json', 'full.json']) {
+      const { stdout } = await run(
+        process.execPath,
+        ['node_modules/@redocly/cli/bin/cli.js', 'lint', join(dir, file), '--format=json'],
+        {
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+          maxBuffer: 10 * 1024 * 1024,
+        },
+      ).catch((err: { stdout: string }) => ({ stdout: err.stdout }));
+      const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
+      const errors = report.problems.filter((p: { severity: string }) => p.severity === 'error');
+      expect(errors).toEqual([]);
+    }
+  }, 60_000);
+
+  it('holds exactly the partner and developer operations of the spec', () => {
+    expect(operations(doc)).toEqual(SPEC_OPERATIONS);
+  });
+
+  it('names every schema of spec section 2 as a component, the error envelope included', () => {
+    for (const name of SPEC_SCHEMAS) expect(Object.keys(doc.components.schemas)).toContain(name);
+  });
+
+  it('applies the API-key scheme to partner operations and the bearer scheme to developer operations', () => {
+    expect(doc.components.securitySchemes.ApiKeyAuth).toEqual(
+      expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }),
+    );
+    expect(doc.components.securitySchemes.BearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const op of Object.values(ops)) {
+        if (path === '/v1/developer/openapi.json') continue;
+        expect(op.security).toEqual(path.startsWith('/v1/partner/') ? [{ ApiKeyAuth: [] }] : [{ BearerAuth: [] }]);
+      }
+    }
+  });
+
+  it('documents Retry-After on 429, the Idempotency-Key header, and error codes per response', () => {
+    const me = doc.paths['/v1/partner/me'].get as unknown as {
+      responses: Record<string, { headers?: Record<string, unknown>; 'x-error-codes'?: string[] }>;
+    };
+    expect(me.responses['429'].headers?.['Retry-After']).toBeDefined();
+    expect(me.responses['429']['x-error-codes']).toEqual(['ERR_RATE_LIMITED']);
+    expect(me.responses['401']['x-error-codes']).toEqual(expect.arrayContaining(['ERR_API_KEY_INVALID', 'ERR_API_KEY_REVOKED']));
+    const events = doc.paths['/v1/partner/orders/{code}/events'].post as unknown as {
+      parameters: Array<{ name: string; in: string }>;
+      responses: Record<string, { 'x-error-codes'?: string[] }>;
+    };
+    expect(events.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
+    );
+    expect(events.responses['403']['x-error-codes']).toEqual(
+      expect.arrayContaining(['ERR_PARTNER_ORDER_NOT_ASSIGNED', 'ERR_API_KEY_SCOPE']),
+    );
+    expect(events.responses['409']['x-error-codes']).toEqual(expect.arrayContaining(['ERR_INVALID_TRANSITION']));
+  });
+
+  it('serves the API reference page and its script locally, with nothing from a CDN', async () => {
+    const page = await t.live.inject({ method: 'GET', url: '/docs' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.body).toContain('/v1/developer/openapi.json');
+    expect(page.body).not.toMatch(/https?:\/\//);
+    const script = await t.live.inject({ method: 'GET', url: '/docs/redoc.standalone.js' });
+    expect(script.statusCode).toBe(200);
+    expect(script.body.length).toBeGreaterThan(100_000);
+  });
+});
+
+/**
+ * The contract test: real answers of every partner and developer route validate against the response
+ * schemas of the document itself, so code and document cannot drift apart.
+ */
+describe('real answers match the document', () => {
+  let t: TestApp;
+  let doc: Doc;
+  let ajv: Ajv;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    doc = (await t.live.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addKeyword({ keyword: 'example' });
+    ajv.addKeyword({ keyword: 'x-error-codes' });
+    ajv.addSchema({ $id: 'doc', components: doc.components });
+  });
+  afterAll(() => t.close());
+
+  /** Checks a real answer against the documented response of its operation and status. */
+  function expectDocumented(method: string, path: string, res: { statusCode: number; body: string }) {
+    const op = doc.paths[path]?.[method.toLowerCase()];
+    expect(op, `${method} ${path} is documented`).toBeDefined();
+    const response = op.responses[String(res.statusCode)];
+    expect(response, `${method} ${path} documents status ${res.statusCode}`).toBeDefined();
+    const schema = response.content?.['application/json']?.schema;
+    if (!schema) {
+      expect(res.body).toBe('');
+      return;
+    }
+    const validate = ajv.compile(rebase(schema));
+    const ok = validate(JSON.parse(res.body));
+    expect(validate.errors ?? [], `${method} ${path} ${res.statusCode}`).toEqual([]);
+    expect(ok).toBe(true);
+  }
+
+  function rebase(schema: unknown): Record<string, unknown> {
+    return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
+  }
+
+  it('every partner and developer route, success and error answers', async () => {
+    const admin = await createUser(t.ctx, 'ADMIN');
+    const partner = await createPartner(t.ctx);
+    const dev = partner.auth;
+
+    // Developer keys.
+    let res = await t.live.inject({
+      method: 'POST',
+      url: '/v1/developer/keys',
+      headers: dev,
+      payload: {
+        name: 'Contract',
+        environment: 'LIVE',
+        scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
+      },
+    });
+    expectDocumented('POST', '/v1/developer/keys', res);
+    const created = res.json();
+    const key = { 'x-api-key': created.key as string };
+    expectDocumented(
+      'GET',
+      '/v1/developer/keys',
+      await t.live.inject({ method: 'GET', url: '/v1/developer/keys', headers: dev }),
+    );
+    expectDocumented(
+      'GET',
+      '/v1/developer/keys/{id}/usage',
+      await t.live.inject({ method: 'GET', url: `/v1/developer/keys/${created.id}/usage?days=3`, headers: dev }),
+    );
+    expectDocumented(
+      'POST',
+      '/v1/developer/keys',
+      await t.live.inject({ method: 'POST', url: '/v1/developer/keys', headers: dev, payload: { name: 'x' } }),
+    );
+
+    // Orders through the operator API, then the partner routes.
+    res = await t.live.inject({
+      method: 'POST',
+      url: '/v1/admin/orders',
+      headers: admin.auth,
+      payload: {
+        environment: 'live',
+        paymentMethod: 'COD',
+        totalQepik: 2500,
+        codAmountQepik: 2500,
+        items: [{ name: { az: 'Çay', ru: 'Чай', en: 'Tea' }, qty: 1, unitPriceQepik: 2500 }],
+        customer: { name: 'Aysel', phone: '+994501234567', address: { street: 'Nizami 10' } },
+      },
+    });
+    expect(res.statusCode).toBe(201);
+    const code = res.json().code as string;
+    expect(
+      (
+        await t.live.inject({
+          method: 'POST',
+          url: `/v1/admin/orders/${code}/assign`,
+          headers: admin.auth,
+          payload: { apiKeyId: created.id },
+        })
+      ).statusCode,
+    ).toBe(200);
+    for (const status of ['VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED']) {
+      expect(
+        (
+          await t.live.inject({
+            method: 'POST',
+            url: `/v1/admin/orders/${code}/status`,
+            headers: admin.auth,
+            payload: { status },
+          })
+        ).statusCode,
+      ).toBe(200);
+    }
+    expectDocumented('GET', '/v1/partner/me', await t.live.inject({ method: 'GET', url: '/v1/partner/me', headers: key }));
+    expectDocumented(
+      'GET',
+      '/v1/partner/orders',
+      await t.live.inject({ method: 'GET', url: '/v1/partner/orders?pageSize=5', headers: key }),
+    );
+    expectDocumented(
+      'GET',
+      '/v1/partner/orders',
+      await t.live.inject({ method: 'GET', url: '/v1/partner/orders?pageSize=500', headers: key }),
+    );
+    expectDocumented(
+      'GET',
+      '/v1/partner/orders/{code}',
+      await t.live.inject({ method: 'GET', url: `/v1/partner/orders/${code}`, headers: key }),
+    );
+    expectDocumented(
+      'GET',
+      '/v1/partner/orders/{code}',
+      await t.live.inject({ method: 'GET', url: '/v1/partner/orders/NOPE', headers: key }),
+    );
+    expectDocumented(
+      'GET',
+      '/v1/partner/me',
+      await t.live.inject({ method: 'GET', url: '/v1/partner/me', headers: { 'x-api-key': `svc_live_${'Q'.repeat(32)}` } }),
+    );
+    expectDocumented(
+      'POST',
+      '/v1/partner/orders/{code}/events',
+      await t.live.inject({
+        method: 'POST',
+        url: `/v1/partner/orders/${code}/events`,
+        headers: key,
+        payload: { type: 'PICKED_UP' },
+      }),
+    );
+    expectDocumented(
+      'POST',
+      '/v1/partner/orders/{code}/events',
+      await t.live.inject({
+        method: 'POST',
+        url: `/v1/partner/orders/${code}/events`,
+        headers: key,
+        payload: { type: 'PICKED_UP' },
+      }),
+    );
+    expectDocumented(
+      'POST',
+      '/v1/partner/sandbox/orders',
+      await t.live.inject({ method: 'POST', url: '/v1/partner/sandbox/orders', headers: key }),
+    );
+    const sandboxKey = await createKey(t.ctx, partner.id, { environment: 'SANDBOX' });
+    expectDocumented(
+      'POST',
+      '/v1/partner/sandbox/orders',
+      await t.sandbox.inject({ method: 'POST', url: '/v1/partner/sandbox/orders', headers: sandboxKey.headers }),
+    );
+
+    // Webhooks and deliveries.
+    res = await t.live.inject({
+      method: 'POST',
+      url: '/v1/developer/webhooks',
+      headers: dev,
+      payload: { apiKeyId: created.id, url: 'http://localhost:9/hook', events: ['order.status_changed'] },
+    });
+    expectDocumented('POST', '/v1/developer/webhooks', res);
+    const webhook = res.json();
+    expectDocumented(
+      'POST',
+      '/v1/developer/webhooks',
+      await t.live.inject({
+        method: 'POST',
+        url: '/v1/developer/webhooks',
+        headers: dev,
+        payload: { apiKeyId: created.id, url: 'ftp://x', events: ['order.placed'] },
+      }),
+    );
+    expectDocumented(
+      'GET',
+      '/v1/developer/webhooks',
+      await t.live.inject({ method: 'GET', url: '/v1/developer/webhooks', headers: dev }),
+    );
+    expectDocumented(
+      'PATCH',
+      '/v1/developer/webhooks/{id}',
+      await t.live.inject({
+        method: 'PATCH',
+        url: `/v1/developer/webhooks/${webhook.id}`,
+        headers: dev,
+        payload: { events: ['order.placed', 'order.delivered'] },
+      }),
+    );
+    res = await t.live.inject({ method: 'POST', url: `/v1/developer/webhooks/${webhook.id}/test`, headers: dev });
+    expectDocumented('POST', '/v1/developer/webhooks/{id}/test', res);
+    const delivery = res.json();
+    expectDocumented(
+      'GET',
+      '/v1/developer/webhooks/{id}/deliveries',
+      await t.live.inject({ method: 'GET', url: `/v1/developer/webhooks/${webhook.id}/deliveries`, headers: dev }),
+    );
+    expectDocumented(
+      'POST',
+      '/v1/developer/deliveries/{id}/redeliver',
+      await t.live.inject({ method: 'POST', url: `/v1/developer/deliveries/${delivery.id}/redeliver`, headers: dev }),
+    );
+    expectDocumented(
+      'POST',
+      '/v1/developer/deliveries/{id}/redeliver',
+      await t.live.inject({ method: 'POST', url: '/v1/developer/deliveries/nope/redeliver', headers: dev }),
+    );
+    expectDocumented(
+      'DELETE',
+      '/v1/developer/webhooks/{id}',
+      await t.live.inject({ method: 'DELETE', url: `/v1/developer/webhooks/${webhook.id}`, headers: dev }),
+    );
+    expectDocumented(
+      'DELETE',
+      '/v1/developer/webhooks/{id}',
+      await t.live.inject({ method: 'DELETE', url: `/v1/developer/webhooks/${webhook.id}`, headers: dev }),
+    );
+
+    // Rotation and revocation last: they end the key.
+    expectDocumented(
+      'POST',
+      '/v1/developer/keys/{id}/rotate',
+      await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${created.id}/rotate`, headers: dev }),
+    );
+    expectDocumented(
+      'DELETE',
+      '/v1/developer/keys/{id}',
+      await t.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${created.id}`, headers: dev }),
+    );
+    expectDocumented(
+      'POST',
+      '/v1/developer/keys/{id}/rotate',
+      await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${created.id}/rotate`, headers: dev }),
+    );
+    expectDocumented('GET', '/v1/developer/keys', await t.live.inject({ method: 'GET', url: '/v1/developer/keys' }));
+    expectDocumented(
+      'GET',
+      '/v1/developer/keys',
+      await t.live.inject({ method: 'GET', url: '/v1/developer/keys', headers: admin.auth }),
+    );
+  });
+});

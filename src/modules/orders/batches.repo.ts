@@ -1,0 +1,85 @@
+/** Van batch SQL. A batch's orders are the orders whose batch_code points at it, in batch_position order. */
+import type { Queryable } from '../../db/db.js';
+import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import type { BatchStatus } from './orders.schemas.js';
+
+export interface BatchCandidate {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  batchCode: string | null;
+  batchStatus: BatchStatus | null;
+}
+
+/**
+ * Locks the listed orders (FOR UPDATE, in code order so two concurrent batch creations over the same
+ * orders queue up instead of deadlocking) and reports the batch each is currently on.
+ */
+export async function lockOrdersForBatch(q: Queryable, codes: string[]): Promise<BatchCandidate[]> {
+  const rows = await q.query<{
+    id: string;
+    code: string;
+    environment: ApiKeyEnvironment;
+    batch_code: string | null;
+    batch_status: BatchStatus | null;
+  }>(
+    `SELECT o.id, o.code, o.environment, o.batch_code, b.status AS batch_status
+       FROM orders o LEFT JOIN batches b ON b.code = o.batch_code
+      WHERE o.code = ANY($1::text[])
+      ORDER BY o.code
+        FOR UPDATE OF o`,
+    [codes],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    code: r.code,
+    environment: r.environment,
+    batchCode: r.batch_code,
+    batchStatus: r.batch_status,
+  }));
+}
+
+/** Inserts an OPEN batch; false when the code is taken (the caller draws another). */
+export async function insertBatch(q: Queryable, code: string, now: Date): Promise<boolean> {
+  const rows = await q.query(
+    `INSERT INTO batches (code, status, created_at, updated_at) VALUES ($1, 'OPEN', $2, $2)
+     ON CONFLICT (code) DO NOTHING RETURNING 1`,
+    [code, now],
+  );
+  return rows.length > 0;
+}
+
+/** Puts the orders on the batch, in the given order. Their PartnerOrder.batch changes, so updated_at moves. */
+export async function putOrdersOnBatch(q: Queryable, batchCode: string, orderIds: string[], now: Date): Promise<void> {
+  await q.query(
+    `UPDATE orders o SET batch_code = $1, batch_position = t.position, updated_at = $3
+       FROM unnest($2::uuid[]) WITH ORDINALITY AS t(id, position)
+      WHERE o.id = t.id`,
+    [batchCode, orderIds, now],
+  );
+}
+
+export async function lockBatch(q: Queryable, code: string): Promise<{ code: string; status: BatchStatus } | null> {
+  const rows = await q.query<{ code: string; status: BatchStatus }>(
+    'SELECT code, status FROM batches WHERE code = $1 FOR UPDATE',
+    [code],
+  );
+  return rows[0] ?? null;
+}
+
+export async function updateBatchStatus(q: Queryable, code: string, status: BatchStatus, now: Date): Promise<void> {
+  await q.query('UPDATE batches SET status = $2, updated_at = $3 WHERE code = $1', [code, status, now]);
+  // The batch status is part of each order's partner view: incremental sync (updatedSince) must see it.
+  await q.query('UPDATE orders SET updated_at = $2 WHERE batch_code = $1', [code, now]);
+}
+
+export async function batchOrders(
+  q: Queryable,
+  code: string,
+): Promise<{ codes: string[]; environment: ApiKeyEnvironment | null }> {
+  const rows = await q.query<{ code: string; environment: ApiKeyEnvironment }>(
+    'SELECT code, environment FROM orders WHERE batch_code = $1 ORDER BY batch_position, code',
+    [code],
+  );
+  return { codes: rows.map((r) => r.code), environment: rows[0]?.environment ?? null };
+}

@@ -1,0 +1,440 @@
+/**
+ * Order SQL. Reads that answer partners take the partner's view (`PartnerOrderScope`: environment and
+ * key, or the whole environment for a receivesAllOrders key) FIRST and filter by it, so a query cannot
+ * forget tenant isolation; the Queryable (pool or transaction) comes LAST.
+ *
+ * Each answer takes ONE round trip and no per-row work: every order row carries its PartnerOrder JSON
+ * (`partner_view`, maintained by triggers in the same transaction as each change: migration 0004), so
+ * a read is an index lookup or range scan returning stored JSON. No N+1, no mapping in JavaScript.
+ */
+import { createHash } from 'node:crypto';
+import type { Queryable } from '../../db/db.js';
+import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
+import type { AdminOrder, PageOfPartnerOrder, PartnerCustomer, PartnerOrder } from './orders.schemas.js';
+
+/** Which orders a partner request may see: its environment's orders assigned to `keyId`, or all of them. */
+export interface PartnerOrderScope {
+  environment: ApiKeyEnvironment;
+  /** The key the orders are assigned to (the caller's actsForKeyId); null = every order (receivesAllOrders). */
+  keyId: string | null;
+}
+
+/**
+ * The exact JSON text of a `T` as PostgreSQL rendered it (keys in the schema's order, compact): the
+ * partner routes send it as the body unchanged, so Node neither parses nor re-serialises it.
+ */
+export type JsonText<T> = string & { readonly __jsonOf?: T };
+
+type OrderView = 'partner' | 'partner-pii';
+
+/**
+ * The PartnerOrder JSON text of one order (alias `o`), from the pieces the triggers of migration 0006
+ * keep on the row: without the customer for a key lacking orders:pii.
+ */
+function orderJson(view: OrderView): string {
+  return view === 'partner-pii'
+    ? `o.pv_head || coalesce(o.pv_customer, 'null') || o.pv_tail`
+    : `o.pv_head || 'null' || o.pv_tail`;
+}
+
+const ADMIN_JSON = `(${orderJson('partner-pii')})::jsonb || jsonb_build_object('environment', lower(o.environment), 'assignedKeyId', o.assigned_key_id)`;
+
+/**
+ * Runs `text` as a NAMED prepared statement: each connection parses and plans it once, later calls
+ * only bind and execute. Planning these JSON-building statements costs several times their execution
+ * on the embedded database, so the hot partner paths use this. `Db.query`
+ * hands its first argument to node-postgres unchanged, and node-postgres accepts a query config
+ * `{ name, text }` there (it copies it before adding the values). Names must map to one text each:
+ * they are derived from the text itself.
+ */
+const statementNames = new Map<string, string>();
+function prepared<R>(q: Queryable, text: string, params: unknown[]): Promise<R[]> {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `orders_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return q.query<R>({ name, text } as unknown as string, params);
+}
+
+const viewOf = (pii: boolean): OrderView => (pii ? 'partner-pii' : 'partner');
+
+// Statement texts are built once: the same text every time lets the server reuse its plan cache.
+const BY_ID = {
+  partner: `SELECT (${orderJson('partner')})::json AS j FROM orders o WHERE o.id = $1`,
+  'partner-pii': `SELECT (${orderJson('partner-pii')})::json AS j FROM orders o WHERE o.id = $1`,
+  admin: `SELECT ${ADMIN_JSON} AS j FROM orders o WHERE o.id = $1`,
+};
+const ADMIN_BY_CODE = `SELECT ${ADMIN_JSON} AS j FROM orders o WHERE o.code = $1`;
+const VISIBLE_BY_CODE = {
+  partner: {
+    key: `SELECT ${orderJson('partner')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2 AND o.assigned_key_id = $3`,
+    all: `SELECT ${orderJson('partner')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2`,
+  },
+  'partner-pii': {
+    key: `SELECT ${orderJson('partner-pii')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2 AND o.assigned_key_id = $3`,
+    all: `SELECT ${orderJson('partner-pii')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2`,
+  },
+};
+
+/** The PartnerOrder snapshot of an order (by id, no visibility check: for outbox events and answers). */
+export async function loadPartnerOrder(q: Queryable, orderId: string, options: { pii: boolean }): Promise<PartnerOrder | null> {
+  const rows = await q.query<{ j: PartnerOrder }>(BY_ID[viewOf(options.pii)], [orderId]);
+  return rows[0]?.j ?? null;
+}
+
+export async function loadAdminOrderById(q: Queryable, orderId: string): Promise<AdminOrder | null> {
+  const rows = await q.query<{ j: AdminOrder }>(BY_ID.admin, [orderId]);
+  return rows[0]?.j ?? null;
+}
+
+export async function findAdminOrderByCode(q: Queryable, code: string): Promise<AdminOrder | null> {
+  const rows = await q.query<{ j: AdminOrder }>(ADMIN_BY_CODE, [code]);
+  return rows[0]?.j ?? null;
+}
+
+/** One order as the partner sees it (its JSON text), or null when it does not exist or is not visible to the scope. */
+export async function findVisibleOrder(
+  scope: PartnerOrderScope,
+  code: string,
+  pii: boolean,
+  q: Queryable,
+): Promise<JsonText<PartnerOrder> | null> {
+  const sql = VISIBLE_BY_CODE[viewOf(pii)];
+  const rows =
+    scope.keyId === null
+      ? await prepared<{ j: string }>(q, sql.all, [code, scope.environment])
+      : await prepared<{ j: string }>(q, sql.key, [code, scope.environment, scope.keyId]);
+  return rows[0]?.j ?? null;
+}
+
+export interface OrderListFilters {
+  status?: OrderStatus;
+  /** ISO instants, already validated. */
+  from?: string;
+  to?: string;
+  updatedSince?: string;
+}
+
+/**
+ * One page of the scope's orders, newest first (created_at DESC, id DESC), as the JSON text of the
+ * whole PageOfPartnerOrder envelope.
+ *
+ * One statement: the page is read through the matching index (key or environment, optionally status)
+ * as a range scan with LIMIT/OFFSET, and its stored order texts are joined into the envelope. The
+ * total is needed only when the page does not tell it (a page shorter than pageSize, and not past the
+ * end, means total = offset + its length); the total is an uncorrelated subquery in a CASE branch,
+ * which PostgreSQL evaluates lazily (an InitPlan runs on first use), so that case costs nothing.
+ * Without time filters the total is a sum over a few rows of order_counts (exact counters kept by
+ * triggers, migrations 0004 and 0006); with them, a count of the range.
+ */
+export async function listVisibleOrders(
+  scope: PartnerOrderScope,
+  filters: OrderListFilters,
+  page: { page: number; pageSize: number },
+  pii: boolean,
+  q: Queryable,
+): Promise<JsonText<PageOfPartnerOrder>> {
+  const params: unknown[] = [scope.environment];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const where: string[] = ['o.environment = $1'];
+  const counters: string[] = ['c.environment = $1'];
+  if (scope.keyId !== null) {
+    const key = param(scope.keyId);
+    where.push(`o.assigned_key_id = ${key}`);
+    counters.push(`c.key_id = ${key}`);
+  }
+  if (filters.status !== undefined) {
+    const status = param(filters.status);
+    where.push(`o.status = ${status}`);
+    counters.push(`c.status = ${status}`);
+  }
+  const timeFiltered = filters.from !== undefined || filters.to !== undefined || filters.updatedSince !== undefined;
+  if (filters.from !== undefined) where.push(`o.created_at >= ${param(filters.from)}::timestamptz`);
+  if (filters.to !== undefined) where.push(`o.created_at < ${param(filters.to)}::timestamptz`);
+  if (filters.updatedSince !== undefined) where.push(`o.updated_at >= ${param(filters.updatedSince)}::timestamptz`);
+  const pageNo = `${param(page.page)}::int`;
+  const limit = `${param(page.pageSize)}::int`;
+  const offset = `${param((page.page - 1) * page.pageSize)}::int`;
+  const condition = where.join(' AND ');
+  const count = timeFiltered
+    ? `(SELECT count(*) FROM orders o WHERE ${condition})`
+    : `(SELECT coalesce(sum(c.n), 0) FROM order_counts c WHERE ${counters.join(' AND ')})`;
+  const rows = await prepared<{ j: string }>(
+    q,
+    `WITH page AS MATERIALIZED (
+       SELECT o.id, o.created_at, ${orderJson(viewOf(pii))} AS j
+         FROM orders o
+        WHERE ${condition}
+        ORDER BY o.created_at DESC, o.id DESC
+        LIMIT ${limit} OFFSET ${offset}
+     ), s AS (
+       SELECT count(*)::int AS n, string_agg(p.j, ',' ORDER BY p.created_at DESC, p.id DESC) AS items FROM page p
+     )
+     SELECT '{"page":' || ${pageNo} || ',"pageSize":' || ${limit}
+            || ',"total":' || CASE WHEN s.n < ${limit} AND (s.n > 0 OR ${offset} = 0) THEN ${offset} + s.n ELSE ${count} END
+            || ',"items":[' || coalesce(s.items, '') || ']}' AS j
+       FROM s`,
+    params,
+  );
+  return rows[0].j;
+}
+
+// --- Writes ----------------------------------------------------------------------------------------
+
+export interface NewOrder {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  paymentMethod: PaymentMethod;
+  paymentStatus: string;
+  totalQepik: number;
+  codAmountQepik: number;
+  area: string | null;
+  zoneId: string | null;
+  timeWindowStart: string | null;
+  timeWindowEnd: string | null;
+  customer: PartnerCustomer | null;
+  assignedKeyId: string | null;
+  partnerAssignedAt: Date | null;
+  items: Array<{ name: { az: string; ru: string; en: string }; qty: number; unitPriceQepik: number }>;
+  createdAt: Date;
+}
+
+/** Inserts the order and its items; false when the code is already taken (the caller draws another). */
+export async function insertOrder(q: Queryable, order: NewOrder): Promise<boolean> {
+  const inserted = await q.query(
+    `INSERT INTO orders (id, code, environment, status, payment_method, payment_status, total_qepik, cod_amount_qepik,
+                         area, zone_id, time_window_start, time_window_end, customer, assigned_key_id, partner_assigned_at,
+                         created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)
+     ON CONFLICT (code) DO NOTHING
+     RETURNING id`,
+    [
+      order.id,
+      order.code,
+      order.environment,
+      order.status,
+      order.paymentMethod,
+      order.paymentStatus,
+      order.totalQepik,
+      order.codAmountQepik,
+      order.area,
+      order.zoneId,
+      order.timeWindowStart,
+      order.timeWindowEnd,
+      order.customer === null ? null : JSON.stringify(order.customer),
+      order.assignedKeyId,
+      order.partnerAssignedAt,
+      order.createdAt,
+    ],
+  );
+  if (inserted.length === 0) return false;
+  await q.query(
+    `INSERT INTO order_items (order_id, position, name, qty, unit_price_qepik)
+     SELECT $1, t.position, t.name, t.qty, t.price
+       FROM unnest($2::int[], $3::jsonb[], $4::int[], $5::bigint[]) AS t(position, name, qty, price)`,
+    [
+      order.id,
+      order.items.map((_, i) => i),
+      order.items.map((item) => JSON.stringify(item.name)),
+      order.items.map((item) => item.qty),
+      order.items.map((item) => item.unitPriceQepik),
+    ],
+  );
+  return true;
+}
+
+export interface OrderEventRow {
+  orderId: string;
+  status: OrderStatus;
+  at: Date;
+  actor: 'SYSTEM' | 'ADMIN' | 'PARTNER';
+  note?: string | null;
+  partnerNote?: string | null;
+  failReason?: string | null;
+  codCollectedQepik?: number | null;
+  partnerReportedAt?: string | null;
+  apiKeyId?: string | null;
+}
+
+/** Appends timeline entries (in the given order, which is the timeline's order). */
+export async function insertOrderEvents(q: Queryable, events: OrderEventRow[]): Promise<void> {
+  for (const e of events) {
+    await q.query(
+      `INSERT INTO order_events (order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
+                                 partner_reported_at, api_key_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        e.orderId,
+        e.status,
+        e.at,
+        e.actor,
+        e.note ?? null,
+        e.partnerNote ?? null,
+        e.failReason ?? null,
+        e.codCollectedQepik ?? null,
+        e.partnerReportedAt ?? null,
+        e.apiKeyId ?? null,
+      ],
+    );
+  }
+}
+
+/** The columns the rules need, read with a row lock (SELECT … FOR UPDATE) for the rest of the transaction. */
+export interface LockedOrder {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  paymentMethod: PaymentMethod;
+  codAmountQepik: number;
+  failedAttempts: number;
+  assignedKeyId: string | null;
+  batchCode: string | null;
+}
+
+/**
+ * Locks the order row: a concurrent change of the same order waits here until this transaction ends,
+ * then reads the committed row, so of two racing changes the second sees the first's outcome.
+ */
+export async function lockOrderByCode(q: Queryable, code: string): Promise<LockedOrder | null> {
+  const rows = await prepared<{
+    id: string;
+    code: string;
+    environment: ApiKeyEnvironment;
+    status: OrderStatus;
+    payment_method: PaymentMethod;
+    cod_amount_qepik: number;
+    failed_attempts: number;
+    assigned_key_id: string | null;
+    batch_code: string | null;
+  }>(
+    q,
+    `SELECT id, code, environment, status, payment_method, cod_amount_qepik, failed_attempts, assigned_key_id, batch_code
+       FROM orders WHERE code = $1 FOR UPDATE`,
+    [code],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    id: r.id,
+    code: r.code,
+    environment: r.environment,
+    status: r.status,
+    paymentMethod: r.payment_method,
+    codAmountQepik: Number(r.cod_amount_qepik),
+    failedAttempts: r.failed_attempts,
+    assignedKeyId: r.assigned_key_id,
+    batchCode: r.batch_code,
+  };
+}
+
+/** The three stored pieces of an order's PartnerOrder JSON text (migration 0006). */
+export interface PartnerOrderPieces {
+  head: string;
+  /** The PartnerCustomer JSON text; null when the order has none. */
+  customer: string | null;
+  tail: string;
+}
+
+/** The PartnerOrder JSON text from its pieces, with or without the customer. */
+export function partnerOrderJson(pieces: PartnerOrderPieces, pii: boolean): JsonText<PartnerOrder> {
+  return pieces.head + (pii && pieces.customer !== null ? pieces.customer : 'null') + pieces.tail;
+}
+
+export interface StatusChange {
+  orderId: string;
+  environment: ApiKeyEnvironment;
+  assignedKeyId: string | null;
+  previousStatus: OrderStatus;
+  /** The timeline entry; its status is the new status of the order, its `at` the change time. */
+  event: Omit<OrderEventRow, 'orderId'>;
+  /** The outbox events to write, each with `data = { order, previousStatus }`. */
+  outbox: Array<{ eventId: string; type: WebhookEvent }>;
+}
+
+/**
+ * A status change in ONE statement (the caller holds the row lock): the timeline entry, the order
+ * (status, updated_at, a failed attempt for FAILED, and the entry appended to its stored timeline, so
+ * the trigger renders the PartnerOrder once, see migration 0006), and the outbox events carrying the
+ * new snapshot, taken from the updated row inside PostgreSQL. Returns the snapshot's pieces.
+ * No NOTIFY here: the caller wakes consumers after COMMIT (`outboxCommitted`).
+ */
+export async function recordStatusChange(q: Queryable, change: StatusChange): Promise<PartnerOrderPieces> {
+  const e = change.event;
+  const rows = await prepared<PartnerOrderPieces>(
+    q,
+    `WITH ev AS (
+       INSERT INTO order_events (order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
+                                 partner_reported_at, api_key_id)
+       VALUES ($1::uuid, $2::text, $3::timestamptz, $4, $5, $6, $7, $8, $9, $10)
+       RETURNING id, status, at
+     ), upd AS (
+       UPDATE orders o
+          SET status = ev.status, updated_at = ev.at,
+              failed_attempts = o.failed_attempts + CASE WHEN ev.status = 'FAILED' THEN 1 ELSE 0 END,
+              pv_timeline = CASE WHEN o.pv_timeline = '[]' THEN '[' ELSE left(o.pv_timeline, -1) || ',' END
+                            || timeline_entry_json(ev.status, ev.at) || ']',
+              pv_last_event = ev.id
+         FROM ev
+        WHERE o.id = $1::uuid
+       RETURNING o.pv_head, o.pv_customer, o.pv_tail
+     ), out AS (
+       INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)
+       SELECT t.event_id, t.type, $11::text, $1::uuid, $12::uuid,
+              jsonb_build_object('order', (u.pv_head || coalesce(u.pv_customer, 'null') || u.pv_tail)::jsonb,
+                                 'previousStatus', $13::text),
+              $3::timestamptz
+         FROM upd u, unnest($14::text[], $15::text[]) AS t(event_id, type)
+     )
+     SELECT pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM upd`,
+    [
+      change.orderId,
+      e.status,
+      e.at,
+      e.actor,
+      e.note ?? null,
+      e.partnerNote ?? null,
+      e.failReason ?? null,
+      e.codCollectedQepik ?? null,
+      e.partnerReportedAt ?? null,
+      e.apiKeyId ?? null,
+      change.environment,
+      change.assignedKeyId,
+      change.previousStatus,
+      change.outbox.map((o) => o.eventId),
+      change.outbox.map((o) => o.type),
+    ],
+  );
+  const row = rows[0];
+  if (!row) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
+  return row;
+}
+
+export async function assignOrderToKey(q: Queryable, orderId: string, apiKeyId: string, now: Date): Promise<void> {
+  await q.query('UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3 WHERE id = $1', [
+    orderId,
+    apiKeyId,
+    now,
+  ]);
+}
+
+export interface AssignableKey {
+  id: string;
+  environment: ApiKeyEnvironment;
+  revokedAt: Date | null;
+}
+
+export async function findKeyForAssignment(q: Queryable, apiKeyId: string): Promise<AssignableKey | null> {
+  const rows = await q.query<{ id: string; environment: ApiKeyEnvironment; revoked_at: Date | null }>(
+    'SELECT id, environment, revoked_at FROM api_keys WHERE id = $1',
+    [apiKeyId],
+  );
+  const r = rows[0];
+  return r ? { id: r.id, environment: r.environment, revokedAt: r.revoked_at } : null;
+}

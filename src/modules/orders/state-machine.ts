@@ -1,0 +1,81 @@
+/**
+ * The order state machine of decisions §4 (spec 3.1): platform (operator) transitions, partner events
+ * and the batch lifecycle. Pure functions; the services call them with the row they locked.
+ */
+import { AppError } from '../../errors.js';
+import type { OrderStatus, PartnerEventType } from '../../shared/schemas.js';
+import type { BatchStatus } from './orders.schemas.js';
+
+export const FINAL_STATUSES: ReadonlySet<OrderStatus> = new Set(['DELIVERED', 'RETURNED', 'CANCELLED']);
+
+/** A partner may move an order out of FAILED back to EN_ROUTE only while it has failed fewer times. */
+export const MAX_FAILED_ATTEMPTS = 3;
+
+const PLATFORM_TRANSITIONS: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
+  PLACED: ['VENDOR_ACCEPTED', 'CANCELLED'],
+  VENDOR_ACCEPTED: ['RUNNER_PICKUP', 'CANCELLED'],
+  RUNNER_PICKUP: ['AT_HUB'],
+  AT_HUB: ['PACKED'],
+  PACKED: ['SCANNED_TO_VAN', 'CANCELLED'],
+  SCANNED_TO_VAN: ['EN_ROUTE'],
+  EN_ROUTE: ['DELIVERED', 'FAILED'],
+  FAILED: ['EN_ROUTE', 'RETURNED'],
+  DELIVERED: [],
+  RETURNED: [],
+  CANCELLED: [],
+};
+
+interface PartnerEdge {
+  from: readonly OrderStatus[];
+  to: OrderStatus;
+}
+
+const PARTNER_EVENTS: Readonly<Record<PartnerEventType, PartnerEdge>> = {
+  PICKED_UP: { from: ['PACKED'], to: 'SCANNED_TO_VAN' },
+  // PACKED → EN_ROUTE is the partner-only edge for regionally fulfilled orders (spec 3.1).
+  EN_ROUTE: { from: ['SCANNED_TO_VAN', 'PACKED', 'FAILED'], to: 'EN_ROUTE' },
+  DELIVERED: { from: ['EN_ROUTE'], to: 'DELIVERED' },
+  FAILED: { from: ['EN_ROUTE'], to: 'FAILED' },
+};
+
+const BATCH_TRANSITIONS: Readonly<Record<BatchStatus, BatchStatus | null>> = {
+  OPEN: 'DISPATCHED',
+  DISPATCHED: 'COMPLETED',
+  COMPLETED: null,
+};
+
+/** The operator's move `from → to`, or 409 ERR_INVALID_TRANSITION. */
+export function assertPlatformTransition(from: OrderStatus, to: OrderStatus): void {
+  if (!PLATFORM_TRANSITIONS[from].includes(to)) {
+    throw new AppError('ERR_INVALID_TRANSITION', `An order cannot move from ${from} to ${to}`, { from, to });
+  }
+}
+
+/**
+ * The status a partner event leads to from `from`, or 409: ERR_DELIVERY_RETRY_LIMIT for a fourth
+ * attempt after three failures, ERR_INVALID_TRANSITION for any other source state.
+ */
+export function partnerEventTarget(type: PartnerEventType, from: OrderStatus, failedAttempts: number): OrderStatus {
+  const edge = PARTNER_EVENTS[type];
+  if (!edge.from.includes(from)) {
+    throw new AppError('ERR_INVALID_TRANSITION', `Event ${type} is not allowed while the order is ${from}`, {
+      from,
+      event: type,
+    });
+  }
+  if (type === 'EN_ROUTE' && from === 'FAILED' && failedAttempts >= MAX_FAILED_ATTEMPTS) {
+    throw new AppError(
+      'ERR_DELIVERY_RETRY_LIMIT',
+      `The order has failed ${failedAttempts} delivery attempts; no further attempt is allowed`,
+      { failedAttempts, limit: MAX_FAILED_ATTEMPTS },
+    );
+  }
+  return edge.to;
+}
+
+/** OPEN → DISPATCHED → COMPLETED only, else 409 ERR_BATCH_INVALID_TRANSITION. */
+export function assertBatchTransition(from: BatchStatus, to: BatchStatus): void {
+  if (BATCH_TRANSITIONS[from] !== to) {
+    throw new AppError('ERR_BATCH_INVALID_TRANSITION', `A batch cannot move from ${from} to ${to}`, { from, to });
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Operator view of partners (decisions §3): a partner organisation and its PARTNER user accounts.
+ */
+import Type, { type Static } from 'typebox';
+import { Uuid } from '../../shared/schemas.js';
+import { Phone } from '../auth/auth.schemas.js';
+
+export const AdminPartnerUser = Type.Object(
+  { id: Uuid(), phone: Phone() },
+  { $id: 'AdminPartnerUser', additionalProperties: false, description: 'A PARTNER account of the partner' },
+);
+
+export const AdminPartner = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String({ description: 'the partner name (partnerName)' }),
+    users: Type.Array(AdminPartnerUser, { description: 'its PARTNER accounts, in the order they joined the partner' }),
+  },
+  { $id: 'AdminPartner', additionalProperties: false },
+);
+export type AdminPartner = Static<typeof AdminPartner>;
+
+export const AdminPartners = Type.Object(
+  { items: Type.Array(AdminPartner, { description: 'every partner, newest first' }) },
+  { $id: 'AdminPartners', additionalProperties: false },
+);
+
+export const CreateAdminPartnerDto = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 120, description: '1 to 120 characters; trimmed, must not be blank' }),
+    phone: Phone({
+      description:
+        'the phone of its first PARTNER account: a new account, or an existing CUSTOMER account that becomes the partner user',
+    }),
+  },
+  { $id: 'CreateAdminPartnerDto', additionalProperties: false },
+);
+
+export const AddAdminPartnerUserDto = Type.Object(
+  {
+    phone: Phone({
+      description: 'a new account, or an existing CUSTOMER account that becomes a user of this partner',
+    }),
+  },
+  { $id: 'AddAdminPartnerUserDto', additionalProperties: false },
+);

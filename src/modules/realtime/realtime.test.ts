@@ -1,0 +1,189 @@
+import type { AddressInfo } from 'node:net';
+import { io as connect, type Socket } from 'socket.io-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createPartner, createUser } from '../../../test/factories.js';
+import { createSecondApp, createTestApp, type TestApp } from '../../../test/harness.js';
+import { signAccessToken } from '../auth/tokens.js';
+
+function urlOf(t: TestApp, listener: 'live' | 'sandbox' = 'live'): string {
+  const { port } = t[listener].server.address() as AddressInfo;
+  return `http://127.0.0.1:${port}/realtime`;
+}
+
+function open(url: string, token?: string): Socket {
+  return connect(url, {
+    auth: token === undefined ? {} : { token },
+    transports: ['websocket'],
+    reconnection: false,
+    forceNew: true,
+  });
+}
+
+function connected(socket: Socket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', (err) => reject(err));
+  });
+}
+
+function refused(socket: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => reject(new Error('connected but should have been refused')));
+    socket.once('connect_error', (err) => resolve(err.message));
+  });
+}
+
+function collect(socket: Socket, event: string): unknown[] {
+  const got: unknown[] = [];
+  socket.on(event, (payload) => got.push(payload));
+  return got;
+}
+
+async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const order = (code: string) => ({
+  code,
+  status: 'EN_ROUTE',
+  customer: { name: 'Aysel', phone: '+994501112233', address: { street: 'Nizami 1', details: null, lat: null, lng: null } },
+});
+
+describe('realtime channel /realtime', () => {
+  let t: TestApp;
+  const sockets: Socket[] = [];
+  const track = (s: Socket) => {
+    sockets.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    await t.sandbox.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.disconnect();
+    await t.close();
+  });
+
+  it('accepts a valid partner access token', async () => {
+    const partner = await createPartner(t.ctx);
+    const socket = track(open(urlOf(t), partner.token));
+    await connected(socket);
+    expect(socket.connected).toBe(true);
+  });
+
+  it('refuses a missing token with ERR_UNAUTHORIZED', async () => {
+    expect(await refused(track(open(urlOf(t))))).toBe('ERR_UNAUTHORIZED');
+  });
+
+  it('refuses a forged token with ERR_UNAUTHORIZED', async () => {
+    const forged = await signAccessToken(new TextEncoder().encode('y'.repeat(48)), t.clock, {
+      userId: '00000000-0000-4000-8000-000000000000',
+      role: 'PARTNER',
+      partnerId: '00000000-0000-4000-8000-000000000001',
+    });
+    expect(await refused(track(open(urlOf(t), forged)))).toBe('ERR_UNAUTHORIZED');
+  });
+
+  it('refuses an expired token with ERR_UNAUTHORIZED', async () => {
+    const partner = await createPartner(t.ctx);
+    const past = { nowMs: () => t.clock.nowMs() - 16 * 60_000, now: () => new Date(t.clock.nowMs() - 16 * 60_000) };
+    const expired = await signAccessToken(t.ctx.secrets.jwtKey, past, {
+      userId: partner.userId,
+      role: 'PARTNER',
+      partnerId: partner.id,
+    });
+    expect(await refused(track(open(urlOf(t), expired)))).toBe('ERR_UNAUTHORIZED');
+  });
+
+  it('refuses a customer account with ERR_FORBIDDEN', async () => {
+    const customer = await createUser(t.ctx, 'CUSTOMER');
+    expect(await refused(track(open(urlOf(t), customer.token)))).toBe('ERR_FORBIDDEN');
+  });
+
+  it("sends a partner its own keys' order updates, never another partner's; customer only with orders:pii", async () => {
+    const a = await createPartner(t.ctx);
+    const b = await createPartner(t.ctx);
+    const admin = await createUser(t.ctx, 'ADMIN');
+    const aPii = await createKey(t.ctx, a.id, { scopes: ['orders:read', 'orders:pii'] });
+    const aPlain = await createKey(t.ctx, a.id, { scopes: ['orders:read'] });
+    const sa = track(open(urlOf(t), a.token));
+    const sb = track(open(urlOf(t, 'sandbox'), b.token));
+    const sAdmin = track(open(urlOf(t), admin.token));
+    await Promise.all([connected(sa), connected(sb), connected(sAdmin)]);
+    const gotA = collect(sa, 'order.updated');
+    const gotB = collect(sb, 'order.updated');
+    const gotAdmin = collect(sAdmin, 'order.updated');
+
+    t.ctx.events.emit('outbox.processed', [
+      { type: 'order.status_changed', orderId: 'o1', assignedKeyId: aPii.id, data: { order: order('ORD-1') } },
+      { type: 'order.delivered', orderId: 'o1', assignedKeyId: aPii.id, data: { order: order('ORD-1') } },
+      { type: 'order.status_changed', orderId: 'o2', assignedKeyId: aPlain.id, data: { order: order('ORD-2') } },
+      { type: 'order.placed', orderId: 'o3', assignedKeyId: null, data: { order: order('ORD-3') } },
+      { type: 'batch.completed', orderId: null, assignedKeyId: null, data: { batch: { code: 'B1' } } },
+    ]);
+    await until(() => gotA.length === 2 && gotAdmin.length === 3);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(gotA).toEqual([{ order: order('ORD-1') }, { order: { ...order('ORD-2'), customer: null } }]);
+    expect(gotAdmin.map((e) => (e as { order: { code: string } }).order.code)).toEqual(['ORD-1', 'ORD-2', 'ORD-3']);
+    expect(gotB).toEqual([]);
+  });
+
+  it('sends delivery updates to the partner owning the webhook only', async () => {
+    const a = await createPartner(t.ctx);
+    const b = await createPartner(t.ctx);
+    const sa = track(open(urlOf(t), a.token));
+    const sb = track(open(urlOf(t), b.token));
+    await Promise.all([connected(sa), connected(sb)]);
+    const gotA = collect(sa, 'delivery.updated');
+    const gotB = collect(sb, 'delivery.updated');
+    const delivery = { id: 'd1', webhookId: 'w1', event: 'ping', status: 'DELIVERED', attempts: 1 };
+    t.ctx.events.emit('delivery.updated', { partnerId: a.id, delivery });
+    await until(() => gotA.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(gotA).toEqual([{ delivery }]);
+    expect(gotB).toEqual([]);
+  });
+
+  it('ends a connection when its token expires', async () => {
+    const partner = await createPartner(t.ctx);
+    const socket = track(open(urlOf(t), partner.token));
+    await connected(socket);
+    const expired = new Promise<string>((resolve) => socket.once('session.expired', (p) => resolve(p.code)));
+    const closed = new Promise<string>((resolve) => socket.once('disconnect', (reason) => resolve(reason)));
+    t.clock.advance(15 * 60 + 1);
+    expect(await expired).toBe('ERR_UNAUTHORIZED');
+    expect(await closed).toBe('io server disconnect');
+  });
+});
+
+describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime across processes (Redis adapter)', () => {
+  it('an update produced through one app instance reaches a client connected to another', async () => {
+    const first = await createTestApp();
+    const second = await createSecondApp(first);
+    try {
+      await first.live.listen({ port: 0, host: '127.0.0.1' });
+      await second.live.listen({ port: 0, host: '127.0.0.1' });
+      const partner = await createPartner(first.ctx);
+      const socket = open(urlOf(second), partner.token);
+      await connected(socket);
+      const got = collect(socket, 'delivery.updated');
+      // Give the adapters' subscriptions a moment to be established on Redis.
+      await new Promise((r) => setTimeout(r, 200));
+      first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: 'd-x' } });
+      await until(() => got.length === 1);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(got).toEqual([{ delivery: { id: 'd-x' } }]);
+      socket.disconnect();
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * Usage counters without a write per request: counts are aggregated in memory per key and UTC day and
+ * written in one transaction every FLUSH_MS (and on shutdown). The same flush records `last_used_at`.
+ *
+ * Reads (`series`) must be cheap enough for GET /v1/partner/me, a hot path, and exact for everything
+ * this process counted. A read combines three parts that never overlap:
+ *  - a snapshot of the stored rows, cached per key for SNAPSHOT_TTL_MS and tagged with the flush epoch
+ *    it was taken in (the epoch advances when a flush commits, which makes every snapshot stale);
+ *  - the batch a flush is writing right now (not in any snapshot of the current epoch yet);
+ *  - the counts not flushed yet.
+ * Snapshots are only taken on the same queue as flushes, so none is ever read while a flush is half
+ * done. Rows flushed by other processes show once the snapshot expires (about a second; the contract
+ * allows five).
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/db.js';
+import type { DailyUsage, UsageRecorder } from '../keys/rate-limit.types.js';
+import { addUsage, readUsage, type UsageIncrement } from './usage.repo.js';
+
+const FLUSH_MS = 1_000;
+const SNAPSHOT_TTL_MS = 1_000;
+const MAX_SNAPSHOTS = 10_000;
+const DAY_MS = 86_400_000;
+/** Counters are kept, and can be read, for this many UTC days ending today (spec 8). */
+export const USAGE_RETENTION_DAYS = 35;
+
+interface Snapshot {
+  epoch: number;
+  expiresAt: number;
+  rows: Map<string, DailyUsage>;
+}
+
+/** `YYYY-MM-DD` of a UTC day number (days since the epoch), memoised for the current day. */
+let memoDayNumber = Number.NaN;
+let memoDay = '';
+export function dayOf(dayNumber: number): string {
+  if (dayNumber === memoDayNumber) return memoDay;
+  const day = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+  memoDayNumber = dayNumber;
+  memoDay = day;
+  return day;
+}
+
+/** The `count` UTC days ending with the day of `nowMs`, oldest first (memoised: /me asks on every request). */
+const dayLists = new Map<string, readonly string[]>();
+export function daysEnding(nowMs: number, count: number): readonly string[] {
+  const today = Math.floor(nowMs / DAY_MS);
+  const id = `${today}:${count}`;
+  let days = dayLists.get(id);
+  if (!days) {
+    const list: string[] = new Array(count);
+    for (let i = 0; i < count; i++) list[i] = new Date((today - (count - 1 - i)) * DAY_MS).toISOString().slice(0, 10);
+    if (dayLists.size >= 100) dayLists.clear();
+    dayLists.set(id, list);
+    days = list;
+  }
+  return days;
+}
+
+const counterId = (keyId: string, day: string) => `${keyId}|${day}`;
+
+export class BatchedUsageRecorder implements UsageRecorder {
+  private pending = new Map<string, UsageIncrement>();
+  /** The batch the running flush is writing, by counterId. */
+  private inFlight: Map<string, UsageIncrement> | null = null;
+  /** Advances each time a flush commits. */
+  private epoch = 0;
+  private readonly snapshots = new Map<string, Snapshot>();
+  /** Flushes and snapshot reads run one after another on this queue (it never rejects). */
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush().catch((err) => this.log.error({ err }, 'usage flush failed')), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  record(keyId: string, statusCode: number): void {
+    const now = this.clock.nowMs();
+    const day = dayOf(Math.floor(now / DAY_MS));
+    const id = counterId(keyId, day);
+    let c = this.pending.get(id);
+    if (!c) {
+      c = { keyId, day, requests: 0, clientErrors: 0, serverErrors: 0, lastUsedMs: now };
+      this.pending.set(id, c);
+    }
+    c.requests++;
+    if (statusCode >= 400 && statusCode < 500) c.clientErrors++;
+    else if (statusCode >= 500) c.serverErrors++;
+    if (now > c.lastUsedMs) c.lastUsedMs = now;
+  }
+
+  series(keyId: string, days: number, options: { fresh?: boolean } = {}): Promise<DailyUsage[]> {
+    const snapshot = this.snapshots.get(keyId);
+    if (!options.fresh && snapshot && snapshot.epoch === this.epoch && snapshot.expiresAt > Date.now()) {
+      return Promise.resolve(this.compose(keyId, snapshot.rows, days));
+    }
+    return this.enqueue(async () => {
+      const nowMs = this.clock.nowMs();
+      const [from] = daysEnding(nowMs, USAGE_RETENTION_DAYS);
+      const rows = await readUsage(keyId, from, dayOf(Math.floor(nowMs / DAY_MS)), this.db);
+      const byDay = new Map(rows.map((r) => [r.day, r]));
+      if (this.snapshots.size >= MAX_SNAPSHOTS) this.snapshots.clear();
+      // Real time, not the test clock: this is cache freshness, not a business rule.
+      this.snapshots.set(keyId, { epoch: this.epoch, expiresAt: Date.now() + SNAPSHOT_TTL_MS, rows: byDay });
+      return this.compose(keyId, byDay, days);
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.enqueue(() => this.flushOnce());
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  private compose(keyId: string, stored: Map<string, DailyUsage>, days: number): DailyUsage[] {
+    return daysEnding(this.clock.nowMs(), days).map((day) => {
+      const out: DailyUsage = { day, requests: 0, clientErrors: 0, serverErrors: 0 };
+      const id = counterId(keyId, day);
+      for (const part of [stored.get(day), this.inFlight?.get(id), this.pending.get(id)]) {
+        if (!part) continue;
+        out.requests += part.requests;
+        out.clientErrors += part.clientErrors;
+        out.serverErrors += part.serverErrors;
+      }
+      return out;
+    });
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async flushOnce(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.inFlight = batch;
+    const sorted = [...batch.values()].sort((a, b) => (a.keyId === b.keyId ? cmp(a.day, b.day) : cmp(a.keyId, b.keyId)));
+    try {
+      await this.db.tx((q) => addUsage(sorted, q));
+      // Committed: the batch is in the database now, so snapshots of the previous epoch are stale.
+      this.epoch++;
+      this.inFlight = null;
+    } catch (err) {
+      // Put the counts back so the next flush retries them: nothing is lost to a passing outage.
+      for (const [id, c] of batch) {
+        const existing = this.pending.get(id);
+        if (existing) {
+          existing.requests += c.requests;
+          existing.clientErrors += c.clientErrors;
+          existing.serverErrors += c.serverErrors;
+          existing.lastUsedMs = Math.max(existing.lastUsedMs, c.lastUsedMs);
+        } else this.pending.set(id, c);
+      }
+      this.inFlight = null;
+      throw err;
+    }
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,36 @@
+/**
+ * The body of every delivery (decisions §6): `{ id, type, createdAt, environment, data }`. It is
+ * serialised once, when the delivery is queued, and stored as is: every attempt (and a redeliver)
+ * sends and signs exactly the same bytes, so the event id and content never change between attempts.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  createdAt: string;
+  environment: 'live' | 'sandbox';
+  data: Record<string, unknown>;
+}
+
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString('hex')}`;
+}
+
+export function serializeEnvelope(input: {
+  id: string;
+  type: string;
+  createdAt: Date;
+  environment: ApiKeyEnvironment;
+  data: Record<string, unknown>;
+}): string {
+  const envelope: EventEnvelope = {
+    id: input.id,
+    type: input.type,
+    createdAt: input.createdAt.toISOString(),
+    environment: input.environment === 'LIVE' ? 'live' : 'sandbox',
+    data: input.data,
+  };
+  return JSON.stringify(envelope);
+}

@@ -1,0 +1,197 @@
+/**
+ * The webhook rules (spec 2.7, 3.3, 4.2, decisions §6). No Fastify here: route handlers pass the
+ * partner id of the signed-in account and the validated input.
+ *
+ * Every route but the list acts for the webhook's own key, which must carry `webhooks:manage`.
+ * Anything of another partner, and any id that is not a UUID, is simply not found (404).
+ */
+import type { AppContext } from '../../context.js';
+import { AppError, notFound } from '../../errors.js';
+import { isUuid, newId } from '../../shared/ids.js';
+import type { ApiKeyScope, WebhookDeliveryStatus } from '../../shared/schemas.js';
+import {
+  findDeliveryWithKey,
+  insertDeliveries,
+  listDeliveries,
+  requeueDelivery,
+  toDeveloperDelivery,
+} from './deliveries.repo.js';
+import { newEventId, serializeEnvelope } from './envelope.js';
+import { emitDeliveryUpdated, notifyDeliveriesDue, signalDeliveriesDue } from './signals.js';
+import { generateSigningSecret } from './signature.js';
+import { assertWebhookUrlAllowed } from './url-policy.js';
+import {
+  countWebhooksOfKey,
+  deleteWebhook,
+  findWebhookWithKey,
+  insertWebhook,
+  listWebhooks,
+  lockKeyForWebhooks,
+  updateWebhook,
+} from './webhooks.repo.js';
+import {
+  type CreateDeveloperWebhookDto,
+  type DeveloperDelivery,
+  type DeveloperWebhook,
+  type DeveloperWebhookCreated,
+  MAX_WEBHOOKS_PER_KEY,
+  type PageOfDeveloperDelivery,
+  type UpdateDeveloperWebhookDto,
+} from './webhooks.schemas.js';
+
+export type WebhooksDeps = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'config' | 'events'>;
+
+const MANAGE: ApiKeyScope = 'webhooks:manage';
+
+function requireManageScope(scopes: ApiKeyScope[]): void {
+  if (!scopes.includes(MANAGE)) {
+    throw new AppError('ERR_API_KEY_SCOPE', `The webhook's API key lacks the scope ${MANAGE}`);
+  }
+}
+
+function webhookNotFound(): AppError {
+  return notFound('Webhook');
+}
+
+export function listPartnerWebhooks(deps: WebhooksDeps, partnerId: string): Promise<DeveloperWebhook[]> {
+  return listWebhooks(partnerId, deps.db);
+}
+
+export async function createWebhook(
+  deps: WebhooksDeps,
+  partnerId: string,
+  dto: CreateDeveloperWebhookDto,
+): Promise<DeveloperWebhookCreated> {
+  if (!isUuid(dto.apiKeyId)) throw notFound('API key');
+  const secret = generateSigningSecret();
+  return deps.db.tx(async (q) => {
+    const key = await lockKeyForWebhooks(partnerId, dto.apiKeyId, q);
+    // A revoked key, and a rotated-out key in its grace period, take no new webhooks: the rotation
+    // already moved its webhooks to the successor, and a new one would be orphaned within 24 h.
+    if (!key || key.revokedAt !== null) throw notFound('API key');
+    requireManageScope(key.scopes);
+    assertWebhookUrlAllowed(dto.url, { production: deps.config.isProduction });
+    if ((await countWebhooksOfKey(partnerId, key.id, q)) >= MAX_WEBHOOKS_PER_KEY) {
+      throw new AppError('ERR_WEBHOOK_LIMIT', `An API key may have at most ${MAX_WEBHOOKS_PER_KEY} webhooks`);
+    }
+    const webhook = await insertWebhook(
+      partnerId,
+      {
+        id: newId(),
+        apiKeyId: key.id,
+        url: dto.url,
+        events: dto.events,
+        secretCiphertext: deps.secrets.encrypt(secret),
+        now: deps.clock.now(),
+      },
+      q,
+    );
+    return { ...webhook, secret };
+  });
+}
+
+export async function updatePartnerWebhook(
+  deps: WebhooksDeps,
+  partnerId: string,
+  webhookId: string,
+  dto: UpdateDeveloperWebhookDto,
+): Promise<DeveloperWebhook> {
+  if (!isUuid(webhookId)) throw webhookNotFound();
+  const { webhook, reenabled } = await deps.db.tx(async (q) => {
+    const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: true });
+    if (!found) throw webhookNotFound();
+    requireManageScope(found.keyScopes);
+    if (dto.url !== undefined) assertWebhookUrlAllowed(dto.url, { production: deps.config.isProduction });
+    const updated = await updateWebhook(partnerId, webhookId, { ...dto, now: deps.clock.now() }, q);
+    if (!updated) throw webhookNotFound();
+    const reenabled = dto.isActive === true && !found.webhook.isActive;
+    // Retries that waited while the endpoint was off are due now: wake workers elsewhere on commit.
+    if (reenabled) await notifyDeliveriesDue(deps.db, q);
+    return { webhook: updated, reenabled };
+  });
+  if (reenabled) signalDeliveriesDue(deps.events);
+  return webhook;
+}
+
+export async function deletePartnerWebhook(deps: WebhooksDeps, partnerId: string, webhookId: string): Promise<void> {
+  if (!isUuid(webhookId)) throw webhookNotFound();
+  await deps.db.tx(async (q) => {
+    const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: true });
+    if (!found) throw webhookNotFound();
+    requireManageScope(found.keyScopes);
+    await deleteWebhook(partnerId, webhookId, q);
+  });
+}
+
+export async function listWebhookDeliveries(
+  deps: WebhooksDeps,
+  partnerId: string,
+  webhookId: string,
+  query: { status?: WebhookDeliveryStatus; page?: number; pageSize?: number },
+): Promise<PageOfDeveloperDelivery> {
+  if (!isUuid(webhookId)) throw webhookNotFound();
+  const found = await findWebhookWithKey(partnerId, webhookId, deps.db);
+  if (!found) throw webhookNotFound();
+  requireManageScope(found.keyScopes);
+  const page = query.page ?? 1;
+  const pageSize = query.pageSize ?? 20;
+  const { total, items } = await listDeliveries(partnerId, webhookId, { status: query.status, page, pageSize }, deps.db);
+  return { page, pageSize, total, items };
+}
+
+/** Queues a really signed `ping` through the normal delivery path (spec 6 rule 4). */
+export async function sendTestPing(deps: WebhooksDeps, partnerId: string, webhookId: string): Promise<DeveloperDelivery> {
+  if (!isUuid(webhookId)) throw webhookNotFound();
+  const delivery = await deps.db.tx(async (q) => {
+    const found = await findWebhookWithKey(partnerId, webhookId, q);
+    if (!found) throw webhookNotFound();
+    requireManageScope(found.keyScopes);
+    if (!found.webhook.isActive) {
+      throw new AppError('ERR_WEBHOOK_DISABLED', 'This webhook is disabled; switch it on (isActive true) before testing it');
+    }
+    const now = deps.clock.now();
+    const eventId = newEventId();
+    const [row] = await insertDeliveries(
+      [
+        {
+          id: newId(),
+          webhookId,
+          partnerId,
+          eventId,
+          eventType: 'ping',
+          body: serializeEnvelope({
+            id: eventId,
+            type: 'ping',
+            createdAt: now,
+            environment: found.keyEnvironment,
+            data: { webhookId },
+          }),
+        },
+      ],
+      now,
+      q,
+    );
+    await notifyDeliveriesDue(deps.db, q);
+    return toDeveloperDelivery(row);
+  });
+  emitDeliveryUpdated(deps.events, partnerId, delivery);
+  signalDeliveriesDue(deps.events);
+  return delivery;
+}
+
+/** Queues any of the partner's deliveries again (spec 3.4): PENDING, attempts 0, due now. */
+export async function redeliver(deps: WebhooksDeps, partnerId: string, deliveryId: string): Promise<DeveloperDelivery> {
+  if (!isUuid(deliveryId)) throw notFound('Delivery');
+  const delivery = await deps.db.tx(async (q) => {
+    const found = await findDeliveryWithKey(partnerId, deliveryId, q);
+    if (!found) throw notFound('Delivery');
+    requireManageScope(found.keyScopes);
+    const row = await requeueDelivery(partnerId, deliveryId, deps.clock.now(), q);
+    if (!row) throw notFound('Delivery');
+    await notifyDeliveriesDue(deps.db, q);
+    return toDeveloperDelivery(row);
+  });
+  emitDeliveryUpdated(deps.events, partnerId, delivery);
+  signalDeliveriesDue(deps.events);
+  return delivery;
+}

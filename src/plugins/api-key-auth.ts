@@ -1,0 +1,151 @@
+/**
+ * Partner authentication for every `/v1/partner/*` route, in the order of decisions §5:
+ * key valid (401 ERR_API_KEY_INVALID / ERR_API_KEY_REVOKED) → environment of this listener (403
+ * ERR_API_KEY_ENVIRONMENT) → rate limit (429 ERR_RATE_LIMITED) → scope (403 ERR_API_KEY_SCOPE) →
+ * only then input (400) and the resource.
+ *
+ * Routes declare `preHandler: app.partnerAuth(scope)` (or onRequest). Fastify validates the body and
+ * query before preHandlers run, which would answer 400 before 401, so an onRoute hook moves these
+ * checks to onRequest: they run before the body is even parsed, and a caller without a valid key learns
+ * nothing about the input rules.
+ *
+ * The key check costs no database round trip for a key seen recently (KeyResolver's cache) and no
+ * write: usage and last-used are counted in memory and flushed in batches. With Redis, the one rate-limit
+ * round trip also tells whether the cached key record is still current (see KeyResolver).
+ *
+ * Every partner answer past the environment check carries the rate-limit fields of
+ * draft-ietf-httpapi-ratelimit-headers-11: `RateLimit-Policy: "per-key";q=<limit>;w=60` and
+ * `RateLimit: "per-key";r=<remaining>;t=<seconds until the oldest request in the window leaves it>`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import Type from 'typebox';
+import { AppError } from '../errors.js';
+import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
+import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
+import { isStale, type RateLimitDecision } from '../modules/keys/rate-limit.types.js';
+import type { ApiKeyScope } from '../shared/schemas.js';
+
+export const RATE_LIMIT_WINDOW_MS = 60_000;
+/** The policy name in the RateLimit-Policy and RateLimit fields. */
+export const RATE_LIMIT_POLICY = 'per-key';
+/** A stale cached key record is reloaded at most this many times per request (changes racing it). */
+const MAX_RELOADS = 3;
+
+/** The `headers` schema of every partner route (spec 4: `X-Api-Key`, string, required). */
+export const ApiKeyHeaders = Type.Object({
+  'x-api-key': Type.String({
+    description: 'The API key: `svc_live_…` on the live API, `svc_sandbox_…` on the sandbox API',
+  }),
+});
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The key behind this partner request, once identified (even when it is then refused). */
+    apiKey: ResolvedKey | null;
+  }
+  interface FastifyInstance {
+    /** Partner-route hook; `scope` is the scope the route needs, if any. Runs at onRequest (see above). */
+    partnerAuth: (scope?: ApiKeyScope) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+}
+
+/** The authenticated key of a partner route (set by partnerAuth). */
+export function apiKeyOf(request: FastifyRequest): ResolvedKey {
+  if (!request.apiKey) throw new AppError('ERR_API_KEY_INVALID', 'Missing or unknown API key');
+  return request.apiKey;
+}
+
+const partnerAuthHooks = new WeakSet<object>();
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+export const apiKeyAuthPlugin = fp(
+  async (app: FastifyInstance) => {
+    const { keys, clock, rateLimiter, usage } = app.ctx;
+    const environment = app.environment;
+    app.decorateRequest('apiKey', null);
+
+    const invalid = () => new AppError('ERR_API_KEY_INVALID', 'Missing or unknown API key (X-Api-Key header)');
+
+    /** Revoked, then environment: the refusals that do not consume the rate limit. */
+    function admit(key: ResolvedKey): void {
+      if (key.revokedAtMs !== null && key.revokedAtMs <= clock.nowMs()) {
+        throw new AppError('ERR_API_KEY_REVOKED', 'This API key has been revoked');
+      }
+      if (key.environment !== environment) {
+        throw new AppError(
+          'ERR_API_KEY_ENVIRONMENT',
+          `A ${key.environment} key cannot be used on the ${environment.toLowerCase()} API`,
+        );
+      }
+    }
+
+    async function authenticate(request: FastifyRequest, reply: FastifyReply, scope: ApiKeyScope | undefined) {
+      const header = request.headers['x-api-key'];
+      const presented = Array.isArray(header) ? header[0] : header;
+      if (!presented || !KEY_PATTERN.test(presented)) throw invalid();
+      const hash = hashKey(presented);
+
+      let lookup: KeyLookup = await keys.lookup(hash);
+      let decision: RateLimitDecision | null = null;
+      for (let reloads = 0; decision === null; reloads++) {
+        const key = lookup.key;
+        if (!key) throw invalid();
+        request.apiKey = key;
+        admit(key);
+        // After a few reloads in a row (keys changing faster than we can read them) stop checking.
+        const generation = reloads < MAX_RELOADS ? lookup.generation : '';
+        const outcome = await rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation);
+        if (isStale(outcome)) {
+          // The key changed somewhere since this record was cached: read it again and re-check it.
+          keys.adoptGeneration(outcome.generation);
+          lookup = await keys.lookup(hash);
+          continue;
+        }
+        decision = outcome;
+      }
+
+      reply.header('RateLimit-Policy', `"${RATE_LIMIT_POLICY}";q=${decision.limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`);
+      reply.header('RateLimit', `"${RATE_LIMIT_POLICY}";r=${decision.remaining};t=${decision.resetSec}`);
+      if (!decision.allowed) {
+        throw new AppError(
+          'ERR_RATE_LIMITED',
+          `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfterSec} s`,
+          undefined,
+          { 'Retry-After': String(decision.retryAfterSec) },
+        );
+      }
+      if (scope && !request.apiKey?.scopes.includes(scope)) {
+        throw new AppError('ERR_API_KEY_SCOPE', `This API key lacks the scope ${scope}`);
+      }
+    }
+
+    app.decorate('partnerAuth', (scope?: ApiKeyScope) => {
+      const hook = async (request: FastifyRequest, reply: FastifyReply) => authenticate(request, reply, scope);
+      partnerAuthHooks.add(hook);
+      return hook;
+    });
+
+    // Partner checks come before input validation and body parsing (decisions §5): move them from
+    // preHandler, where routes naturally declare them, to the front of onRequest.
+    app.addHook('onRoute', (route: RouteOptions) => {
+      const preHandlers = asArray(route.preHandler);
+      const auth = preHandlers.filter((h) => partnerAuthHooks.has(h));
+      if (auth.length === 0) return;
+      route.preHandler = preHandlers.filter((h) => !partnerAuthHooks.has(h));
+      route.onRequest = [...(auth as unknown as onRequestHookHandler[]), ...asArray(route.onRequest)];
+    });
+
+    // Every partner request made with an identifiable key counts, whatever its outcome (429 included).
+    // (A callback hook, not an async one: no promise per request on the hot path.)
+    app.addHook('onResponse', (request, reply, done) => {
+      if (request.apiKey) usage.record(request.apiKey.id, reply.statusCode);
+      done();
+    });
+  },
+  { name: 'api-key-auth', dependencies: ['context'] },
+);

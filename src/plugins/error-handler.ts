@@ -1,0 +1,77 @@
+/**
+ * One place turns every failure into the envelope `{ statusCode, code, message, details? }`: domain
+ * errors (AppError), schema validation failures, Fastify's own request errors, unknown routes, and
+ * anything unexpected (500 ERR_INTERNAL with nothing internal in the body; the stack goes to the log).
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError, type ErrorDetails } from '../errors.js';
+import type { ErrorEnvelope } from '../shared/schemas.js';
+import { validationDetails } from './validation.js';
+
+const MIB = 1024 * 1024;
+
+function fromFastifyError(err: FastifyError): AppError | null {
+  if (err.validation) {
+    const details = validationDetails(err.validation as never, err.validationContext);
+    const first = details[0];
+    const message = first ? `${first.field} ${first.messages[0]}` : 'Invalid request';
+    return new AppError('ERR_VALIDATION', message, details);
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('ERR_BAD_REQUEST', `Request body is larger than ${MIB} bytes (1 MiB)`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('ERR_BAD_REQUEST', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('ERR_BAD_REQUEST', 'Request body is not valid JSON');
+  }
+  if (err instanceof SyntaxError) return new AppError('ERR_BAD_REQUEST', 'Request body is not valid JSON');
+  const status = err.statusCode ?? 500;
+  if (status === 404) return new AppError('ERR_NOT_FOUND', 'Not found');
+  if (status >= 400 && status < 500) return new AppError('ERR_BAD_REQUEST', 'Bad request');
+  return null;
+}
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err && typeof err === 'object' && ('code' in err || 'validation' in err || 'statusCode' in err)) {
+    const mapped = fromFastifyError(err as FastifyError);
+    if (mapped) return mapped;
+  }
+  return new AppError('ERR_INTERNAL', 'Internal server error');
+}
+
+export function envelope(err: AppError): ErrorEnvelope {
+  const body: ErrorEnvelope & { details?: ErrorDetails } = {
+    statusCode: err.statusCode,
+    code: err.code,
+    message: err.message,
+  };
+  if (err.details !== undefined) body.details = err.details;
+  return body;
+}
+
+export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.headers) reply.headers(err.headers);
+  return reply.status(err.statusCode).type('application/json; charset=utf-8').send(envelope(err));
+}
+
+export const errorHandlerPlugin = fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+      const appError = toAppError(err);
+      if (appError.statusCode >= 500) {
+        request.log.error({ err }, appError.code === 'ERR_INTERNAL' ? 'unexpected error' : appError.message);
+      } else {
+        request.log.info({ errorCode: appError.code }, appError.message);
+      }
+      return sendError(reply, appError);
+    });
+    app.setNotFoundHandler((request, reply) => {
+      return sendError(reply, new AppError('ERR_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+    });
+  },
+  { name: 'error-handler' },
+);

@@ -1,0 +1,43 @@
+/**
+ * Records every route's method, path and schema as it is registered, so the OpenAPI document can be
+ * generated from the very schemas that validate requests and serialise responses.
+ */
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import fp from 'fastify-plugin';
+
+export interface CatalogRoute {
+  method: string;
+  url: string;
+  schema: FastifySchema & Record<string, unknown>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeCatalog: CatalogRoute[];
+  }
+  /** Documentation fields of a route schema, read by the OpenAPI generator. */
+  interface FastifySchema {
+    /** Leave the route out of every OpenAPI document (health checks, test hooks, static files). */
+    hide?: boolean;
+    summary?: string;
+    description?: string;
+    tags?: string[];
+    operationId?: string;
+    deprecated?: boolean;
+  }
+}
+
+export const routeCatalogPlugin = fp(
+  async (app: FastifyInstance) => {
+    const catalog: CatalogRoute[] = [];
+    app.decorate('routeCatalog', catalog);
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      for (const method of methods) {
+        if (method === 'HEAD' || !route.schema) continue;
+        catalog.push({ method, url: route.url, schema: route.schema as CatalogRoute['schema'] });
+      }
+    });
+  },
+  { name: 'route-catalog' },
+);

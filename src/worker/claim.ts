@@ -1,0 +1,156 @@
+/**
+ * Claiming due deliveries. webhook_deliveries is the queue: a row is due when it is PENDING or FAILED,
+ * its next_attempt_at has come, its lease is free (never taken, released, or expired) and its webhook
+ * is active (a disabled webhook's retries wait until it is switched on again).
+ *
+ * Why it is safe with any number of workers:
+ *  - Candidates are locked with FOR UPDATE SKIP LOCKED, so two workers claiming at once take disjoint
+ *    rows and never wait for each other.
+ *  - A claim writes a lease (locked_until = now + lease, longer than the attempt timeout) and a fresh
+ *    lease token, then commits before any HTTP happens: no transaction is held open across the network.
+ *  - The result of an attempt is written only while the row still carries that token
+ *    (worker/record.ts). A worker killed mid-attempt leaves a lease that simply expires; the row is then
+ *    due again and another worker retries it. A worker that was merely slow and lost its lease cannot
+ *    overwrite what the new owner recorded.
+ *
+ * Per-endpoint fairness: at most `perWebhookLimit` rows of one webhook are leased at a time, across all
+ * workers. Webhooks already at the cap are excluded from the scan (so a slow endpoint with a deep backlog
+ * cannot fill every scan and starve the others), and the webhook rows are locked FOR NO KEY UPDATE
+ * SKIP LOCKED while counting, so two workers never both top up the same webhook past the cap (the second
+ * skips that webhook this round). That lock does not conflict with the foreign-key checks of the fan-out
+ * inserting new deliveries.
+ *
+ * Cost: a claim is one transaction of two statements (candidates + locks; count + pick + lease), plus
+ * an indexed probe when the worker has no reason to think anything is due. It takes as many rows as
+ * the worker has free slots, so under load one claim starts a whole wave of attempts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/db.js';
+import type { WebhookDeliveryStatus } from '../shared/schemas.js';
+
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  partnerId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  status: WebhookDeliveryStatus;
+  /** Attempts made before this one. */
+  attempts: number;
+  url: string;
+  secretCiphertext: string;
+  leaseToken: string;
+}
+
+export interface ClaimOptions {
+  nowMs: number;
+  leaseMs: number;
+  /** How many rows this worker can start now. */
+  limit: number;
+  perWebhookLimit: number;
+  /** Look for due work with a cheap read first (default); skip it when the last claim found work. */
+  probe?: boolean;
+}
+
+export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  if (options.limit <= 0) return [];
+  const now = new Date(options.nowMs);
+  if (options.probe !== false) {
+    // Most polls find nothing due: one indexed probe instead of a transaction.
+    const due = await db.query(
+      `SELECT 1 FROM webhook_deliveries d
+        WHERE d.status IN ('PENDING', 'FAILED') AND d.next_attempt_at <= $1 AND (d.locked_until IS NULL OR d.locked_until <= $1)
+          AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.is_active)
+        LIMIT 1`,
+      [now],
+    );
+    if (due.length === 0) return [];
+  }
+  const leaseToken = randomUUID();
+  return db.tx(async (q) => {
+    // 1. Candidates, oldest due first, and their webhooks, both locked without waiting. The NOT IN
+    //    prefilter (webhooks already at the cap) reads this statement's snapshot and only saves work;
+    //    the cap itself is enforced by step 2, under the webhook locks.
+    const candidates = await q.query<{ id: string; webhook_id: string }>(
+      `SELECT d.id, d.webhook_id
+         FROM webhook_deliveries d
+         JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.status IN ('PENDING', 'FAILED')
+          AND d.next_attempt_at <= $1
+          AND (d.locked_until IS NULL OR d.locked_until <= $1)
+          AND w.is_active
+          AND d.webhook_id NOT IN (
+                SELECT l.webhook_id FROM webhook_deliveries l
+                 WHERE l.locked_until > $1
+                 GROUP BY l.webhook_id HAVING count(*) >= $3)
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT $2
+        FOR UPDATE OF d SKIP LOCKED
+        FOR NO KEY UPDATE OF w SKIP LOCKED`,
+      [now, Math.max(options.limit * 2, 50), options.perWebhookLimit],
+    );
+    if (candidates.length === 0) return [];
+
+    // 2. Count what is in flight per webhook, pick up to the cap, lease: one statement. Its snapshot is
+    //    taken after step 1 holds the webhook locks, so it sees every lease another worker committed
+    //    for these webhooks; a worker still claiming one of them holds its lock and was skipped in 1.
+    const rows = await q.query<{
+      ord: number;
+      id: string;
+      webhook_id: string;
+      partner_id: string;
+      event_id: string;
+      event_type: string;
+      body: string;
+      status: WebhookDeliveryStatus;
+      attempts: number;
+      url: string;
+      secret_ciphertext: string;
+    }>(
+      `WITH cand AS (
+         SELECT c.id, c.wid, c.ord,
+                row_number() OVER (PARTITION BY c.wid ORDER BY c.ord) AS k
+           FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, wid, ord)
+       ), busy AS (
+         SELECT l.webhook_id, count(*)::int AS n FROM webhook_deliveries l
+          WHERE l.webhook_id IN (SELECT wid FROM cand) AND l.locked_until > $3
+          GROUP BY l.webhook_id
+       ), picked AS (
+         SELECT cand.id, cand.ord FROM cand LEFT JOIN busy ON busy.webhook_id = cand.wid
+          WHERE cand.k + coalesce(busy.n, 0) <= $4
+          ORDER BY cand.ord
+          LIMIT $5
+       )
+       UPDATE webhook_deliveries d SET locked_until = $6, lease_token = $7
+         FROM picked, webhooks w
+        WHERE d.id = picked.id AND w.id = d.webhook_id
+        RETURNING picked.ord::int AS ord, d.id, d.webhook_id, d.partner_id, d.event_id, d.event_type, d.body, d.status,
+                  d.attempts, w.url, w.secret_ciphertext`,
+      [
+        candidates.map((c) => c.id),
+        candidates.map((c) => c.webhook_id),
+        now,
+        options.perWebhookLimit,
+        options.limit,
+        new Date(options.nowMs + options.leaseMs),
+        leaseToken,
+      ],
+    );
+    // Oldest due first, as claimed.
+    rows.sort((a, b) => a.ord - b.ord);
+    return rows.map((r) => ({
+      id: r.id,
+      webhookId: r.webhook_id,
+      partnerId: r.partner_id,
+      eventId: r.event_id,
+      eventType: r.event_type,
+      body: r.body,
+      status: r.status,
+      attempts: r.attempts,
+      url: r.url,
+      secretCiphertext: r.secret_ciphertext,
+      leaseToken,
+    }));
+  });
+}

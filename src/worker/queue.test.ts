@@ -1,0 +1,399 @@
+/**
+ * The queue's guarantees: several workers (in one process, or in two processes on one PostgreSQL
+ * server) never send a delivery twice; a worker that dies mid-attempt leaves its row to be retried
+ * once the lease expires; a worker that lost its lease cannot overwrite the outcome; stop() is
+ * graceful and bounded; retention purges.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../test/factories.js';
+import { createSecondApp, createTestApp, type TestApp } from '../../test/harness.js';
+import { WebhookReceiver } from '../../test/webhook-receiver.js';
+import { createWebhookVia, devAuth, waitFor, waitForDeliveries } from '../modules/webhooks/webhooks.test-helpers.js';
+import { newId } from '../shared/ids.js';
+import { claimDueDeliveries } from './claim.js';
+import { purgeExpired } from './purge.js';
+import { OutcomeWriter } from './record.js';
+import { startWorker } from './worker.js';
+
+const DAY_MS = 86_400_000;
+
+let t: TestApp;
+let receiver: WebhookReceiver;
+let pathSeq = 0;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  receiver = await WebhookReceiver.start();
+});
+afterAll(async () => {
+  await receiver.close();
+  await t.close();
+});
+
+async function setup(app: TestApp = t): Promise<{ partner: TestPartner; key: TestKey; hookId: string; path: string }> {
+  const partner = await createPartner(app.ctx);
+  const key = await createKey(app.ctx, partner.id);
+  const path = `/q-${++pathSeq}`;
+  const hook = await createWebhookVia(app, await devAuth(app, partner), {
+    apiKeyId: key.id,
+    url: receiver.url(path),
+    events: ['order.placed'],
+  });
+  return { partner, key, hookId: hook.id, path };
+}
+
+async function ping(app: TestApp, partner: TestPartner, webhookId: string): Promise<string> {
+  const res = await app.live.inject({
+    method: 'POST',
+    url: `/v1/developer/webhooks/${webhookId}/test`,
+    headers: await devAuth(app, partner),
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().id;
+}
+
+async function deliveryRow(id: string) {
+  const [row] = await t.ctx.db.query<{ status: string; attempts: number; status_code: number | null; locked_until: Date | null }>(
+    'SELECT status, attempts, status_code, locked_until FROM webhook_deliveries WHERE id = $1',
+    [id],
+  );
+  return row;
+}
+
+function deliveryIdsReceived(path: string): string[] {
+  return receiver.requestsTo(path).map((r) => String(r.headers['x-partner-delivery']));
+}
+
+describe('several workers', () => {
+  it('two workers on one app never send a delivery twice', async () => {
+    const hooks = await Promise.all([setup(), setup(), setup()]);
+    const a = startWorker(t.ctx, { concurrency: 3, pollIntervalMs: 20 });
+    const b = startWorker(t.ctx, { concurrency: 3, pollIntervalMs: 20 });
+    try {
+      for (const h of hooks) receiver.on(h.path, { delayMs: 15 });
+      const queued: string[] = [];
+      for (let i = 0; i < 12; i++) for (const h of hooks) queued.push(await ping(t, h.partner, h.hookId));
+      for (const h of hooks) {
+        await waitForDeliveries(
+          t,
+          h.partner,
+          h.hookId,
+          (items) => items.length === 12 && items.every((d) => d.status === 'DELIVERED'),
+          15_000,
+        );
+      }
+      const received = hooks.flatMap((h) => deliveryIdsReceived(h.path));
+      expect(received.sort()).toEqual([...queued].sort());
+      expect(new Set(received).size).toBe(36);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('a delivery claimed by a worker that died is retried once its lease expires, not before', async () => {
+    const h = await setup();
+    const id = await ping(t, h.partner, h.hookId);
+    // The "dead" worker: it claimed the row (a 60 s lease) and never came back.
+    const [claimed] = await claimDueDeliveries(t.ctx.db, {
+      nowMs: t.clock.nowMs(),
+      leaseMs: 60_000,
+      limit: 10,
+      perWebhookLimit: 4,
+    });
+    expect(claimed.id).toBe(id);
+    const survivor = startWorker(t.ctx, { pollIntervalMs: 20 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(receiver.requestsTo(h.path)).toEqual([]);
+      expect(await deliveryRow(id)).toMatchObject({ status: 'PENDING', attempts: 0 });
+      t.clock.advance(61);
+      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      expect(deliveryIdsReceived(h.path)).toEqual([id]);
+      expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200, locked_until: null });
+    } finally {
+      await survivor.stop();
+    }
+  });
+
+  it('an attempt that outlived its lease cannot overwrite the outcome of the worker that took over', async () => {
+    const h = await setup();
+    receiver.on(h.path, (_req, index) => (index === 0 ? { hang: true } : { status: 200 }));
+    const a = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 11_000, pollIntervalMs: 20, stopTimeoutMs: 10_000 });
+    const b = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 11_000, pollIntervalMs: 20 });
+    try {
+      const id = await ping(t, h.partner, h.hookId);
+      await waitFor(() => receiver.hungCount(h.path) === 1);
+      t.clock.advance(12); // the first lease has expired
+      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      receiver.releaseHung(500, h.path); // the first attempt now "fails", too late
+      await waitFor(() => receiver.hungCount(h.path) === 0);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200 });
+      expect(deliveryIdsReceived(h.path)).toEqual([id, id]);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});
+
+describe('changes while an attempt is in flight', () => {
+  it('a redeliver takes the row over: the attempt in flight cannot record its outcome', async () => {
+    const h = await setup();
+    receiver.on(h.path, (_req, index) => (index === 0 ? { hang: true } : { status: 200 }));
+    const worker = startWorker(t.ctx, { pollIntervalMs: 20 });
+    try {
+      const id = await ping(t, h.partner, h.hookId);
+      await waitFor(() => receiver.hungCount(h.path) === 1);
+      const res = await t.live.inject({
+        method: 'POST',
+        url: `/v1/developer/deliveries/${id}/redeliver`,
+        headers: await devAuth(t, h.partner),
+      });
+      expect(res.statusCode).toBe(200);
+      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      receiver.releaseHung(500, h.path);
+      await waitFor(() => receiver.hungCount(h.path) === 0);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200 });
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('deleting a webhook during an attempt removes it and its log; the attempt records nothing', async () => {
+    const h = await setup();
+    receiver.on(h.path, { hang: true });
+    const worker = startWorker(t.ctx, { pollIntervalMs: 20 });
+    try {
+      const id = await ping(t, h.partner, h.hookId);
+      await waitFor(() => receiver.hungCount(h.path) === 1);
+      const res = await t.live.inject({
+        method: 'DELETE',
+        url: `/v1/developer/webhooks/${h.hookId}`,
+        headers: await devAuth(t, h.partner),
+      });
+      expect(res.statusCode).toBe(204);
+      receiver.releaseHung(200, h.path);
+      await waitFor(() => receiver.hungCount(h.path) === 0);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(await deliveryRow(id)).toBeUndefined();
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('outcomes written in batches', () => {
+  it('outcomes finishing together are written as one batch; each is fenced by its own lease and a delivery resets the streak', async () => {
+    const h = await setup();
+    const ids = [await ping(t, h.partner, h.hookId), await ping(t, h.partner, h.hookId), await ping(t, h.partner, h.hookId)];
+    await t.ctx.db.query('UPDATE webhooks SET consecutive_failures = 7 WHERE id = $1', [h.hookId]);
+    const claimed = await claimDueDeliveries(t.ctx.db, {
+      nowMs: t.clock.nowMs(),
+      leaseMs: 60_000,
+      limit: 10,
+      perWebhookLimit: 4,
+    });
+    expect(claimed.map((c) => c.id).sort()).toEqual([...ids].sort());
+    const [a, b, c] = claimed;
+    const writer = new OutcomeWriter(t.ctx.db);
+    const now = t.clock.nowMs();
+    const [ra, rb, rc] = await Promise.all([
+      writer.record({ claimed: a, statusCode: 204, error: null, atMs: now }),
+      writer.record({ claimed: b, statusCode: 503, error: 'HTTP 503', atMs: now }),
+      // A lease this attempt no longer holds (taken over, or redelivered): its outcome is dropped.
+      writer.record({ claimed: { ...c, leaseToken: newId() }, statusCode: 204, error: null, atMs: now }),
+    ]);
+    expect(ra?.delivery).toMatchObject({ id: a.id, status: 'DELIVERED', attempts: 1, status_code: 204, last_error: null });
+    expect(ra?.delivery.delivered_at?.getTime()).toBe(now);
+    expect(rb?.delivery).toMatchObject({ id: b.id, status: 'FAILED', attempts: 1, status_code: 503, last_error: 'HTTP 503' });
+    expect(rb?.delivery.next_attempt_at?.getTime()).toBe(now + 60_000);
+    expect(rc).toBeNull();
+    expect(await deliveryRow(c.id)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    const [hook] = await t.ctx.db.query<{ consecutive_failures: number }>(
+      'SELECT consecutive_failures FROM webhooks WHERE id = $1',
+      [h.hookId],
+    );
+    expect(hook.consecutive_failures).toBe(0);
+  });
+});
+
+describe('stopping', () => {
+  it('stop() lets an attempt in flight finish and record its outcome', async () => {
+    const h = await setup();
+    receiver.on(h.path, { delayMs: 300 });
+    const worker = startWorker(t.ctx, { pollIntervalMs: 20 });
+    const id = await ping(t, h.partner, h.hookId);
+    await waitFor(() => receiver.inFlightOn(h.path) === 1);
+    await worker.stop();
+    expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, locked_until: null });
+  });
+
+  it('stop() cuts short what outlasts its grace and hands the row back for another worker at once', async () => {
+    const h = await setup();
+    receiver.on(h.path, { hang: true });
+    const worker = startWorker(t.ctx, { pollIntervalMs: 20, stopTimeoutMs: 100 });
+    const id = await ping(t, h.partner, h.hookId);
+    await waitFor(() => receiver.hungCount(h.path) === 1);
+    const started = Date.now();
+    await worker.stop();
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(await deliveryRow(id)).toMatchObject({ status: 'PENDING', attempts: 0, locked_until: null });
+
+    receiver.on(h.path, { status: 200 });
+    const next = startWorker(t.ctx, { pollIntervalMs: 20 });
+    try {
+      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+    } finally {
+      await next.stop();
+    }
+  });
+});
+
+describe('retention', () => {
+  async function insertDelivery(
+    h: { partner: TestPartner; hookId: string },
+    status: string,
+    createdAt: Date,
+    updatedAt = createdAt,
+  ) {
+    const id = newId();
+    await t.ctx.db.query(
+      `INSERT INTO webhook_deliveries (id, webhook_id, partner_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'order.placed', '{}', $5, 1, $6, $7, $8)`,
+      [
+        id,
+        h.hookId,
+        h.partner.id,
+        `evt_${id}`,
+        status,
+        status === 'FAILED' ? new Date(t.clock.nowMs() + 3_600_000) : null,
+        createdAt,
+        updatedAt,
+      ],
+    );
+    return id;
+  }
+  async function insertOutbox(createdAt: Date, processed: boolean) {
+    const eventId = `evt_${newId()}`;
+    await t.ctx.db.query(
+      `INSERT INTO outbox (event_id, type, environment, data, created_at, processed_at) VALUES ($1, 'order.placed', 'LIVE', '{}', $2, $3)`,
+      [eventId, createdAt, processed ? createdAt : null],
+    );
+    return eventId;
+  }
+  async function exists(table: 'webhook_deliveries' | 'outbox', column: string, value: string) {
+    return (await t.ctx.db.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [value])).length === 1;
+  }
+
+  it('purges deliveries and processed outbox rows older than 35 days, and nothing else', async () => {
+    const h = await setup();
+    const now = t.clock.nowMs();
+    const oldDelivered = await insertDelivery(h, 'DELIVERED', new Date(now - 36 * DAY_MS));
+    const oldDead = await insertDelivery(h, 'DEAD', new Date(now - 40 * DAY_MS));
+    const oldButRedelivered = await insertDelivery(h, 'FAILED', new Date(now - 36 * DAY_MS), new Date(now - DAY_MS));
+    const young = await insertDelivery(h, 'DELIVERED', new Date(now - 34 * DAY_MS));
+    const oldProcessed = await insertOutbox(new Date(now - 36 * DAY_MS), true);
+    const youngProcessed = await insertOutbox(new Date(now - 34 * DAY_MS), true);
+
+    const result = await purgeExpired(t.ctx);
+    expect(result.deliveries).toBeGreaterThanOrEqual(2);
+    expect(result.outbox).toBeGreaterThanOrEqual(1);
+    expect(await exists('webhook_deliveries', 'id', oldDelivered)).toBe(false);
+    expect(await exists('webhook_deliveries', 'id', oldDead)).toBe(false);
+    expect(await exists('webhook_deliveries', 'id', oldButRedelivered)).toBe(true);
+    expect(await exists('webhook_deliveries', 'id', young)).toBe(true);
+    expect(await exists('outbox', 'event_id', oldProcessed)).toBe(false);
+    expect(await exists('outbox', 'event_id', youngProcessed)).toBe(true);
+    expect(await purgeExpired(t.ctx)).toEqual({ deliveries: 0, outbox: 0 });
+  });
+
+  it("also runs the other domains' retention: usage counters past 35 days, idempotency keys past 24 h", async () => {
+    const h = await setup();
+    const now = t.clock.nowMs();
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    await t.ctx.db.query('INSERT INTO api_key_usage (api_key_id, day, requests) VALUES ($1, $2, 5), ($1, $3, 7)', [
+      h.key.id,
+      day(now - 40 * DAY_MS),
+      day(now - DAY_MS),
+    ]);
+    await t.ctx.db.query(
+      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
+       VALUES ($1, 'old', 'h', 201, '{}', $2), ($1, 'fresh', 'h', 201, '{}', $3)`,
+      [h.key.id, new Date(now - 2 * DAY_MS), new Date(now - 60_000)],
+    );
+    await purgeExpired(t.ctx);
+    const usage = await t.ctx.db.query<{ requests: number }>('SELECT requests FROM api_key_usage WHERE api_key_id = $1', [
+      h.key.id,
+    ]);
+    expect(usage.map((u) => u.requests)).toEqual([7]);
+    const keys = await t.ctx.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE api_key_id = $1', [h.key.id]);
+    expect(keys.map((k) => k.key)).toEqual(['fresh']);
+  });
+
+  it('the worker purges by itself once the clock has moved 35 days on', async () => {
+    const h = await setup();
+    const id = await insertDelivery(h, 'DELIVERED', t.clock.now());
+    const worker = startWorker(t.ctx, { pollIntervalMs: 50 });
+    try {
+      t.clock.advance(35 * 86_400 + 60);
+      await waitFor(async () => !(await exists('webhook_deliveries', 'id', id)));
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('two processes on one PostgreSQL server', () => {
+  let second: TestApp;
+  beforeAll(async () => {
+    second = await createSecondApp(t);
+    // The second "process" has its own test clock; bring it to where this file has moved the first.
+    second.clock.advance(Math.max(0, t.clock.nowMs() - second.clock.nowMs()) / 1000);
+  });
+  afterAll(async () => {
+    await second?.close();
+  });
+
+  it('workers in two processes never send a delivery twice', async () => {
+    const hooks = await Promise.all([setup(), setup()]);
+    const a = startWorker(t.ctx, { concurrency: 3, pollIntervalMs: 20 });
+    const b = startWorker(second.ctx, { concurrency: 3, pollIntervalMs: 20 });
+    try {
+      for (const h of hooks) receiver.on(h.path, { delayMs: 10 });
+      const queued: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        queued.push(await ping(t, hooks[0].partner, hooks[0].hookId));
+        queued.push(await ping(second, hooks[1].partner, hooks[1].hookId));
+      }
+      for (const h of hooks) {
+        await waitForDeliveries(
+          t,
+          h.partner,
+          h.hookId,
+          (items) => items.length === 10 && items.every((d) => d.status === 'DELIVERED'),
+          15_000,
+        );
+      }
+      const received = hooks.flatMap((h) => deliveryIdsReceived(h.path));
+      expect(received.sort()).toEqual([...queued].sort());
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('a ping queued by one process is sent by the worker of another at once (LISTEN/NOTIFY, not the poll)', async () => {
+    const h = await setup();
+    // The only worker polls once a minute: only NOTIFY can make it act quickly.
+    const worker = startWorker(second.ctx, { pollIntervalMs: 60_000 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // LISTEN established
+      const started = Date.now();
+      await ping(t, h.partner, h.hookId);
+      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      expect(Date.now() - started).toBeLessThan(10_000); // the poll alone would take 60 s
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * The background worker: outbox fan-out, webhook delivery attempts, retention purges.
+ *
+ *   outbox ──fan-out──▶ webhook_deliveries (PENDING) ──claim + lease──▶ POST ──▶ DELIVERED / FAILED / DEAD
+ *
+ * Any number of workers (in one process or many) can run against one database: fan-out and claims use
+ * FOR UPDATE SKIP LOCKED, results are fenced by lease tokens (see claim.ts and record.ts). Work starts
+ * within milliseconds of being queued (in-process events, LISTEN/NOTIFY on a server) and a short poll
+ * catches everything else (retries coming due, another process without NOTIFY, a lost connection).
+ */
+import type { AppContext } from '../context.js';
+import { attemptDelivery } from './attempt.js';
+import { claimDueDeliveries } from './claim.js';
+import { fanOutBatch } from './fanout.js';
+import { Pump } from './pump.js';
+import { purgeExpired } from './purge.js';
+import { OutcomeWriter } from './record.js';
+import { createDeliveryAgent, type DeliveryAgentOptions } from './ssrf-guard.js';
+import { subscribeWakeups } from './wakeups.js';
+
+export interface Worker {
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  /** Whole-attempt timeout (connect, headers, body). */
+  attemptTimeoutMs: number;
+  /** How long a claim holds a row; must exceed the attempt timeout so a live attempt never loses it. */
+  leaseMs: number;
+  /** Attempts in flight in this worker at most. */
+  concurrency: number;
+  /** Attempts in flight per webhook at most, across all workers. */
+  perWebhookConcurrency: number;
+  pollIntervalMs: number;
+  fanoutBatchSize: number;
+  purgeIntervalMs: number;
+  /** stop() waits this long for attempts in flight before cutting them short. */
+  stopTimeoutMs: number;
+  /** Replaces the system DNS resolver of the delivery agent (tests of the SSRF guard). */
+  lookup?: DeliveryAgentOptions['lookup'];
+}
+
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
+  attemptTimeoutMs: 10_000,
+  leaseMs: 60_000,
+  concurrency: 64,
+  perWebhookConcurrency: 8,
+  pollIntervalMs: 400,
+  fanoutBatchSize: 100,
+  purgeIntervalMs: 15 * 60_000,
+  stopTimeoutMs: 5_000,
+};
+
+/** How long a freed slot may wait for others before it is refilled (see the wave refill below). */
+const REFILL_DELAY_MS = 10;
+
+export function startWorker(ctx: AppContext, overrides: Partial<WorkerOptions> = {}): Worker {
+  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, ...overrides };
+  if (options.leaseMs <= options.attemptTimeoutMs) {
+    throw new RangeError('worker leaseMs must be longer than attemptTimeoutMs');
+  }
+  const log = ctx.log.child({ component: 'worker' });
+  const dispatcher = createDeliveryAgent({
+    production: ctx.config.isProduction,
+    connectTimeoutMs: options.attemptTimeoutMs,
+    lookup: options.lookup,
+  });
+  // `closing`: no new claims or batches; `stopping`: attempts still running are cut short.
+  let closing = false;
+  const stopping = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  const outcomes = new OutcomeWriter(ctx.db);
+  // Whether the last claim found work: then the next one skips the "anything due?" probe.
+  let busy = false;
+  // Refill in waves: after a claim, the next one waits until half of what was then in flight has
+  // finished, or REFILL_DELAY_MS has passed since the first of them finished (any other wake-up, the
+  // poll included, still claims at once). One claim per completion costs a transaction per delivery;
+  // a wave costs one per dozens, and the delay bounds what a slow endpoint's attempts can hold back.
+  let inFlightAtClaim = 0;
+  let doneSinceClaim = 0;
+  let refillTimer: NodeJS.Timeout | null = null;
+  const refill = () => {
+    if (refillTimer) clearTimeout(refillTimer);
+    refillTimer = null;
+    deliveries.trigger();
+  };
+
+  const deliveries = new Pump(
+    async () => {
+      while (!closing) {
+        const free = options.concurrency - inFlight.size;
+        if (free <= 0) return;
+        const claimed = await claimDueDeliveries(ctx.db, {
+          nowMs: ctx.clock.nowMs(),
+          leaseMs: options.leaseMs,
+          limit: free,
+          perWebhookLimit: options.perWebhookConcurrency,
+          probe: !busy,
+        });
+        busy = claimed.length > 0;
+        for (const c of claimed) {
+          const attempt = attemptDelivery(
+            { ctx, dispatcher, timeoutMs: options.attemptTimeoutMs, signal: stopping.signal, outcomes },
+            c,
+          )
+            .catch((err) => log.error({ err, deliveryId: c.id }, 'delivery attempt failed unexpectedly'))
+            .finally(() => {
+              inFlight.delete(attempt);
+              // A slot (and possibly the webhook's cap) is free again.
+              doneSinceClaim++;
+              if (doneSinceClaim * 2 >= inFlightAtClaim) refill();
+              else refillTimer ??= setTimeout(refill, REFILL_DELAY_MS);
+            });
+          inFlight.add(attempt);
+        }
+        inFlightAtClaim = inFlight.size;
+        doneSinceClaim = 0;
+        if (claimed.length < free) return;
+      }
+    },
+    (err) => log.warn({ err }, 'claiming deliveries failed'),
+  );
+
+  const fanout = new Pump(
+    async () => {
+      while (!closing) {
+        const { processed, queued } = await fanOutBatch(ctx, options.fanoutBatchSize);
+        if (queued > 0) deliveries.trigger();
+        if (processed < options.fanoutBatchSize) return;
+      }
+    },
+    (err) => log.warn({ err }, 'outbox fan-out failed'),
+  );
+
+  const purge = new Pump(
+    async () => {
+      const purged = await purgeExpired(ctx);
+      if (purged.deliveries || purged.outbox) log.info(purged, 'purged expired webhook data');
+    },
+    (err) => log.warn({ err }, 'retention purge failed'),
+  );
+
+  const unsubscribe = subscribeWakeups(ctx, {
+    outbox: fanout.trigger,
+    deliveries: deliveries.trigger,
+    clock: () => {
+      fanout.trigger();
+      deliveries.trigger();
+      purge.trigger();
+    },
+  });
+  const pollTimer = setInterval(() => {
+    fanout.trigger();
+    deliveries.trigger();
+  }, options.pollIntervalMs);
+  pollTimer.unref();
+  const purgeTimer = setInterval(purge.trigger, options.purgeIntervalMs);
+  purgeTimer.unref();
+  fanout.trigger();
+  deliveries.trigger();
+  purge.trigger();
+
+  let stopped: Promise<void> | null = null;
+  return {
+    stop() {
+      stopped ??= (async () => {
+        closing = true;
+        clearInterval(pollTimer);
+        if (refillTimer) clearTimeout(refillTimer);
+        clearInterval(purgeTimer);
+        await unsubscribe();
+        // No new claims; finish what is running.
+        await Promise.all([fanout.stop(), deliveries.stop(), purge.stop()]);
+        if (inFlight.size > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            Promise.allSettled([...inFlight]),
+            new Promise((resolve) => {
+              timer = setTimeout(resolve, options.stopTimeoutMs);
+            }),
+          ]);
+          clearTimeout(timer);
+        }
+        // Whatever still runs is cut short; its lease is given back so another worker retries it.
+        stopping.abort();
+        await Promise.allSettled([...inFlight]);
+        await dispatcher.close().catch(() => dispatcher.destroy());
+      })();
+      return stopped;
+    },
+  };
+}

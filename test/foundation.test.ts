@@ -1,0 +1,344 @@
+import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
+import Type from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { createContext } from '../src/context.js';
+import { createLogger } from '../src/logger.js';
+import { LocalizedText } from '../src/shared/schemas.js';
+import { createTestApp, freshDatabase, type TestApp, testConfig } from './harness.js';
+
+const Envelope = { statusCode: expect.any(Number), code: expect.any(String), message: expect.any(String) };
+
+describe('error envelope', () => {
+  let t: TestApp;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    // A probe app with test-only routes: a nested body schema and a handler that fails unexpectedly.
+    app = await buildApp(t.ctx, 'LIVE');
+    app.post(
+      '/__probe/echo',
+      {
+        schema: {
+          body: Type.Object(
+            {
+              name: Type.String({ minLength: 2 }),
+              items: Type.Array(
+                Type.Object({ name: LocalizedText, qty: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+        },
+      },
+      async (request) => request.body,
+    );
+    app.get('/__probe/boom', async () => {
+      throw new Error('secret internal detail at /srv/app/db.ts:42');
+    });
+    app.get('/__probe/db', async () => t.ctx.db.query('SELECT 1 AS one'));
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app.close();
+    await t.close();
+  });
+
+  it('answers an unknown route with 404 ERR_NOT_FOUND in the envelope', async () => {
+    const res = await app.inject({ method: 'GET', url: '/v1/nothing-here' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ ...Envelope, statusCode: 404, code: 'ERR_NOT_FOUND' });
+  });
+
+  it('answers a malformed URL with 400 ERR_BAD_REQUEST and an over-long path parameter with 404 ERR_NOT_FOUND', async () => {
+    const bad = await app.inject({ method: 'GET', url: '/v1/developer/keys/%zz' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ ...Envelope, statusCode: 400, code: 'ERR_BAD_REQUEST' });
+    const long = await app.inject({ method: 'GET', url: `/v1/developer/keys/${'a'.repeat(3000)}` });
+    expect(long.statusCode).toBe(404);
+    expect(long.json()).toEqual({ ...Envelope, statusCode: 404, code: 'ERR_NOT_FOUND' });
+    // Up to 1 KiB a parameter still reaches its route (and its authentication).
+    const routed = await app.inject({ method: 'GET', url: `/v1/partner/orders/${'A'.repeat(500)}` });
+    expect(routed.statusCode).toBe(401);
+    expect(routed.json().code).toBe('ERR_API_KEY_INVALID');
+  });
+
+  it('names nested fields with dotted paths in ERR_VALIDATION details', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      payload: {
+        name: 'ok',
+        items: [
+          { name: { az: 'a', ru: 'b', en: 'c' }, qty: 1 },
+          { name: { az: 'a', ru: 'b' }, qty: 0 },
+        ],
+      },
+    });
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body).toMatchObject({ statusCode: 400, code: 'ERR_VALIDATION' });
+    const fields = body.details.map((d: { field: string }) => d.field).sort();
+    expect(fields).toEqual(['items.1.name.en', 'items.1.qty']);
+    for (const d of body.details) expect(d.messages.length).toBeGreaterThan(0);
+  });
+
+  it('rejects an unknown body field by name', async () => {
+    const res = await app.inject({ method: 'POST', url: '/__probe/echo', payload: { name: 'ok', items: [], extra: 1 } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'ERR_VALIDATION', details: [{ field: 'extra', messages: ['is not allowed'] }] });
+  });
+
+  it('does not coerce body types', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      payload: { name: 'ok', items: [{ name: { az: 'a', ru: 'b', en: 'c' }, qty: '1' }] },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().details).toEqual([{ field: 'items.0.qty', messages: ['must be integer'] }]);
+  });
+
+  it('answers malformed JSON with 400 ERR_BAD_REQUEST', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name": "ok",',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ ...Envelope, statusCode: 400, code: 'ERR_BAD_REQUEST' });
+  });
+
+  it('answers a wrong content type with 400 ERR_BAD_REQUEST', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusCode: 400, code: 'ERR_BAD_REQUEST' });
+  });
+
+  it('answers a body over 1 MiB with 400 ERR_BAD_REQUEST', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024), items: [] }),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusCode: 400, code: 'ERR_BAD_REQUEST' });
+  });
+
+  it('refuses prototype-poisoning JSON with 400 ERR_BAD_REQUEST', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"ok","items":[],"__proto__":{"admin":true}}',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe('ERR_BAD_REQUEST');
+  });
+
+  it('answers an unexpected failure with 500 ERR_INTERNAL and nothing internal in the body', async () => {
+    const res = await app.inject({ method: 'GET', url: '/__probe/boom' });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ statusCode: 500, code: 'ERR_INTERNAL', message: 'Internal server error' });
+    expect(res.body).not.toMatch(/secret|\/srv|db\.ts|stack/);
+  });
+
+  it('echoes a request id header', async () => {
+    const res = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'abc-123' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-request-id']).toBe('abc-123');
+  });
+});
+
+describe('health and the database being down', () => {
+  it('answers /healthz and /readyz, then 503 ERR_DEPENDENCY_UNAVAILABLE once the database is gone', async () => {
+    const t = await createTestApp();
+    const app = await buildApp(t.ctx, 'LIVE');
+    app.get('/__probe/db', async () => t.ctx.db.query('SELECT 1 AS one'));
+    await app.ready();
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+
+    await t.ctx.db.close();
+    const ready = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ statusCode: 503, code: 'ERR_DEPENDENCY_UNAVAILABLE' });
+    const probe = await app.inject({ method: 'GET', url: '/__probe/db' });
+    expect(probe.statusCode).toBe(503);
+    expect(probe.json()).toMatchObject({ statusCode: 503, code: 'ERR_DEPENDENCY_UNAVAILABLE' });
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    await app.close();
+    await t.live.close();
+    await t.sandbox.close();
+  });
+});
+
+describe('test clock', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('reads and advances the clock, never back', async () => {
+    const before = Date.parse((await t.live.inject({ method: 'GET', url: '/v1/test/clock' })).json().now);
+    const res = await t.live.inject({ method: 'POST', url: '/v1/test/clock', payload: { advanceSec: 3600 } });
+    expect(res.statusCode).toBe(200);
+    const after = Date.parse(res.json().now);
+    expect(after - before).toBeGreaterThanOrEqual(3600_000);
+    expect(after - before).toBeLessThan(3660_000);
+
+    const back = await t.live.inject({ method: 'POST', url: '/v1/test/clock', payload: { advanceSec: -5 } });
+    expect(back.statusCode).toBe(400);
+    expect(back.json()).toMatchObject({ code: 'ERR_VALIDATION', details: [{ field: 'advanceSec' }] });
+  });
+
+  it('is absent without TEST_CLOCK', async () => {
+    const fresh = await freshDatabase();
+    const ctx = await createContext(testConfig({ TEST_CLOCK: undefined }), { db: fresh.db });
+    const app = await buildApp(ctx, 'LIVE');
+    const res = await app.inject({ method: 'GET', url: '/v1/test/clock' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().code).toBe('ERR_NOT_FOUND');
+    await app.close();
+    await ctx.close();
+    await fresh.drop();
+  });
+});
+
+describe('configuration', () => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ SANDBOX_PORT: '3000' }, 'SANDBOX_PORT'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'not a url' }, 'REDIS_URL'],
+    [{ TEST_CLOCK: 'maybe' }, 'TEST_CLOCK'],
+    [{ OTP_FIXED_CODE: '12' }, 'OTP_FIXED_CODE'],
+    [{ BOOTSTRAP_ADMIN_PHONE: '+1555' }, 'BOOTSTRAP_ADMIN_PHONE'],
+    [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
+    [{ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), OTP_FIXED_CODE: '123456' }, 'OTP_FIXED_CODE'],
+    [{ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), TEST_CLOCK: '1' }, 'TEST_CLOCK'],
+  ];
+  for (const [env, variable] of cases) {
+    it(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      try {
+        loadConfig(env);
+      } catch (err) {
+        expect((err as ConfigError).variable).toBe(variable);
+        expect((err as Error).message.startsWith(`${variable}: `)).toBe(true);
+      }
+    });
+  }
+
+  it('accepts an empty environment with the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 3000,
+      sandboxPort: 3001,
+      dataDir: './data',
+      databaseUrl: null,
+      redisUrl: null,
+      testClock: false,
+    });
+  });
+
+  it('stops the process with one line naming the variable', async () => {
+    const { code, stderr } = await runMain(['start'], { PORT: 'nope' });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^Configuration error: PORT: /);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('answers on both ports, then stops cleanly on SIGTERM', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        SANDBOX_PORT: String(port + 1),
+        DATA_DIR: 'memory://',
+        LOG_LEVEL: 'info',
+        HOST: '127.0.0.1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const deadline = Date.now() + 30_000;
+    while (!out.includes('"started"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toContain('"started"');
+    for (const p of [port, port + 1]) {
+      const res = await fetch(`http://127.0.0.1:${p}/healthz`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'ok' });
+    }
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(8_000);
+    expect(out).toContain('"stopped"');
+  });
+});
+
+describe('log redaction', () => {
+  it('never writes API keys, bearer tokens, secrets or codes to the log', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const log = createLogger('trace', sink);
+    const apiKey = `svc_live_${'A'.repeat(32)}`;
+    log.info({ req: { headers: { 'x-api-key': apiKey, authorization: 'Bearer abc.def.ghi' } } }, 'request');
+    log.info(
+      { key: apiKey, secret: 'whsec_topsecret', refreshToken: 'rt_1', otp: '654321', nested: { token: 'tok_1' } },
+      'objects',
+    );
+    const t = await createTestApp({ log });
+    await t.live.inject({
+      method: 'GET',
+      url: '/v1/partner/me',
+      headers: { 'x-api-key': apiKey, authorization: 'Bearer abc.def.ghi' },
+    });
+    await t.close();
+    const all = lines.join('');
+    expect(lines.length).toBeGreaterThan(2);
+    for (const leaked of [apiKey, 'abc.def.ghi', 'whsec_topsecret', 'rt_1', '654321', 'tok_1']) expect(all).not.toContain(leaked);
+    expect(all).toContain('[redacted]');
+  });
+});
+
+function runMain(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+      env: { ...process.env, DATA_DIR: 'memory://', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('exit', (code) => resolve({ code, stderr }));
+  });
+}

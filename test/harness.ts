@@ -1,0 +1,119 @@
+/**
+ * The test harness: the real app on a fresh database per test file (embedded PGlite from the migrated
+ * template, or a fresh clone of the template database on the PostgreSQL server when DATABASE_URL is
+ * set), a test clock, and Redis when REDIS_URL is set. Requests go through `app.inject` (real Fastify
+ * routing, validation and serialisation, no port) or, where a test needs a socket, a real listener.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { inject } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { TestClock } from '../src/clock.js';
+import { type Config, loadConfig } from '../src/config.js';
+import { type AppContext, createContext } from '../src/context.js';
+import { type Db, dbFromPglite, openDb } from '../src/db/db.js';
+import { adminUrl } from './global-setup.js';
+
+export interface TestApp {
+  ctx: AppContext;
+  clock: TestClock;
+  /** The live listener's app. */
+  live: FastifyInstance;
+  /** The sandbox listener's app. */
+  sandbox: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export const TEST_OTP = '123456';
+
+/** A fresh, migrated database of the mode this run is in. */
+export async function freshDatabase(): Promise<{ db: Db; url: string | null; drop: () => Promise<void> }> {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    const dump = readFileSync(inject('pgliteTemplate'));
+    const pglite = await PGlite.create({ loadDataDir: new Blob([dump]) });
+    return { db: dbFromPglite(pglite), url: null, drop: async () => {} };
+  }
+  const base = new URL(databaseUrl).pathname.slice(1) || 'test';
+  const name = `${base}_f_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl(databaseUrl) });
+  await admin.connect();
+  // CREATE DATABASE … TEMPLATE fails while another clone of the same template is in progress: retry.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${inject('serverTemplate')}"`);
+      break;
+    } catch (err) {
+      if (attempt >= 50 || !/being accessed by other users/.test((err as Error).message)) throw err;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+    }
+  }
+  await admin.end();
+  const url = adminUrl(databaseUrl, name);
+  const db = await openDb({ databaseUrl: url, dataDir: '', poolSize: 5 });
+  return {
+    db,
+    url,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl(databaseUrl) });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+      await c.end();
+    },
+  };
+}
+
+export function testConfig(env: Record<string, string | undefined> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    OTP_FIXED_CODE: TEST_OTP,
+    TEST_CLOCK: '1',
+    LOG_LEVEL: 'silent',
+    REDIS_URL: process.env.REDIS_URL,
+    ...env,
+  });
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string | undefined>;
+  log?: Logger;
+  /** Share a database with another TestApp (two "processes" on one database). */
+  db?: { db: Db; url: string | null };
+}
+
+/** A complete app (both listeners) on a fresh database. Call `close()` in afterAll. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const fresh = options.db ? { ...options.db, drop: async () => {} } : await freshDatabase();
+  // A second app on the same database gets its own pool, like a second process would.
+  const db = options.db && fresh.url ? await openDb({ databaseUrl: fresh.url, dataDir: '', poolSize: 5 }) : fresh.db;
+  const config = testConfig({ ...(fresh.url ? { DATABASE_URL: fresh.url } : {}), ...options.env });
+  const clock = new TestClock();
+  const ctx = await createContext(config, { db, clock, log: options.log });
+  const live = await buildApp(ctx, 'LIVE');
+  const sandbox = await buildApp(ctx, 'SANDBOX');
+  await live.ready();
+  await sandbox.ready();
+  return {
+    ctx,
+    clock,
+    live,
+    sandbox,
+    async close() {
+      await live.close();
+      await sandbox.close();
+      await ctx.close();
+      await fresh.drop();
+    },
+  };
+}
+
+/** Builds one more app on the database of `base`, as a second process would (multi-process tests). */
+export async function createSecondApp(base: TestApp, env: Record<string, string | undefined> = {}): Promise<TestApp> {
+  if (base.ctx.db.kind !== 'server') throw new Error('a second process needs the PostgreSQL server mode');
+  const url = base.ctx.config.databaseUrl;
+  return createTestApp({ db: { db: base.ctx.db, url }, env });
+}
