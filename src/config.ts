@@ -14,6 +14,8 @@ export interface Config {
   /** PGlite storage folder, or `memory://` for nothing kept. */
   dataDir: string;
   redisUrl: string | null;
+  /** Start of every Redis key and channel name: processes sharing one deployment share the prefix. */
+  redisKeyPrefix: string;
   /** When absent outside production a secret is generated once and stored with the data. */
   jwtSecret: string | null;
   otpFixedCode: string | null;
@@ -30,6 +32,18 @@ export class ConfigError extends Error {
     super(`${variable}: ${message}`);
     this.name = 'ConfigError';
   }
+}
+
+/** Letters, digits and `:_.-`, so a prefix can never form a Redis glob pattern or collide with one. */
+const REDIS_KEY_PREFIX = /^[A-Za-z0-9:_.-]{1,64}$/;
+
+function redisKeyPrefix(env: Env): string {
+  const raw = value(env, 'REDIS_KEY_PREFIX');
+  if (raw === undefined) return 'partner-api';
+  if (!REDIS_KEY_PREFIX.test(raw)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', `must be 1 to 64 letters, digits or ":_.-", got "${raw}"`);
+  }
+  return raw;
 }
 
 export const PHONE_PATTERN = /^\+994\d{9}$/;
@@ -133,6 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: redisKeyPrefix(env),
     jwtSecret,
     otpFixedCode,
     bootstrapAdminPhone,

@@ -41,7 +41,6 @@ export interface ContextOverrides {
   log?: Logger;
 }
 
-const KEY_INVALIDATION_CHANNEL = 'partner-api:keys:invalidate';
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const log = overrides.log ?? createLogger(config.logLevel);
@@ -59,13 +58,14 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     if (config.redisUrl) {
       redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
       await redis.connect();
+      const invalidations = `${config.redisKeyPrefix}:keys:invalidate`;
       const subscriber = redis.duplicate();
-      await subscriber.subscribe(KEY_INVALIDATION_CHANNEL);
+      await subscriber.subscribe(invalidations);
       subscriber.on('message', (channel) => {
-        if (channel === KEY_INVALIDATION_CHANNEL) keys.invalidateLocal();
+        if (channel === invalidations) keys.invalidateLocal();
       });
       const publisher = redis;
-      keys.setPublisher(() => void publisher.publish(KEY_INVALIDATION_CHANNEL, '1').catch(() => {}));
+      keys.setPublisher(() => void publisher.publish(invalidations, '1').catch(() => {}));
       closers.push(() => subscriber.quit().catch(() => subscriber.disconnect()));
       closers.push(() => publisher.quit().catch(() => publisher.disconnect()));
     }
@@ -73,7 +73,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
 
     const usage = new BatchedUsageRecorder(db, clock, log);
     usage.start();
-    const rateLimiter = createRateLimiter({ redis, clock, keys, log });
+    const rateLimiter = createRateLimiter({ redis, prefix: config.redisKeyPrefix, clock, keys, log });
 
     return {
       config,

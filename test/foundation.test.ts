@@ -225,6 +225,7 @@ describe('configuration', () => {
     [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL'],
+    [{ REDIS_KEY_PREFIX: 'a b*' }, 'REDIS_KEY_PREFIX'],
     [{ TEST_CLOCK: 'maybe' }, 'TEST_CLOCK'],
     [{ OTP_FIXED_CODE: '12' }, 'OTP_FIXED_CODE'],
     [{ BOOTSTRAP_ADMIN_PHONE: '+1555' }, 'BOOTSTRAP_ADMIN_PHONE'],
@@ -252,6 +253,7 @@ describe('configuration', () => {
       dataDir: './data',
       databaseUrl: null,
       redisUrl: null,
+      redisKeyPrefix: 'partner-api',
       testClock: false,
     });
   });

@@ -4,7 +4,7 @@
  * set), a test clock, and Redis when REDIS_URL is set. Requests go through `app.inject` (real Fastify
  * routing, validation and serialisation, no port) or, where a test needs a socket, a real listener.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import type { FastifyInstance } from 'fastify';
@@ -90,7 +90,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const fresh = options.db ? { ...options.db, drop: async () => {} } : await freshDatabase();
   // A second app on the same database gets its own pool, like a second process would.
   const db = options.db && fresh.url ? await openDb({ databaseUrl: fresh.url, dataDir: '', poolSize: 5 }) : fresh.db;
-  const config = testConfig({ ...(fresh.url ? { DATABASE_URL: fresh.url } : {}), ...options.env });
+  // Each app gets its own Redis namespace (test files run in parallel on one Redis): a second "process"
+  // on the same database is given the first one's by createSecondApp.
+  const config = testConfig({
+    REDIS_KEY_PREFIX: `test:${randomUUID()}`,
+    ...(fresh.url ? { DATABASE_URL: fresh.url } : {}),
+    ...options.env,
+  });
   const clock = new TestClock();
   const ctx = await createContext(config, { db, clock, log: options.log });
   const live = await buildApp(ctx, 'LIVE');
@@ -115,5 +121,5 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 export async function createSecondApp(base: TestApp, env: Record<string, string | undefined> = {}): Promise<TestApp> {
   if (base.ctx.db.kind !== 'server') throw new Error('a second process needs the PostgreSQL server mode');
   const url = base.ctx.config.databaseUrl;
-  return createTestApp({ db: { db: base.ctx.db, url }, env });
+  return createTestApp({ db: { db: base.ctx.db, url }, env: { REDIS_KEY_PREFIX: base.ctx.config.redisKeyPrefix, ...env } });
 }

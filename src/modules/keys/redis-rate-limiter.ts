@@ -17,10 +17,9 @@ import type { Clock } from '../../clock.js';
 import type { RateLimiter, RateLimitOutcome } from './rate-limit.types.js';
 import { MemoryRateLimiter } from './rate-limiter.js';
 
-/** Every Redis key this service writes starts with this namespace. */
-export const REDIS_NAMESPACE = 'partner-api';
-export const KEY_CACHE_GENERATION_KEY = `${REDIS_NAMESPACE}:keys:generation`;
-const logKey = (keyId: string) => `${REDIS_NAMESPACE}:ratelimit:${keyId}`;
+/** Every Redis key and channel this service uses starts with the configured prefix (REDIS_KEY_PREFIX). */
+export const DEFAULT_REDIS_PREFIX = 'partner-api';
+export const keyCacheGenerationKey = (prefix: string) => `${prefix}:keys:generation`;
 
 // KEYS[1] the key's sliding log (sorted set: score = admitted-at ms, member unique per request)
 // KEYS[2] the shared key-cache generation
@@ -70,12 +69,17 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly instance = randomBytes(6).toString('base64url');
   private seq = 0;
   private lastWarnMs = 0;
+  private readonly generationKey: string;
+  private readonly logKeyPrefix: string;
 
   constructor(
     private readonly redis: Redis,
     private readonly clock: Clock,
     private readonly log: Logger,
+    prefix = DEFAULT_REDIS_PREFIX,
   ) {
+    this.generationKey = keyCacheGenerationKey(prefix);
+    this.logKeyPrefix = `${prefix}:ratelimit:`;
     // defineCommand sends EVALSHA and falls back to EVAL when Redis has not cached the script yet.
     redis.defineCommand('partnerApiRateLimit', { numberOfKeys: 2, lua: SCRIPT });
     this.client = redis as unknown as WithScript;
@@ -87,8 +91,8 @@ export class RedisRateLimiter implements RateLimiter {
     let reply: ScriptReply;
     try {
       reply = await this.client.partnerApiRateLimit(
-        logKey(keyId),
-        KEY_CACHE_GENERATION_KEY,
+        this.logKeyPrefix + keyId,
+        this.generationKey,
         now,
         windowMs,
         limit,
@@ -116,7 +120,7 @@ export class RedisRateLimiter implements RateLimiter {
    */
   async bumpKeyCacheGeneration(): Promise<void> {
     try {
-      await this.redis.incr(KEY_CACHE_GENERATION_KEY);
+      await this.redis.incr(this.generationKey);
     } catch (err) {
       this.log.error({ err }, 'could not announce a key change through Redis');
     }

@@ -64,7 +64,7 @@ export class RealtimeHub {
       const pub = this.ctx.redis.duplicate();
       const sub = this.ctx.redis.duplicate();
       this.redisClients.push(pub, sub);
-      io.adapter(createAdapter(pub, sub, { key: 'partner-api:realtime' }));
+      io.adapter(createAdapter(pub, sub, { key: `${this.ctx.config.redisKeyPrefix}:realtime` }));
     }
     const nsp = io.of(REALTIME_NAMESPACE);
     nsp.use((socket, next) => {

@@ -174,8 +174,15 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       const socket = open(urlOf(second), partner.token);
       await connected(socket);
       const got = collect(socket, 'delivery.updated');
-      // Give the adapters' subscriptions a moment to be established on Redis.
-      await new Promise((r) => setTimeout(r, 200));
+      // The adapters subscribe on Redis asynchronously: send probes until one crosses, so the test does not
+      // depend on how long that takes on a loaded machine.
+      for (let n = 0; got.length === 0; n++) {
+        if (n === 100) throw new Error('no probe crossed the Redis adapter in 10 s');
+        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: `probe-${n}` } });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 150));
+      got.length = 0;
       first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: 'd-x' } });
       await until(() => got.length === 1);
       await new Promise((r) => setTimeout(r, 150));
