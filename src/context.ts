@@ -41,7 +41,6 @@ export interface ContextOverrides {
   log?: Logger;
 }
 
-
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? (config.testClock ? new TestClock() : new SystemClock());

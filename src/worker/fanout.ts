@@ -10,7 +10,10 @@
  *
  * Who gets an event: the webhook is active and subscribes to the type; its key is usable (not revoked,
  * or still in its rotation grace) and of the event's environment; and the key may see the order
- * (it is the key the order was assigned to when the event happened, or the key receives all orders).
+ * (it is the key the order was assigned to when the event happened or a successor of that key by
+ * rotation, or the key receives all orders). Successors count because a rotation moves the old key's
+ * orders and webhooks forward: an event raised before a rotation and fanned out after it must still
+ * reach the webhook, which by then hangs on the new key.
  * For batch.completed, the key must see at least one order of the batch, and the orderCodes it gets
  * are only those it sees. Order snapshots lose `customer` unless the key has orders:pii.
  */
@@ -46,6 +49,8 @@ interface Subscriber {
   webhookId: string;
   partnerId: string;
   keyId: string;
+  /** The keys whose orders this webhook's key holds: itself and the keys it succeeded by rotation. */
+  actsFor: string[];
   events: string[];
   environment: ApiKeyEnvironment;
   scopes: ApiKeyScope[];
@@ -61,7 +66,8 @@ interface BatchOrder {
 /**
  * The webhooks that may get any of `rows`: active, subscribed to one of the types, key usable and of
  * one of the environments, and the key either receives all orders or is one of `keyIds` (the keys the
- * events' orders are assigned to). Only those are loaded, however many webhooks exist.
+ * events' orders are assigned to) or a successor of one by rotation. Only those are loaded, however
+ * many webhooks exist.
  */
 async function subscribersFor(rows: OutboxRow[], keyIds: string[], now: Date, q: Queryable): Promise<Subscriber[]> {
   const found = await q.query<{
@@ -72,14 +78,22 @@ async function subscribersFor(rows: OutboxRow[], keyIds: string[], now: Date, q:
     environment: ApiKeyEnvironment;
     scopes: ApiKeyScope[];
     receives_all_orders: boolean;
+    acts_for: string[];
   }>(
-    `SELECT w.id, w.partner_id, w.api_key_id, w.events, k.environment, k.scopes, k.receives_all_orders
+    `WITH RECURSIVE chain AS (
+       SELECT k.id AS origin, k.id AS key_id, 0 AS depth FROM api_keys k WHERE k.id = ANY($4::uuid[])
+       UNION ALL
+       SELECT c.origin, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.key_id
+        WHERE s.successor_id IS NOT NULL AND c.depth < 100
+     )
+     SELECT w.id, w.partner_id, w.api_key_id, w.events, k.environment, k.scopes, k.receives_all_orders,
+            ARRAY(SELECT DISTINCT c.origin::text FROM chain c WHERE c.key_id = w.api_key_id) AS acts_for
        FROM webhooks w JOIN api_keys k ON k.id = w.api_key_id
       WHERE w.is_active
         AND (k.revoked_at IS NULL OR k.revoked_at > $1)
         AND w.events && $2::text[]
         AND k.environment = ANY($3::text[])
-        AND (k.receives_all_orders OR w.api_key_id = ANY($4::uuid[]))
+        AND (k.receives_all_orders OR w.api_key_id IN (SELECT key_id FROM chain))
       ORDER BY w.created_at, w.id`,
     [now, [...new Set(rows.map((r) => r.type))], [...new Set(rows.map((r) => r.environment))], keyIds],
   );
@@ -87,6 +101,7 @@ async function subscribersFor(rows: OutboxRow[], keyIds: string[], now: Date, q:
     webhookId: w.id,
     partnerId: w.partner_id,
     keyId: w.api_key_id,
+    actsFor: w.acts_for,
     events: w.events,
     environment: w.environment,
     scopes: w.scopes,
@@ -122,12 +137,15 @@ function dataFor(row: OutboxRow, sub: Subscriber, orders: Map<string, BatchOrder
     const visible = orderCodesOf(row).filter((code) => {
       const order = orders.get(code);
       if (!order) return false;
-      return order.assignedKeyId === sub.keyId || (sub.receivesAllOrders && order.environment === sub.environment);
+      return (
+        (order.assignedKeyId !== null && sub.actsFor.includes(order.assignedKeyId)) ||
+        (sub.receivesAllOrders && order.environment === sub.environment)
+      );
     });
     if (visible.length === 0) return null;
     return { ...row.data, batch: inSchemaOrder(Batch, { ...batch, orderCodes: visible }) };
   }
-  const visible = row.assigned_key_id === sub.keyId || sub.receivesAllOrders;
+  const visible = (row.assigned_key_id !== null && sub.actsFor.includes(row.assigned_key_id)) || sub.receivesAllOrders;
   if (!visible) return null;
   const order = row.data.order;
   if (!order || typeof order !== 'object') return row.data;

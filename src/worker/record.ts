@@ -166,7 +166,8 @@ export async function recordOutcomes(db: Queryable, outcomes: PendingOutcome[]):
  */
 export class OutcomeWriter {
   private queue: { outcome: PendingOutcome; resolve: (r: RecordedOutcome | null) => void; reject: (e: unknown) => void }[] = [];
-  private writing: Promise<void> | null = null;
+  /** A drain is scheduled or running; outcomes queued meanwhile join its next batch. */
+  private draining = false;
 
   constructor(
     private readonly db: Db,
@@ -181,7 +182,10 @@ export class OutcomeWriter {
       this.queue.push({ outcome, resolve, reject });
       // Started on the next turn of the event loop, so every attempt that finished in this one (their
       // responses arrive together) goes in the same write.
-      this.writing ??= new Promise<void>((r) => setImmediate(r)).then(() => this.drain());
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drain());
+      }
     });
   }
 
@@ -203,7 +207,7 @@ export class OutcomeWriter {
         }
       }
     } finally {
-      this.writing = null;
+      this.draining = false;
     }
   }
 }
