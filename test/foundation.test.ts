@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import Type from 'typebox';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
@@ -269,9 +269,15 @@ describe('configuration', () => {
 describe('graceful shutdown', () => {
   it('answers on both ports, then stops cleanly on SIGTERM', async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
+    // Server mode: the child gets a migrated database of its own (as a deployment would), so its start
+    // does not depend on migrating a shared one while other test files load the server.
+    const fresh = await freshDatabase();
+    await fresh.db.close();
+    onTestFinished(() => fresh.drop());
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
       env: {
         ...process.env,
+        DATABASE_URL: fresh.url ?? '',
         PORT: String(port),
         SANDBOX_PORT: String(port + 1),
         DATA_DIR: 'memory://',
@@ -285,7 +291,7 @@ describe('graceful shutdown', () => {
       out += d;
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 45_000;
     while (!out.includes('"started"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(out).toContain('"started"');
     for (const p of [port, port + 1]) {
@@ -298,7 +304,7 @@ describe('graceful shutdown', () => {
     expect(await exited).toBe(0);
     expect(Date.now() - t0).toBeLessThan(8_000);
     expect(out).toContain('"stopped"');
-  });
+  }, 60_000);
 });
 
 describe('log redaction', () => {
