@@ -88,6 +88,41 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
     expect(await r1.pttl(`partner-api:ratelimit:${id}`)).toBeGreaterThan(0);
   });
 
+  it('decides the concurrent hits of one key in one call, in order, exactly as one by one', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const b = new RedisRateLimiter(r2, clock, silent);
+    const id = newId();
+    // Seven requests at once through two "processes" sharing a limit of five: exactly five pass.
+    const outcomes = (
+      await Promise.all([
+        ...Array.from({ length: 4 }, () => a.hit(id, 5, WINDOW)),
+        ...Array.from({ length: 3 }, () => b.hit(id, 5, WINDOW)),
+      ])
+    ).map(decided);
+    expect(outcomes.filter((o) => o.allowed)).toHaveLength(5);
+    // Whichever batch Redis runs first, the five admitted requests saw 4, 3, 2, 1 and 0 remaining.
+    expect(
+      outcomes
+        .filter((o) => o.allowed)
+        .map((o) => o.remaining)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4]);
+    // Within one process's batch the remaining counts go down in arrival order.
+    const fromA = outcomes.slice(0, 4).filter((o) => o.allowed);
+    expect(fromA.map((o) => o.remaining)).toEqual([...fromA.map((o) => o.remaining)].sort((x, y) => y - x));
+    for (const refused of outcomes.filter((o) => !o.allowed)) {
+      expect(refused).toMatchObject({ remaining: 0, retryAfterSec: 60, resetSec: 60 });
+    }
+    clock.advance(59);
+    expect(decided(await a.hit(id, 5, WINDOW)).allowed).toBe(false);
+    clock.advance(1);
+    const again = (await Promise.all([a.hit(id, 5, WINDOW), a.hit(id, 5, WINDOW)])).map(decided);
+    expect(again).toMatchObject([
+      { allowed: true, remaining: 4 },
+      { allowed: true, remaining: 3 },
+    ]);
+  });
+
   it('answers stale, without counting, when the key-cache generation has moved', async () => {
     const a = new RedisRateLimiter(r1, clock, silent);
     const id = newId();

@@ -1,11 +1,17 @@
 /**
- * The sliding-log rate limiter shared by every process through Redis: one atomic Lua script per
- * request (a sorted set per key, scored by admission time), so two processes can never both admit the
- * last request of a window.
+ * The sliding-log rate limiter shared by every process through Redis: one atomic Lua script decides
+ * (a sorted set per key, scored by admission time), so two processes can never both admit the last
+ * request of a window.
+ *
+ * Requests are decided in batches: the hits of one key that arrive in the same turn of the event loop
+ * (several connections of a busy client) go to Redis as ONE script call that admits as many of them as
+ * the window has room for, in arrival order. Under load this divides the Redis round trips, commands
+ * and replies by the concurrency, with no approximation: the window is still shared and exact. A
+ * quiet key costs one call per request, as before, a setImmediate later.
  *
  * The script reads the time from its caller (the service clock), not Redis TIME, so the test clock
- * drives it like the in-process limiter. The same round trip also carries the key-cache generation
- * check (see KeyResolver): a partner request costs exactly one Redis round trip and no database one.
+ * drives it like the in-process limiter. The same call also carries the key-cache generation check
+ * (see KeyResolver): a partner request costs at most one Redis round trip and no database one.
  *
  * If Redis is unreachable the limiter degrades to the in-process limiter (per-process windows, logged)
  * rather than failing partner traffic; it returns to Redis on the next successful call.
@@ -20,34 +26,48 @@ import { MemoryRateLimiter } from './rate-limiter.js';
 /** Every Redis key and channel this service uses starts with the configured prefix (REDIS_KEY_PREFIX). */
 export const DEFAULT_REDIS_PREFIX = 'partner-api';
 export const keyCacheGenerationKey = (prefix: string) => `${prefix}:keys:generation`;
+/** Hits of one key decided by one script call at most (Lua's unpack has a stack limit). */
+const MAX_BATCH = 500;
 
 // KEYS[1] the key's sliding log (sorted set: score = admitted-at ms, member unique per request)
 // KEYS[2] the shared key-cache generation
 // ARGV[1] now (ms, service clock)  ARGV[2] window (ms)  ARGV[3] limit
-// ARGV[4] the caller's key-cache generation ('' skips the check)  ARGV[5] a unique member
-// Returns { status (1 admitted, 0 refused, -1 stale cache), remaining, score of the entry whose
-// departure makes room (string), generation }.
+// ARGV[4] the caller's key-cache generation ('' skips the check)  ARGV[5] a unique member prefix
+// ARGV[6] how many requests to decide, in order
+// Returns { admitted (-1: stale cache, nothing counted), entries in the window before them, score of
+// the oldest entry after them (string), score of the entry whose departure makes room for the first
+// refused one (string), generation }.
 const SCRIPT = `
 local generation = redis.call('GET', KEYS[2]) or '0'
 if ARGV[4] ~= '' and ARGV[4] ~= generation then
-  return {-1, 0, '0', generation}
+  return {-1, 0, '0', '0', generation}
 end
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
+local wanted = tonumber(ARGV[6])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local count = redis.call('ZCARD', KEYS[1])
-if count < limit then
-  redis.call('ZADD', KEYS[1], now, ARGV[5])
+local admitted = math.max(0, math.min(wanted, limit - count))
+if admitted > 0 then
+  local args = {}
+  for i = 1, admitted do
+    args[2 * i - 1] = now
+    args[2 * i] = ARGV[5] .. ':' .. i
+  end
+  redis.call('ZADD', KEYS[1], unpack(args))
   redis.call('PEXPIRE', KEYS[1], window)
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return {1, limit - count - 1, oldest[2], generation}
 end
-local blocking = redis.call('ZRANGE', KEYS[1], count - limit, count - limit, 'WITHSCORES')
-return {0, 0, blocking[2], generation}
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local blocking = '0'
+if admitted < wanted then
+  local at = count + admitted - limit
+  blocking = redis.call('ZRANGE', KEYS[1], at, at, 'WITHSCORES')[2]
+end
+return {admitted, count, oldest[2] or tostring(now), blocking, generation}
 `;
 
-type ScriptReply = [number, number, string, string];
+type ScriptReply = [number, number, string, string, string];
 
 interface WithScript {
   partnerApiRateLimit(
@@ -58,7 +78,16 @@ interface WithScript {
     limit: number,
     cacheGeneration: string,
     member: string,
+    count: number,
   ): Promise<ScriptReply>;
+}
+
+interface PendingHit {
+  keyId: string;
+  limit: number;
+  windowMs: number;
+  cacheGeneration: string;
+  resolve: (outcome: RateLimitOutcome) => void;
 }
 
 const WARN_EVERY_MS = 10_000;
@@ -69,6 +98,9 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly instance = randomBytes(6).toString('base64url');
   private seq = 0;
   private lastWarnMs = 0;
+  /** Hits waiting for the next batch, by key, limit, window and generation. */
+  private pending = new Map<string, PendingHit[]>();
+  private scheduled = false;
   private readonly generationKey: string;
   private readonly logKeyPrefix: string;
 
@@ -86,7 +118,35 @@ export class RedisRateLimiter implements RateLimiter {
     this.fallback = new MemoryRateLimiter(clock);
   }
 
-  async hit(keyId: string, limit: number, windowMs: number, cacheGeneration = ''): Promise<RateLimitOutcome> {
+  hit(keyId: string, limit: number, windowMs: number, cacheGeneration = ''): Promise<RateLimitOutcome> {
+    return new Promise((resolve) => {
+      const group = `${keyId}|${limit}|${windowMs}|${cacheGeneration}`;
+      let hits = this.pending.get(group);
+      if (!hits) {
+        hits = [];
+        this.pending.set(group, hits);
+      }
+      hits.push({ keyId, limit, windowMs, cacheGeneration, resolve });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // After the poll phase: every request parsed in this turn of the loop joins the batch.
+        setImmediate(() => this.decidePending());
+      }
+    });
+  }
+
+  private decidePending(): void {
+    this.scheduled = false;
+    const groups = this.pending;
+    this.pending = new Map();
+    for (const hits of groups.values()) {
+      for (let from = 0; from < hits.length; from += MAX_BATCH) void this.decide(hits.slice(from, from + MAX_BATCH));
+    }
+  }
+
+  /** Decides hits of one key (same limit, window and generation), in order, with one script call. */
+  private async decide(hits: PendingHit[]): Promise<void> {
+    const { keyId, limit, windowMs, cacheGeneration } = hits[0];
     const now = this.clock.nowMs();
     let reply: ScriptReply;
     try {
@@ -98,19 +158,28 @@ export class RedisRateLimiter implements RateLimiter {
         limit,
         cacheGeneration,
         `${now}:${this.instance}:${this.seq++}`,
+        hits.length,
       );
     } catch (err) {
       this.warn(err);
-      return this.fallback.decide(keyId, limit, windowMs);
+      for (const hit of hits) hit.resolve(this.fallback.decide(keyId, limit, windowMs));
+      return;
     }
-    const [status, remaining, score, generation] = reply;
-    if (status === -1) return { stale: true, generation: String(generation) };
-    const waitSec = Math.ceil((Number(score) + windowMs - now) / 1000);
-    if (status === 1) {
-      return { allowed: true, limit, remaining, resetSec: Math.max(0, waitSec), retryAfterSec: 0 };
+    const [admitted, before, oldest, blocking, generation] = reply;
+    if (admitted === -1) {
+      const stale = { stale: true as const, generation: String(generation) };
+      for (const hit of hits) hit.resolve(stale);
+      return;
     }
-    const wait = Math.max(1, waitSec);
-    return { allowed: false, limit, remaining: 0, resetSec: wait, retryAfterSec: wait };
+    const resetSec = Math.max(0, Math.ceil((Number(oldest) + windowMs - now) / 1000));
+    const wait = Math.max(1, Math.ceil((Number(blocking) + windowMs - now) / 1000));
+    hits.forEach((hit, i) => {
+      hit.resolve(
+        i < admitted
+          ? { allowed: true, limit, remaining: Math.max(0, limit - before - i - 1), resetSec, retryAfterSec: 0 }
+          : { allowed: false, limit, remaining: 0, resetSec: wait, retryAfterSec: wait },
+      );
+    });
   }
 
   /**

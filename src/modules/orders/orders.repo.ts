@@ -66,17 +66,6 @@ const BY_ID = {
   admin: `SELECT ${ADMIN_JSON} AS j FROM orders o WHERE o.id = $1`,
 };
 const ADMIN_BY_CODE = `SELECT ${ADMIN_JSON} AS j FROM orders o WHERE o.code = $1`;
-const VISIBLE_BY_CODE = {
-  partner: {
-    key: `SELECT ${orderJson('partner')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2 AND o.assigned_key_id = $3`,
-    all: `SELECT ${orderJson('partner')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2`,
-  },
-  'partner-pii': {
-    key: `SELECT ${orderJson('partner-pii')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2 AND o.assigned_key_id = $3`,
-    all: `SELECT ${orderJson('partner-pii')} AS j FROM orders o WHERE o.code = $1 AND o.environment = $2`,
-  },
-};
-
 /** The PartnerOrder snapshot of an order (by id, no visibility check: for outbox events and answers). */
 export async function loadPartnerOrder(q: Queryable, orderId: string, options: { pii: boolean }): Promise<PartnerOrder | null> {
   const rows = await q.query<{ j: PartnerOrder }>(BY_ID[viewOf(options.pii)], [orderId]);
@@ -93,19 +82,87 @@ export async function findAdminOrderByCode(q: Queryable, code: string): Promise<
   return rows[0]?.j ?? null;
 }
 
-/** One order as the partner sees it (its JSON text), or null when it does not exist or is not visible to the scope. */
-export async function findVisibleOrder(
-  scope: PartnerOrderScope,
-  code: string,
-  pii: boolean,
-  q: Queryable,
-): Promise<JsonText<PartnerOrder> | null> {
-  const sql = VISIBLE_BY_CODE[viewOf(pii)];
-  const rows =
-    scope.keyId === null
-      ? await prepared<{ j: string }>(q, sql.all, [code, scope.environment])
-      : await prepared<{ j: string }>(q, sql.key, [code, scope.environment, scope.keyId]);
-  return rows[0]?.j ?? null;
+/**
+ * Several codes of one scope in one statement. Each code is looked up by a scalar subquery on the
+ * unique index: with `code = ANY($1)` a generic plan can prefer the key or environment index (its row
+ * estimate for an array parameter is a guess) and read every order of the key; an equality on a
+ * unique column always plans as one index probe. A code not found (or not visible) yields j = NULL.
+ */
+const byCodes = (view: OrderView, scoped: 'key' | 'all') =>
+  `SELECT w.code AS c, (SELECT ${orderJson(view)} FROM orders o WHERE o.code = w.code AND o.environment = $2` +
+  `${scoped === 'key' ? ' AND o.assigned_key_id = $3' : ''}) AS j FROM unnest($1::text[]) AS w(code)`;
+const VISIBLE_BY_CODES = {
+  partner: { key: byCodes('partner', 'key'), all: byCodes('partner', 'all') },
+  'partner-pii': { key: byCodes('partner-pii', 'key'), all: byCodes('partner-pii', 'all') },
+};
+/** Codes looked up by one statement at most. */
+const MAX_CODES_PER_LOOKUP = 100;
+
+interface PendingLookup {
+  scope: PartnerOrderScope;
+  pii: boolean;
+  codes: Map<string, Array<{ resolve: (j: JsonText<PartnerOrder> | null) => void; reject: (err: unknown) => void }>>;
+}
+
+/**
+ * One order as the partner sees it (its JSON text), or null when it does not exist or is not visible
+ * to the scope; the partner single-order route's read. Coalesced: the lookups of one scope (key,
+ * environment, pii) made in the same turn of the event loop go to the database as ONE statement on the
+ * unique index (`code = ANY(…)` plus the scope filter), each caller getting its own order. Under
+ * concurrent polling this divides the statements, round trips and pool checkouts by the concurrency;
+ * a lone request waits one setImmediate. Only for a pool (a transaction has one session and its own
+ * ordering).
+ */
+export class VisibleOrderLoader {
+  private pending = new Map<string, PendingLookup>();
+  private scheduled = false;
+
+  constructor(private readonly q: Queryable) {}
+
+  find(scope: PartnerOrderScope, code: string, pii: boolean): Promise<JsonText<PartnerOrder> | null> {
+    return new Promise((resolve, reject) => {
+      const id = `${scope.environment}|${scope.keyId ?? '*'}|${pii ? 1 : 0}`;
+      let group = this.pending.get(id);
+      if (!group) {
+        group = { scope, pii, codes: new Map() };
+        this.pending.set(id, group);
+      }
+      const waiters = group.codes.get(code);
+      if (waiters) waiters.push({ resolve, reject });
+      else group.codes.set(code, [{ resolve, reject }]);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.run());
+      }
+    });
+  }
+
+  private run(): void {
+    this.scheduled = false;
+    const groups = [...this.pending.values()];
+    this.pending = new Map();
+    for (const group of groups) {
+      const codes = [...group.codes.keys()];
+      for (let from = 0; from < codes.length; from += MAX_CODES_PER_LOOKUP) {
+        void this.load(group, codes.slice(from, from + MAX_CODES_PER_LOOKUP));
+      }
+    }
+  }
+
+  private async load(group: PendingLookup, codes: string[]): Promise<void> {
+    const { scope, pii } = group;
+    const sql = VISIBLE_BY_CODES[viewOf(pii)];
+    try {
+      const rows =
+        scope.keyId === null
+          ? await prepared<{ c: string; j: string | null }>(this.q, sql.all, [codes, scope.environment])
+          : await prepared<{ c: string; j: string | null }>(this.q, sql.key, [codes, scope.environment, scope.keyId]);
+      const found = new Map(rows.map((r) => [r.c, r.j]));
+      for (const code of codes) for (const w of group.codes.get(code) ?? []) w.resolve(found.get(code) ?? null);
+    } catch (err) {
+      for (const code of codes) for (const w of group.codes.get(code) ?? []) w.reject(err);
+    }
+  }
 }
 
 export interface OrderListFilters {

@@ -22,7 +22,6 @@ import {
   assignOrderToKey,
   findAdminOrderByCode,
   findKeyForAssignment,
-  findVisibleOrder,
   insertOrder,
   insertOrderEvents,
   type JsonText,
@@ -36,6 +35,7 @@ import {
   type PartnerOrderScope,
   partnerOrderJson,
   recordStatusChange,
+  VisibleOrderLoader,
 } from './orders.repo.js';
 import type {
   AdminOrder,
@@ -119,13 +119,24 @@ export async function listPartnerOrders(
   return listVisibleOrders(scopeOf(key, environment), filters, { page, pageSize }, hasPii(key), deps.db);
 }
 
+/** One coalescing loader per database (see VisibleOrderLoader). */
+const loaders = new WeakMap<object, VisibleOrderLoader>();
+function loaderFor(db: OrdersDeps['db']): VisibleOrderLoader {
+  let loader = loaders.get(db);
+  if (!loader) {
+    loader = new VisibleOrderLoader(db);
+    loaders.set(db, loader);
+  }
+  return loader;
+}
+
 export async function getPartnerOrder(
   deps: OrdersDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   code: string,
 ): Promise<JsonText<PartnerOrder>> {
-  const order = await findVisibleOrder(scopeOf(key, environment), code, hasPii(key), deps.db);
+  const order = await loaderFor(deps.db).find(scopeOf(key, environment), code, hasPii(key));
   if (!order) throw notFound('Order');
   return order;
 }

@@ -170,6 +170,39 @@ describe('GET /v1/partner/orders/{code}', () => {
     expectError(await get(sk, `/v1/partner/orders/${order.code}`, 'live'), 403, 'ERR_API_KEY_ENVIRONMENT');
   });
 
+  it('answers concurrent reads of several keys, partners and codes each with its own order or 404', async () => {
+    // Reads made at the same moment are looked up together (one statement per key); each answer must
+    // still be exactly the caller's order, PII as its scopes allow, and nothing of anyone else's.
+    const a = await key();
+    const aPlain = await key({ scopes: ['orders:read'] });
+    const b = await key();
+    const codesA = [await orderFor(t, admin, a.id, 'PLACED'), await orderFor(t, admin, a.id, 'PACKED')];
+    const codeAPlain = await orderFor(t, admin, aPlain.id, 'PLACED');
+    const codeB = await orderFor(t, admin, b.id, 'PLACED');
+    const reads: Array<[TestKey, string, number, boolean]> = [
+      [a, codesA[0], 200, true],
+      [a, codesA[1], 200, true],
+      [a, codesA[0], 200, true],
+      [a, codeB, 404, false],
+      [a, 'ORD-NOPE0000', 404, false],
+      [aPlain, codeAPlain, 200, false],
+      [aPlain, codesA[0], 404, false],
+      [b, codeB, 200, true],
+      [b, codesA[1], 404, false],
+    ];
+    const answers = await Promise.all(reads.map(([k, code]) => get(k, `/v1/partner/orders/${code}`)));
+    answers.forEach((res, i) => {
+      const [, code, status, withCustomer] = reads[i];
+      if (status === 404) {
+        expectError(res, 404, 'ERR_NOT_FOUND');
+        return;
+      }
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().code).toBe(code);
+      expect(res.json().customer === null).toBe(!withCustomer);
+    });
+  });
+
   it('reflects a change written by plain SQL at once (the stored partner view follows every write)', async () => {
     const k = await key();
     const code = await orderFor(t, admin, k.id, 'PLACED');
