@@ -81,14 +81,21 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
     }
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks, not async ones: no promise per request on every route. The level is fixed at start.
+  const logRequests = ctx.log.isLevelEnabled('info');
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url.split('?')[0], statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
+  app.addHook('onResponse', (request, reply, done) => {
+    if (logRequests) {
+      const path = request.url.indexOf('?') === -1 ? request.url : request.url.slice(0, request.url.indexOf('?'));
+      request.log.info(
+        { method: request.method, url: path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+    }
+    done();
   });
 
   await app.register(routeCatalogPlugin);

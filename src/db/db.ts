@@ -78,7 +78,24 @@ class PoolDb implements Db {
   }
 
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]> {
-    return run<R>(this.pool, text, params);
+    return this.kind === 'embedded' ? this.queryKeepingClient<R>(text, params) : run<R>(this.pool, text, params);
+  }
+
+  /**
+   * The embedded database's one session must survive a failing statement. `pool.query` destroys its
+   * client when the statement fails (pg-pool releases it with the error), which for a TCP connection
+   * is merely wasteful; with PGlite's node-postgres adapter, the replacement client shares the one
+   * backend with the dying one, and the protocol stream goes out of step: the following statements
+   * fail and then receive other statements' results (db.test.ts shows it). A client checked out and
+   * released normally handles the error and stays in step, as inside transactions.
+   */
+  private async queryKeepingClient<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
+    const client = await this.connect();
+    try {
+      return await run<R>(client, text, params);
+    } finally {
+      client.release();
+    }
   }
 
   async connect(): Promise<pg.PoolClient> {

@@ -184,6 +184,11 @@ export interface OrderListFilters {
  * which PostgreSQL evaluates lazily (an InitPlan runs on first use), so that case costs nothing.
  * Without time filters the total is a sum over a few rows of order_counts (exact counters kept by
  * triggers, migrations 0004 and 0006); with them, a count of the range.
+ *
+ * A key's page filters orders by the key alone and checks the key's environment once (a gating
+ * EXISTS, not a per-row filter): an order only ever belongs to a key of its environment (migration
+ * 0008 enforces it). Filtering every row by environment too let a generic plan pick the environment's
+ * index for a small key; query-plans.test.ts pins the plans.
  */
 export async function listVisibleOrders(
   scope: PartnerOrderScope,
@@ -197,13 +202,13 @@ export async function listVisibleOrders(
     params.push(value);
     return `$${params.length}`;
   };
-  const where: string[] = ['o.environment = $1'];
+  const where: string[] = [];
   const counters: string[] = ['c.environment = $1'];
   if (scope.keyId !== null) {
     const key = param(scope.keyId);
-    where.push(`o.assigned_key_id = ${key}`);
+    where.push(`o.assigned_key_id = ${key}`, `EXISTS (SELECT 1 FROM api_keys k WHERE k.id = ${key} AND k.environment = $1)`);
     counters.push(`c.key_id = ${key}`);
-  }
+  } else where.push('o.environment = $1');
   if (filters.status !== undefined) {
     const status = param(filters.status);
     where.push(`o.status = ${status}`);
