@@ -23,7 +23,7 @@ import Type from 'typebox';
 import { AppError } from '../errors.js';
 import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
 import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
-import { isStale, type RateLimitDecision } from '../modules/keys/rate-limit.types.js';
+import { isStale, type RateLimitDecision, type RateLimitOutcome } from '../modules/keys/rate-limit.types.js';
 import type { ApiKeyScope } from '../shared/schemas.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -46,7 +46,7 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     /** Partner-route hook; `scope` is the scope the route needs, if any. Runs at onRequest (see above). */
-    partnerAuth: (scope?: ApiKeyScope) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    partnerAuth: (scope?: ApiKeyScope) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
   }
 }
 
@@ -84,48 +84,69 @@ export const apiKeyAuthPlugin = fp(
       }
     }
 
-    async function authenticate(request: FastifyRequest, reply: FastifyReply, scope: ApiKeyScope | undefined) {
+    /**
+     * The checks of one request. Synchronous while everything is at hand (a cached key and the
+     * in-process limiter): no promise and no microtask on the hot path; a promise only when the key
+     * must be loaded or the limiter is Redis.
+     */
+    function authenticate(request: FastifyRequest, reply: FastifyReply, scope: ApiKeyScope | undefined): void | Promise<void> {
       const header = request.headers['x-api-key'];
       const presented = Array.isArray(header) ? header[0] : header;
       if (!presented || !KEY_PATTERN.test(presented)) throw invalid();
       const hash = hashKey(presented);
+      return withLookup(keys.lookup(hash), 0);
 
-      let lookup: KeyLookup = await keys.lookup(hash);
-      let decision: RateLimitDecision | null = null;
-      for (let reloads = 0; decision === null; reloads++) {
+      function withLookup(lookup: KeyLookup | Promise<KeyLookup>, reloads: number): void | Promise<void> {
+        if (lookup instanceof Promise) return lookup.then((l) => withLookup(l, reloads));
         const key = lookup.key;
         if (!key) throw invalid();
         request.apiKey = key;
         admit(key);
         // After a few reloads in a row (keys changing faster than we can read them) stop checking.
         const generation = reloads < MAX_RELOADS ? lookup.generation : '';
-        const outcome = await rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation);
+        const outcome = rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation);
+        return outcome instanceof Promise ? outcome.then((o) => withOutcome(o, reloads)) : withOutcome(outcome, reloads);
+      }
+
+      function withOutcome(outcome: RateLimitOutcome, reloads: number): void | Promise<void> {
         if (isStale(outcome)) {
           // The key changed somewhere since this record was cached: read it again and re-check it.
           keys.adoptGeneration(outcome.generation);
-          lookup = await keys.lookup(hash);
-          continue;
+          return withLookup(keys.lookup(hash), reloads + 1);
         }
-        decision = outcome;
+        decided(outcome);
       }
 
-      reply.header('RateLimit-Policy', `"${RATE_LIMIT_POLICY}";q=${decision.limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`);
-      reply.header('RateLimit', `"${RATE_LIMIT_POLICY}";r=${decision.remaining};t=${decision.resetSec}`);
-      if (!decision.allowed) {
-        throw new AppError(
-          'ERR_RATE_LIMITED',
-          `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfterSec} s`,
-          undefined,
-          { 'Retry-After': String(decision.retryAfterSec) },
-        );
-      }
-      if (scope && !request.apiKey?.scopes.includes(scope)) {
-        throw new AppError('ERR_API_KEY_SCOPE', `This API key lacks the scope ${scope}`);
+      function decided(decision: RateLimitDecision): void {
+        reply.header('RateLimit-Policy', `"${RATE_LIMIT_POLICY}";q=${decision.limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`);
+        reply.header('RateLimit', `"${RATE_LIMIT_POLICY}";r=${decision.remaining};t=${decision.resetSec}`);
+        if (!decision.allowed) {
+          throw new AppError(
+            'ERR_RATE_LIMITED',
+            `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfterSec} s`,
+            undefined,
+            { 'Retry-After': String(decision.retryAfterSec) },
+          );
+        }
+        if (scope && !request.apiKey?.scopes.includes(scope)) {
+          throw new AppError('ERR_API_KEY_SCOPE', `This API key lacks the scope ${scope}`);
+        }
       }
     }
 
     app.decorate('partnerAuth', (scope?: ApiKeyScope) => {
-      const hook = async (request: FastifyRequest, reply: FastifyReply) => authenticate(request, reply, scope);
+      // A callback hook: completes in the same tick when authenticate needs no promise.
+      const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+        let pending: void | Promise<void>;
+        try {
+          pending = authenticate(request, reply, scope);
+        } catch (err) {
+          done(err as Error);
+          return;
+        }
+        if (pending) pending.then(() => done(), done);
+        else done();
+      };
       partnerAuthHooks.add(hook);
       return hook;
     });

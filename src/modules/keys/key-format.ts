@@ -3,7 +3,7 @@
  * CSPRNG. `prefix` is the environment prefix plus the first 6 random characters; only the prefix and
  * the SHA-256 of the whole key are stored.
  */
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -28,6 +28,7 @@ export function generateKey(environment: ApiKeyEnvironment): GeneratedKey {
   return { key, prefix: environmentPrefix(environment) + random.slice(0, 6), hash: hashKey(key) };
 }
 
+/** SHA-256 of the key, hex (the one-shot `crypto.hash`: on every partner request, so no Hash object). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }

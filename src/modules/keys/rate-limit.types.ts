@@ -34,9 +34,10 @@ export interface RateLimiter {
   /**
    * Counts one request for `keyId` against `limit` per `windowMs` and decides it. A limiter shared by
    * several processes also checks `cacheGeneration` in the same round trip (see StaleKeyCache); an
-   * in-process limiter ignores it and never answers stale.
+   * in-process limiter ignores it and never answers stale. An in-process limiter answers at once (no
+   * promise: the partner hook then completes synchronously).
    */
-  hit(keyId: string, limit: number, windowMs: number, cacheGeneration?: string): Promise<RateLimitOutcome>;
+  hit(keyId: string, limit: number, windowMs: number, cacheGeneration?: string): RateLimitOutcome | Promise<RateLimitOutcome>;
 }
 
 export function isStale(outcome: RateLimitOutcome): outcome is StaleKeyCache {
@@ -61,8 +62,9 @@ export interface UsageRecorder {
    * The last `days` UTC days of `keyId` (zero-filled, oldest first, ending today by the clock).
    * Exact for everything this process recorded (flushed rows plus counts not yet flushed); rows other
    * processes flushed show within a second. `fresh` skips the short snapshot cache.
+   * Answers at once (no promise) when a fresh snapshot is at hand.
    */
-  series(keyId: string, days: number, options?: { fresh?: boolean }): Promise<DailyUsage[]>;
+  series(keyId: string, days: number, options?: { fresh?: boolean }): DailyUsage[] | Promise<DailyUsage[]>;
   /** Writes everything aggregated so far. */
   flush(): Promise<void>;
   /** Stops the periodic flush after a final flush. */

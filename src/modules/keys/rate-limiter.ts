@@ -29,7 +29,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   constructor(private readonly clock: Clock) {}
 
-  async hit(keyId: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+  hit(keyId: string, limit: number, windowMs: number): RateLimitDecision {
     return this.decide(keyId, limit, windowMs);
   }
 

@@ -20,6 +20,6 @@ export const partnerMeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PartnerMe, ...errorResponses(401, 403, 429) },
       },
     },
-    async (request) => describeCallingKey(app.ctx.usage, apiKeyOf(request)),
+    (request) => describeCallingKey(app.ctx.usage, apiKeyOf(request)),
   );
 };

@@ -98,10 +98,10 @@ export class BatchedUsageRecorder implements UsageRecorder {
     if (now > c.lastUsedMs) c.lastUsedMs = now;
   }
 
-  series(keyId: string, days: number, options: { fresh?: boolean } = {}): Promise<DailyUsage[]> {
+  series(keyId: string, days: number, options: { fresh?: boolean } = {}): DailyUsage[] | Promise<DailyUsage[]> {
     const snapshot = this.snapshots.get(keyId);
     if (!options.fresh && snapshot && snapshot.epoch === this.epoch && snapshot.expiresAt > Date.now()) {
-      return Promise.resolve(this.compose(keyId, snapshot.rows, days));
+      return this.compose(keyId, snapshot.rows, days);
     }
     return this.enqueue(async () => {
       const nowMs = this.clock.nowMs();
