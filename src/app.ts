@@ -9,6 +9,7 @@ import fp from 'fastify-plugin';
 import secureJson from 'secure-json-parse';
 import type { AppContext } from './context.js';
 import { AppError } from './errors.js';
+import { lazyChildLoggerFactory } from './logger.js';
 import { adminKeysRoutes } from './modules/admin/admin-keys.routes.js';
 import { adminOrdersRoutes } from './modules/admin/admin-orders.routes.js';
 import { adminPartnersRoutes } from './modules/admin/admin-partners.routes.js';
@@ -47,6 +48,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
     bodyLimit: BODY_LIMIT,
     // One log line per request, written by our onResponse hook, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLoggerFactory,
     requestIdHeader: 'x-request-id',
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];

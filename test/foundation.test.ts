@@ -335,6 +335,34 @@ describe('log redaction', () => {
     for (const leaked of [apiKey, 'abc.def.ghi', 'whsec_topsecret', 'rt_1', '654321', 'tok_1']) expect(all).not.toContain(leaked);
     expect(all).toContain('[redacted]');
   });
+
+  it('writes one line per request with its request id and listener, and nothing below the level', async () => {
+    const capture = (level: string) => {
+      const lines: Array<Record<string, unknown>> = [];
+      const sink = new Writable({
+        write(chunk, _enc, cb) {
+          lines.push(JSON.parse(String(chunk)));
+          cb();
+        },
+      });
+      return { lines, log: createLogger(level, sink) };
+    };
+    const info = capture('info');
+    const t = await createTestApp({ log: info.log });
+    await t.live.inject({ method: 'GET', url: '/healthz?x=1', headers: { 'x-request-id': 'req-42' } });
+    await t.sandbox.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'req-43' } });
+    await t.close();
+    expect(info.lines.filter((l) => l.msg === 'request')).toEqual([
+      expect.objectContaining({ reqId: 'req-42', listener: 'live', method: 'GET', url: '/healthz', statusCode: 200 }),
+      expect.objectContaining({ reqId: 'req-43', listener: 'sandbox', method: 'GET', url: '/nope', statusCode: 404 }),
+    ]);
+
+    const warn = capture('warn');
+    const quiet = await createTestApp({ log: warn.log });
+    await quiet.live.inject({ method: 'GET', url: '/healthz' });
+    await quiet.close();
+    expect(warn.lines.filter((l) => l.msg === 'request')).toEqual([]);
+  });
 });
 
 function runMain(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
