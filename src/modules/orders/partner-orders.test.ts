@@ -128,6 +128,63 @@ describe('GET /v1/partner/orders/{code}', () => {
     expect(order.batch).toEqual({ code: batch.code, status: 'OPEN' });
   });
 
+  it('follows its batch, its zone and a renamed zone at once, also after later status changes', async () => {
+    const k = await key();
+    const zoneOf = async (name: string) =>
+      (
+        await t.live.inject({
+          method: 'POST',
+          url: '/v1/admin/zones',
+          headers: admin,
+          payload: { name: { az: name, ru: name, en: name } },
+        })
+      ).json() as { id: string };
+    const north = await zoneOf('Şimal');
+    const east = await zoneOf('Şərq');
+    const code = await orderFor(t, admin, k.id, 'PACKED', { zoneId: north.id });
+    const batch = (
+      await t.live.inject({ method: 'POST', url: '/v1/admin/batches', headers: admin, payload: { orderCodes: [code] } })
+    ).json();
+    const read = async () => {
+      const res = await get(k, `/v1/partner/orders/${code}`);
+      expect(res.statusCode).toBe(200);
+      return res.json() as {
+        status: string;
+        zone: { id: string; name: { en: string } } | null;
+        batch: unknown;
+        timeline: Array<{ status: string }>;
+      };
+    };
+    const dispatched = await t.live.inject({
+      method: 'POST',
+      url: `/v1/admin/batches/${batch.code}/status`,
+      headers: admin,
+      payload: { status: 'DISPATCHED' },
+    });
+    expect(dispatched.statusCode).toBe(200);
+    expect((await read()).batch).toEqual({ code: batch.code, status: 'DISPATCHED' });
+    // The zone's pieces are kept on the order: a rename (plain SQL: there is no rename route) and a move
+    // to another zone both show at once, and a later status change keeps what they rendered.
+    await t.ctx.db.query(`UPDATE zones SET name = '{"az":"Şimal-2","ru":"Север-2","en":"North-2"}' WHERE id = $1`, [north.id]);
+    expect((await read()).zone).toEqual({ id: north.id, name: { az: 'Şimal-2', ru: 'Север-2', en: 'North-2' } });
+    await t.ctx.db.query('UPDATE orders SET zone_id = $2 WHERE code = $1', [code, east.id]);
+    expect((await read()).zone?.id).toBe(east.id);
+    const event = await t.live.inject({
+      method: 'POST',
+      url: `/v1/partner/orders/${code}/events`,
+      headers: { ...k.headers, 'content-type': 'application/json' },
+      payload: { type: 'PICKED_UP' },
+    });
+    expect(event.statusCode, event.body).toBe(201);
+    const after = await read();
+    expect(after).toEqual(event.json());
+    expect(after.timeline.at(-1)).toMatchObject({ status: after.status });
+    expect(after).toMatchObject({
+      zone: { id: east.id, name: { en: 'Şərq' } },
+      batch: { code: batch.code, status: 'DISPATCHED' },
+    });
+  });
+
   it('answers 404 ERR_NOT_FOUND for an order of another key, another partner, or nobody', async () => {
     const mine = await key();
     const sibling = await key({ partnerId: (await createPartner(t.ctx)).id });
