@@ -111,7 +111,13 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
   async function shotBoth(name: string) {
     await shot(`${name}-desktop`);
     await page.setViewportSize(PHONE);
-    await page.waitForTimeout(150); // let the chart resize to the new width
+    // The chart redraws for the new width on its own resize observer, later on a loaded machine: give
+    // the layout up to 5 s to settle, then measure (a page that really overflows still fails).
+    await page
+      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
+        timeout: 5_000,
+      })
+      .catch(() => {});
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow, `${name} scrolls sideways at 375 px`).toBeLessThanOrEqual(0);
     await shot(`${name}-phone`);
