@@ -111,6 +111,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await live.close();
       await sandbox.close();
+      // The first app of a namespace removes its Redis keys (a second "process" shares them).
+      if (ctx.redis && !options.db) await dropRedisNamespace(ctx.redis, config.redisKeyPrefix).catch(() => {});
       await ctx.close();
       await fresh.drop();
     },
@@ -122,4 +124,14 @@ export async function createSecondApp(base: TestApp, env: Record<string, string 
   if (base.ctx.db.kind !== 'server') throw new Error('a second process needs the PostgreSQL server mode');
   const url = base.ctx.config.databaseUrl;
   return createTestApp({ db: { db: base.ctx.db, url }, env: { REDIS_KEY_PREFIX: base.ctx.config.redisKeyPrefix, ...env } });
+}
+
+/** Deletes every Redis key of a test app's namespace (rate-limit logs, the key-cache generation). */
+async function dropRedisNamespace(redis: NonNullable<AppContext['redis']>, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
 }
