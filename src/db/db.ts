@@ -120,7 +120,9 @@ class PoolDb implements Db {
         await client.query('ROLLBACK');
         client.release();
       } catch {
-        client.release(true);
+        // A server connection that cannot roll back is dropped. The embedded session is the only one
+        // there is: a replacement client would share it and go out of step (see queryKeepingClient).
+        client.release(this.kind === 'server');
       }
       throw err;
     }
