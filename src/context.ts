@@ -13,6 +13,7 @@ import { createLogger } from './logger.js';
 import { createRateLimiter } from './modules/keys/create-rate-limiter.js';
 import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter, UsageRecorder } from './modules/keys/rate-limit.types.js';
+import { PartnerOrderCache } from './modules/orders/read-cache.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
 import { loadSecrets, type Secrets } from './secrets.js';
 
@@ -27,6 +28,8 @@ export interface AppContext {
   keys: KeyResolver;
   rateLimiter: RateLimiter;
   usage: UsageRecorder;
+  /** Partner order reads kept between changes (src/modules/orders/read-cache.ts). */
+  orderCache: PartnerOrderCache;
   /**
    * In-process signals: `outbox` after a transaction that wrote outbox rows commits (wakes the
    * worker at once), `wake` after the test clock moves.
@@ -73,6 +76,15 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     const usage = new BatchedUsageRecorder(db, clock, log);
     usage.start();
     const rateLimiter = createRateLimiter({ redis, prefix: config.redisKeyPrefix, clock, keys, log });
+    // One process owns an embedded database; on a server, processes can only agree through Redis.
+    const orderCache = new PartnerOrderCache(
+      db.kind === 'embedded'
+        ? { mode: 'local' }
+        : redis
+          ? { mode: 'redis', redis, prefix: config.redisKeyPrefix, log }
+          : { mode: 'off' },
+      clock,
+    );
 
     return {
       config,
@@ -84,6 +96,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       keys,
       rateLimiter,
       usage,
+      orderCache,
       events,
       async close() {
         await usage.stop().catch((err) => log.error({ err }, 'final usage flush failed'));

@@ -24,6 +24,7 @@ import { AppError } from '../errors.js';
 import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
 import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
 import { isStale, type RateLimitDecision, type RateLimitOutcome } from '../modules/keys/rate-limit.types.js';
+import { scopeOf } from '../modules/orders/orders.service.js';
 import type { ApiKeyScope } from '../shared/schemas.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -43,10 +44,21 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The key behind this partner request, once identified (even when it is then refused). */
     apiKey: ResolvedKey | null;
+    /**
+     * On routes that read orders: the version of the key's order scope as of this request (read-cache.ts),
+     * or null when cached reads may not be used.
+     */
+    orderVersion: string | null;
   }
   interface FastifyInstance {
-    /** Partner-route hook; `scope` is the scope the route needs, if any. Runs at onRequest (see above). */
-    partnerAuth: (scope?: ApiKeyScope) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
+    /**
+     * Partner-route hook; `scope` is the scope the route needs, if any; `readsOrders` asks for
+     * `request.orderVersion`. Runs at onRequest (see above).
+     */
+    partnerAuth: (
+      scope?: ApiKeyScope,
+      options?: { readsOrders?: boolean },
+    ) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
   }
 }
 
@@ -65,9 +77,10 @@ function asArray<T>(value: T | T[] | undefined): T[] {
 
 export const apiKeyAuthPlugin = fp(
   async (app: FastifyInstance) => {
-    const { keys, clock, rateLimiter, usage } = app.ctx;
+    const { keys, clock, rateLimiter, usage, orderCache } = app.ctx;
     const environment = app.environment;
     app.decorateRequest('apiKey', null);
+    app.decorateRequest('orderVersion', null);
 
     const invalid = () => new AppError('ERR_API_KEY_INVALID', 'Missing or unknown API key (X-Api-Key header)');
 
@@ -89,7 +102,12 @@ export const apiKeyAuthPlugin = fp(
      * in-process limiter): no promise and no microtask on the hot path; a promise only when the key
      * must be loaded or the limiter is Redis.
      */
-    function authenticate(request: FastifyRequest, reply: FastifyReply, scope: ApiKeyScope | undefined): void | Promise<void> {
+    function authenticate(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      scope: ApiKeyScope | undefined,
+      readsOrders: boolean,
+    ): void | Promise<void> {
       const header = request.headers['x-api-key'];
       const presented = Array.isArray(header) ? header[0] : header;
       if (!presented || !KEY_PATTERN.test(presented)) throw invalid();
@@ -104,7 +122,9 @@ export const apiKeyAuthPlugin = fp(
         admit(key);
         // After a few reloads in a row (keys changing faster than we can read them) stop checking.
         const generation = reloads < MAX_RELOADS ? lookup.generation : '';
-        const outcome = rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation);
+        // Routes that read orders learn their scope's cache version from the same call.
+        const watch = readsOrders ? orderCache.watchKeys(scopeOf(key, environment)) : undefined;
+        const outcome = rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation, watch);
         return outcome instanceof Promise ? outcome.then((o) => withOutcome(o, reloads)) : withOutcome(outcome, reloads);
       }
 
@@ -128,18 +148,21 @@ export const apiKeyAuthPlugin = fp(
             { 'Retry-After': String(decision.retryAfterSec) },
           );
         }
-        if (scope && !request.apiKey?.scopes.includes(scope)) {
+        const key = request.apiKey;
+        if (scope && !key?.scopes.includes(scope)) {
           throw new AppError('ERR_API_KEY_SCOPE', `This API key lacks the scope ${scope}`);
         }
+        if (readsOrders && key) request.orderVersion = orderCache.versionOf(scopeOf(key, environment), decision.watched);
       }
     }
 
-    app.decorate('partnerAuth', (scope?: ApiKeyScope) => {
+    app.decorate('partnerAuth', (scope?: ApiKeyScope, options: { readsOrders?: boolean } = {}) => {
+      const readsOrders = options.readsOrders === true;
       // A callback hook: completes in the same tick when authenticate needs no promise.
       const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
         let pending: void | Promise<void>;
         try {
-          pending = authenticate(request, reply, scope);
+          pending = authenticate(request, reply, scope, readsOrders);
         } catch (err) {
           done(err as Error);
           return;

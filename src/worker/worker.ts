@@ -8,6 +8,7 @@
  * within milliseconds of being queued (in-process events, LISTEN/NOTIFY on a server) and a short poll
  * catches everything else (retries coming due, another process without NOTIFY, a lost connection).
  */
+import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { attemptDelivery } from './attempt.js';
 import { claimDueDeliveries } from './claim.js';
@@ -68,6 +69,8 @@ export function startWorker(ctx: AppContext, overrides: Partial<WorkerOptions> =
   // `closing`: no new claims or batches; `stopping`: attempts still running are cut short.
   let closing = false;
   const stopping = new AbortController();
+  // Every attempt in flight listens for the stop (and stops listening when it ends): many at once is normal.
+  setMaxListeners(0, stopping.signal);
   const inFlight = new Set<Promise<void>>();
   const outcomes = new OutcomeWriter(ctx.db);
   // Whether the last claim found work: then the next one skips the "anything due?" probe.

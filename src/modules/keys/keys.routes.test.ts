@@ -336,6 +336,9 @@ describe('POST /v1/developer/keys/{id}/rotate', () => {
   it('shows the old key inactive once the grace period has passed', async () => {
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id);
+    // The successor must be newer than the key (the frozen test clock would give both one createdAt,
+    // and the list's tie-break by id is random).
+    t.clock.advance(1);
     await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${key.id}/rotate`, headers: partner.auth });
     t.clock.advance(24 * 3600);
     const list = (await t.live.inject({ method: 'GET', url: '/v1/developer/keys', headers: await authNow(partner) })).json();

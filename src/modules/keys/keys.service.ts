@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
+import type { OrderChange } from '../orders/read-cache.js';
 import { generateKey } from './key-format.js';
 import type { KeyResolver } from './key-resolver.js';
 import {
@@ -42,6 +43,8 @@ export interface KeysDeps {
   clock: Clock;
   keys: KeyResolver;
   usage: UsageRecorder;
+  /** Told when a rotation moves orders to the successor (src/modules/orders/read-cache.ts). */
+  orderCache: { changed(change: OrderChange): Promise<void> };
 }
 
 export function toDeveloperKey(key: KeyRecord, nowMs: number): DeveloperKey {
@@ -149,6 +152,7 @@ export async function rotateDeveloperKey(deps: KeysDeps, partnerId: string, id: 
     return { successor, retired, key: generated.key, movedOrders, movedWebhooks };
   });
   await deps.keys.invalidateAll();
+  await deps.orderCache.changed({ environment: result.successor.environment, keyIds: [result.retired.id, result.successor.id] });
   return {
     ...toDeveloperKey(result.successor, deps.clock.nowMs()),
     key: result.key,

@@ -85,7 +85,8 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
     expect(decided(await b.hit(id, 2, WINDOW)).allowed).toBe(false);
     clock.advance(1);
     expect(decided(await b.hit(id, 2, WINDOW))).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await r1.pttl(`partner-api:ratelimit:${id}`)).toBeGreaterThan(0);
+    expect(await r1.pttl(`partner-api:ratelimit-runs:${id}`)).toBeGreaterThan(0);
+    expect(await r1.pttl(`partner-api:ratelimit-runs:${id}:count`)).toBeGreaterThan(0);
   });
 
   it('decides the concurrent hits of one key in one call, in order, exactly as one by one', async () => {
@@ -133,6 +134,54 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
     await a.bumpKeyCacheGeneration();
     const after = await a.hit(id, 1, WINDOW, generation);
     expect(after).toEqual({ stale: true, generation: String(Number(generation) + 1) });
+  });
+
+  it('slides request by request over many runs, and applies a lowered limit at once', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const id = newId();
+    // Six runs one second apart: 1, 2, 3 requests, then three single ones (9 of a limit of 9).
+    const sizes = [1, 2, 3, 1, 1, 1];
+    for (const size of sizes) {
+      const batch = (await Promise.all(Array.from({ length: size }, () => a.hit(id, 9, WINDOW)))).map(decided);
+      expect(batch.every((d) => d.allowed)).toBe(true);
+      clock.advance(1);
+    }
+    // Now 6 s after the first run: full; room comes when the first run (1 request) leaves, in 54 s.
+    expect(decided(await a.hit(id, 9, WINDOW))).toMatchObject({ allowed: false, retryAfterSec: 54 });
+    // Lowered to 4: room comes when only 3 of the 9 remain, i.e. when the 6th oldest request leaves;
+    // it is in the third run (admitted 2 s after the first), so 56 s from now.
+    expect(decided(await a.hit(id, 4, WINDOW))).toMatchObject({ allowed: false, retryAfterSec: 56 });
+    clock.advance(54);
+    // The first run left: 8 in the window, one place under the limit of 9.
+    expect(decided(await a.hit(id, 9, WINDOW))).toMatchObject({ allowed: true, remaining: 0, resetSec: 1 });
+    clock.advance(60);
+    expect(decided(await a.hit(id, 9, WINDOW))).toMatchObject({ allowed: true, remaining: 8, resetSec: 60 });
+  });
+
+  it('never logs backwards when the clock steps back', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const id = newId();
+    const base = clock.nowMs();
+    decided(await a.hit(id, 2, WINDOW));
+    // A caller whose clock is a few seconds behind (another process, NTP): joins the newest run.
+    const behind = { nowMs: () => base - 5_000, now: () => new Date(base - 5_000) } as TestClock;
+    const b = new RedisRateLimiter(r2, behind, silent);
+    expect(decided(await b.hit(id, 2, WINDOW))).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await r1.lrange(`partner-api:ratelimit-runs:${id}`, 0, -1)).toEqual([`${base}:2`]);
+  });
+
+  it('reads the watched counters in the same call', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const id = newId();
+    const all = `test:${id}:all`;
+    const scope = `test:${id}:scope`;
+    expect(decided(await a.hit(id, 5, WINDOW, '', [all, scope])).watched).toBe('0.0');
+    await r1.incr(scope);
+    await r1.incr(scope);
+    await r1.incr(all);
+    expect(decided(await a.hit(id, 5, WINDOW, '', [all, scope])).watched).toBe('1.2');
+    expect(decided(await a.hit(id, 5, WINDOW)).watched).toBeUndefined();
+    await r1.del(all, scope);
   });
 
   it('falls back to per-process limits when Redis is unreachable', async () => {

@@ -16,7 +16,7 @@ import { assertBatchTransition } from './state-machine.js';
  * previous batch is COMPLETED (a failed delivery going out again) may join a new batch.
  */
 export async function createBatch(deps: OrdersDeps, orderCodes: string[]): Promise<Batch> {
-  return deps.db.tx(async (q) => {
+  const batch = await deps.db.tx(async (q) => {
     const now = deps.clock.now();
     const found = await lockOrdersForBatch(q, orderCodes);
     const byCode = new Map(found.map((o) => [o.code, o]));
@@ -47,8 +47,11 @@ export async function createBatch(deps: OrdersDeps, orderCodes: string[]): Promi
       orderCodes.map((c) => byCode.get(c)!.id),
       now,
     );
-    return { code, status: 'OPEN', orderCodes: [...orderCodes] };
+    return { code, status: 'OPEN', orderCodes: [...orderCodes] } satisfies Batch;
   });
+  // A batch shows in each of its orders (rare, bulk: every cached read is dropped).
+  await deps.orderCache.changed('all');
+  return batch;
 }
 
 /** POST /v1/admin/batches/{code}/status: OPEN → DISPATCHED → COMPLETED only. */
@@ -75,6 +78,7 @@ export async function changeBatchStatus(deps: OrdersDeps, code: string, status: 
     }
     return result;
   });
+  await deps.orderCache.changed('all');
   if (completed) deps.events.emit('outbox');
   return batch;
 }

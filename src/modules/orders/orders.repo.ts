@@ -24,6 +24,8 @@ export interface PartnerOrderScope {
  * partner routes send it as the body unchanged, so Node neither parses nor re-serialises it.
  */
 export type JsonText<T> = string & { readonly __jsonOf?: T };
+/** The same as UTF-8 bytes, ready for the socket (what the read cache keeps). */
+export type JsonBytes<T> = Buffer & { readonly __jsonOf?: T };
 
 type OrderView = 'partner' | 'partner-pii';
 
@@ -360,29 +362,22 @@ export interface LockedOrder {
   batchCode: string | null;
 }
 
-/**
- * Locks the order row: a concurrent change of the same order waits here until this transaction ends,
- * then reads the committed row, so of two racing changes the second sees the first's outcome.
- */
-export async function lockOrderByCode(q: Queryable, code: string): Promise<LockedOrder | null> {
-  const rows = await prepared<{
-    id: string;
-    code: string;
-    environment: ApiKeyEnvironment;
-    status: OrderStatus;
-    payment_method: PaymentMethod;
-    cod_amount_qepik: number;
-    failed_attempts: number;
-    assigned_key_id: string | null;
-    batch_code: string | null;
-  }>(
-    q,
-    `SELECT id, code, environment, status, payment_method, cod_amount_qepik, failed_attempts, assigned_key_id, batch_code
-       FROM orders WHERE code = $1 FOR UPDATE`,
-    [code],
-  );
-  const r = rows[0];
-  if (!r) return null;
+interface LockedRow {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  payment_method: PaymentMethod;
+  cod_amount_qepik: number;
+  failed_attempts: number;
+  assigned_key_id: string | null;
+  batch_code: string | null;
+}
+
+const LOCKED_COLUMNS =
+  'id, code, environment, status, payment_method, cod_amount_qepik, failed_attempts, assigned_key_id, batch_code';
+
+function lockedOrder(r: LockedRow): LockedOrder {
   return {
     id: r.id,
     code: r.code,
@@ -394,6 +389,28 @@ export async function lockOrderByCode(q: Queryable, code: string): Promise<Locke
     assignedKeyId: r.assigned_key_id,
     batchCode: r.batch_code,
   };
+}
+
+/**
+ * Locks the order row: a concurrent change of the same order waits here until this transaction ends,
+ * then reads the committed row, so of two racing changes the second sees the first's outcome.
+ */
+export async function lockOrderByCode(q: Queryable, code: string): Promise<LockedOrder | null> {
+  const rows = await prepared<LockedRow>(q, `SELECT ${LOCKED_COLUMNS} FROM orders WHERE code = $1 FOR UPDATE`, [code]);
+  return rows[0] ? lockedOrder(rows[0]) : null;
+}
+
+/**
+ * Locks several order rows, in code order (the order every multi-row locker uses, batches.repo.ts
+ * included, so two of them never wait for each other in a cycle). Unknown codes are left out.
+ */
+export async function lockOrdersByCodes(q: Queryable, codes: string[]): Promise<LockedOrder[]> {
+  const rows = await prepared<LockedRow>(
+    q,
+    `SELECT ${LOCKED_COLUMNS} FROM orders WHERE code = ANY($1::text[]) ORDER BY code FOR UPDATE`,
+    [codes],
+  );
+  return rows.map(lockedOrder);
 }
 
 /** The three stored pieces of an order's PartnerOrder JSON text (migration 0006). */
@@ -421,21 +438,28 @@ export interface StatusChange {
 }
 
 /**
- * A status change in ONE statement (the caller holds the row lock): the timeline entry, the order
- * (status, updated_at, a failed attempt for FAILED, and the entry appended to its stored timeline, so
- * the trigger renders the PartnerOrder once, see migration 0006), and the outbox events carrying the
- * new snapshot, taken from the updated row inside PostgreSQL. Returns the snapshot's pieces.
+ * Status changes of distinct orders in ONE statement (the caller holds their row locks): per change the
+ * timeline entry, the order (status, updated_at, a failed attempt for FAILED, and the entry appended to
+ * its stored timeline, so the trigger renders the PartnerOrder once, see migration 0006), and the
+ * outbox events carrying the new snapshot, taken from the updated row inside PostgreSQL, in the order
+ * of `changes`. Returns each order's new pieces by order id.
  * No NOTIFY here: the caller wakes consumers after COMMIT (`outboxCommitted`).
  */
-export async function recordStatusChange(q: Queryable, change: StatusChange): Promise<PartnerOrderPieces> {
-  const e = change.event;
-  const rows = await prepared<PartnerOrderPieces>(
+export async function recordStatusChanges(q: Queryable, changes: StatusChange[]): Promise<Map<string, PartnerOrderPieces>> {
+  const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
+  const rows = await prepared<PartnerOrderPieces & { id: string }>(
     q,
-    `WITH ev AS (
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[],
+                            $8::bigint[], $9::timestamptz[], $10::uuid[], $11::text[], $12::uuid[], $13::text[])
+              WITH ORDINALITY AS t(order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
+                                   partner_reported_at, api_key_id, environment, assigned_key_id, previous_status, n)
+     ), ev AS (
        INSERT INTO order_events (order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
                                  partner_reported_at, api_key_id)
-       VALUES ($1::uuid, $2::text, $3::timestamptz, $4, $5, $6, $7, $8, $9, $10)
-       RETURNING id, status, at
+       SELECT order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik, partner_reported_at, api_key_id
+         FROM input ORDER BY n
+       RETURNING id, order_id, status, at
      ), upd AS (
        UPDATE orders o
           SET status = ev.status, updated_at = ev.at,
@@ -444,38 +468,49 @@ export async function recordStatusChange(q: Queryable, change: StatusChange): Pr
                             || timeline_entry_json(ev.status, ev.at) || ']',
               pv_last_event = ev.id
          FROM ev
-        WHERE o.id = $1::uuid
-       RETURNING o.pv_head, o.pv_customer, o.pv_tail
+        WHERE o.id = ev.order_id
+       RETURNING o.id, o.pv_head, o.pv_customer, o.pv_tail
      ), out AS (
        INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)
-       SELECT t.event_id, t.type, $11::text, $1::uuid, $12::uuid,
+       SELECT x.event_id, x.type, i.environment, i.order_id, i.assigned_key_id,
               jsonb_build_object('order', (u.pv_head || coalesce(u.pv_customer, 'null') || u.pv_tail)::jsonb,
-                                 'previousStatus', $13::text),
-              $3::timestamptz
-         FROM upd u, unnest($14::text[], $15::text[]) AS t(event_id, type)
+                                 'previousStatus', i.previous_status),
+              i.at
+         FROM unnest($14::uuid[], $15::text[], $16::text[]) WITH ORDINALITY AS x(order_id, event_id, type, k)
+         JOIN input i ON i.order_id = x.order_id
+         JOIN upd u ON u.id = x.order_id
+        ORDER BY x.k
      )
-     SELECT pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM upd`,
+     SELECT id, pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM upd`,
     [
-      change.orderId,
-      e.status,
-      e.at,
-      e.actor,
-      e.note ?? null,
-      e.partnerNote ?? null,
-      e.failReason ?? null,
-      e.codCollectedQepik ?? null,
-      e.partnerReportedAt ?? null,
-      e.apiKeyId ?? null,
-      change.environment,
-      change.assignedKeyId,
-      change.previousStatus,
-      change.outbox.map((o) => o.eventId),
-      change.outbox.map((o) => o.type),
+      changes.map((c) => c.orderId),
+      changes.map((c) => c.event.status),
+      changes.map((c) => c.event.at),
+      changes.map((c) => c.event.actor),
+      changes.map((c) => c.event.note ?? null),
+      changes.map((c) => c.event.partnerNote ?? null),
+      changes.map((c) => c.event.failReason ?? null),
+      changes.map((c) => c.event.codCollectedQepik ?? null),
+      changes.map((c) => c.event.partnerReportedAt ?? null),
+      changes.map((c) => c.event.apiKeyId ?? null),
+      changes.map((c) => c.environment),
+      changes.map((c) => c.assignedKeyId),
+      changes.map((c) => c.previousStatus),
+      outbox.map((o) => o.orderId),
+      outbox.map((o) => o.eventId),
+      outbox.map((o) => o.type),
     ],
   );
-  const row = rows[0];
-  if (!row) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
-  return row;
+  const pieces = new Map(rows.map((r) => [r.id, { head: r.head, customer: r.customer, tail: r.tail }]));
+  for (const c of changes) if (!pieces.has(c.orderId)) throw new Error(`order ${c.orderId} vanished inside its own transaction`);
+  return pieces;
+}
+
+/** One status change (see recordStatusChanges). */
+export async function recordStatusChange(q: Queryable, change: StatusChange): Promise<PartnerOrderPieces> {
+  const pieces = (await recordStatusChanges(q, [change])).get(change.orderId);
+  if (!pieces) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
+  return pieces;
 }
 
 export async function assignOrderToKey(q: Queryable, orderId: string, apiKeyId: string, now: Date): Promise<void> {

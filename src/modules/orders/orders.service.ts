@@ -10,13 +10,6 @@ import { newId } from '../../shared/ids.js';
 import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
-import {
-  claimIdempotencyKey,
-  type IdempotencyScope,
-  isStorableError,
-  requestHash,
-  saveIdempotentResponse,
-} from './idempotency.js';
 import { parseInstant, parseOptionalInstant } from './instants.js';
 import {
   assignOrderToKey,
@@ -24,6 +17,7 @@ import {
   findKeyForAssignment,
   insertOrder,
   insertOrderEvents,
+  type JsonBytes,
   type JsonText,
   listVisibleOrders,
   loadPartnerOrder,
@@ -31,23 +25,23 @@ import {
   type NewOrder,
   type OrderEventRow,
   type OrderListFilters,
-  type PartnerOrderPieces,
   type PartnerOrderScope,
   partnerOrderJson,
   recordStatusChange,
+  type StatusChange,
   VisibleOrderLoader,
 } from './orders.repo.js';
 import type {
   AdminOrder,
   CreateOrderDto,
-  CreatePartnerOrderEventDto,
   ListPartnerOrdersQuery,
   PageOfPartnerOrder,
   PartnerCustomer,
   PartnerOrder,
 } from './orders.schemas.js';
 import { appendOutbox, newEventId, outboxCommitted, statusChangeEventTypes } from './outbox.js';
-import { assertPlatformTransition, FINAL_STATUSES, partnerEventTarget } from './state-machine.js';
+import { type OrderChange, scopeId } from './read-cache.js';
+import { assertPlatformTransition, FINAL_STATUSES } from './state-machine.js';
 import { zoneExists } from './zones.repo.js';
 
 /** What the order services need from the context (AppContext satisfies it). */
@@ -55,6 +49,12 @@ export interface OrdersDeps {
   db: { kind?: 'embedded' | 'server'; query: Queryable['query']; tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> };
   clock: { now(): Date; nowMs(): number };
   events: { emit(event: 'outbox'): boolean };
+  /** Cached partner reads (read-cache.ts); every change is announced to it after COMMIT. */
+  orderCache: {
+    get(key: string, version: string): Buffer | null | undefined;
+    set(key: string, version: string, text: string | null): Buffer | null;
+    changed(change: OrderChange): Promise<void>;
+  };
 }
 
 const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
@@ -80,35 +80,39 @@ async function snapshotOf(q: Queryable, orderId: string): Promise<PartnerOrder> 
 }
 
 /**
- * Writes a status change on the caller's transaction (which holds the row lock): order row, timeline
- * entry, and its outbox events (status_changed, plus delivered / cancelled), in one statement. Returns
- * the new snapshot's JSON pieces (customer included). The caller calls `outboxCommitted` after COMMIT.
+ * The status change of an order (row, timeline entry, and its outbox events: status_changed, plus
+ * delivered / cancelled), to be written by recordStatusChange(s) on the transaction holding the row lock.
+ * The caller calls `outboxCommitted` after COMMIT.
  */
-function applyStatusChange(
-  q: Queryable,
+export function statusChangeOf(
   order: { id: string; environment: ApiKeyEnvironment; assignedKeyId: string | null; status: OrderStatus },
   to: OrderStatus,
   event: Omit<OrderEventRow, 'orderId' | 'status' | 'at'>,
   now: Date,
-): Promise<PartnerOrderPieces> {
-  return recordStatusChange(q, {
+): StatusChange {
+  return {
     orderId: order.id,
     environment: order.environment,
     assignedKeyId: order.assignedKeyId,
     previousStatus: order.status,
     event: { ...event, status: to, at: now },
     outbox: statusChangeEventTypes(to).map((type) => ({ eventId: newEventId(), type })),
-  });
+  };
 }
 
 // --- Partner reads ---------------------------------------------------------------------------------
 
+/**
+ * `version`: the scope's order-cache version of this request (request.orderVersion); null reads the
+ * database.
+ */
 export async function listPartnerOrders(
   deps: OrdersDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   query: ListPartnerOrdersQuery,
-): Promise<JsonText<PageOfPartnerOrder>> {
+  version: string | null,
+): Promise<JsonText<PageOfPartnerOrder> | JsonBytes<PageOfPartnerOrder>> {
   const page = query.page ?? 1;
   const pageSize = query.pageSize ?? 20;
   const filters: OrderListFilters = {};
@@ -116,7 +120,20 @@ export async function listPartnerOrders(
   if (query.from !== undefined) filters.from = parseInstant('from', query.from);
   if (query.to !== undefined) filters.to = parseInstant('to', query.to);
   if (query.updatedSince !== undefined) filters.updatedSince = parseInstant('updatedSince', query.updatedSince);
-  return listVisibleOrders(scopeOf(key, environment), filters, { page, pageSize }, hasPii(key), deps.db);
+  const scope = scopeOf(key, environment);
+  const pii = hasPii(key);
+  // Instants are normalised by parseInstant: two spellings of one query share an entry.
+  const cacheKey =
+    version === null
+      ? null
+      : `${scopeId(scope)}|${pii ? 1 : 0}|list|${filters.status ?? ''}|${filters.from ?? ''}|${filters.to ?? ''}|${filters.updatedSince ?? ''}|${page}|${pageSize}`;
+  if (cacheKey !== null && version !== null) {
+    const cached = deps.orderCache.get(cacheKey, version);
+    if (cached) return cached;
+  }
+  const json = await listVisibleOrders(scope, filters, { page, pageSize }, pii, deps.db);
+  if (cacheKey !== null && version !== null) return deps.orderCache.set(cacheKey, version, json) ?? json;
+  return json;
 }
 
 /** One coalescing loader per database (see VisibleOrderLoader). */
@@ -130,146 +147,25 @@ function loaderFor(db: OrdersDeps['db']): VisibleOrderLoader {
   return loader;
 }
 
+/** One order the key may see; `version` as for listPartnerOrders. A 404 is cached like an order. */
 export async function getPartnerOrder(
   deps: OrdersDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   code: string,
-): Promise<JsonText<PartnerOrder>> {
-  const order = await loaderFor(deps.db).find(scopeOf(key, environment), code, hasPii(key));
+  version: string | null,
+): Promise<JsonText<PartnerOrder> | JsonBytes<PartnerOrder>> {
+  const scope = scopeOf(key, environment);
+  const pii = hasPii(key);
+  const cacheKey = version === null ? null : `${scopeId(scope)}|${pii ? 1 : 0}|order|${code}`;
+  let order: JsonText<PartnerOrder> | JsonBytes<PartnerOrder> | null | undefined =
+    cacheKey !== null && version !== null ? deps.orderCache.get(cacheKey, version) : undefined;
+  if (order === undefined) {
+    const text = await loaderFor(deps.db).find(scope, code, pii);
+    order = cacheKey !== null && version !== null ? deps.orderCache.set(cacheKey, version, text) : text;
+  }
   if (!order) throw notFound('Order');
   return order;
-}
-
-// --- Partner events --------------------------------------------------------------------------------
-
-/** A successful answer (always 201); refusals, replayed ones included, are thrown. */
-export interface PartnerEventResult {
-  /** The JSON text of the answer, or (a replay) the stored answer. */
-  order: JsonText<PartnerOrder> | PartnerOrder;
-  /** True when the answer is the stored answer of an earlier request with the same Idempotency-Key. */
-  replayed: boolean;
-}
-
-/** Rules that depend on the body alone (checked before the order is even looked up). */
-function checkEventBody(body: CreatePartnerOrderEventDto): void {
-  if (body.type === 'FAILED' && body.failReason === undefined) {
-    throw validationError('failReason', 'is required for a FAILED event');
-  }
-  if (body.failReason !== undefined && body.type !== 'FAILED') {
-    throw new AppError('ERR_BAD_REQUEST', 'failReason is only allowed on a FAILED event');
-  }
-  if (body.codCollectedQepik !== undefined && body.type !== 'DELIVERED') {
-    throw new AppError('ERR_BAD_REQUEST', 'codCollectedQepik is only allowed on a DELIVERED event');
-  }
-  if (body.at !== undefined) parseInstant('at', body.at);
-}
-
-const hasText = (note: string | undefined) => note !== undefined && note.trim() !== '';
-
-/**
- * Applies one partner event on transaction `q`. Check order (decisions-log "Orders"): body-only rules
- * (400, done by the caller) → visibility (404) → assignment (403) → order-dependent input rules (400)
- * → transition (409).
- */
-async function applyPartnerEvent(
-  q: Queryable,
-  key: ResolvedKey,
-  environment: ApiKeyEnvironment,
-  code: string,
-  body: CreatePartnerOrderEventDto,
-  now: Date,
-): Promise<PartnerOrderPieces> {
-  // The row lock serialises racing events on one order: the loser waits, then sees the new status.
-  const order = await lockOrderByCode(q, code);
-  const visible =
-    order !== null && order.environment === environment && (key.receivesAllOrders || order.assignedKeyId === key.actsForKeyId);
-  if (!order || !visible) throw notFound('Order');
-  if (order.assignedKeyId !== key.actsForKeyId) {
-    throw new AppError('ERR_PARTNER_ORDER_NOT_ASSIGNED', 'This order is not assigned to this API key; it is readable only');
-  }
-  if (body.codCollectedQepik !== undefined) {
-    if (order.paymentMethod !== 'COD') {
-      throw new AppError('ERR_BAD_REQUEST', 'codCollectedQepik is only allowed on a COD order');
-    }
-    if (body.codCollectedQepik > order.codAmountQepik) {
-      throw validationError('codCollectedQepik', `must not be above the order's COD amount (${order.codAmountQepik})`);
-    }
-    if (body.codCollectedQepik !== order.codAmountQepik && !hasText(body.note)) {
-      throw new AppError(
-        'ERR_COD_VARIANCE_NOTE_REQUIRED',
-        `codCollectedQepik (${body.codCollectedQepik}) differs from the COD amount (${order.codAmountQepik}); explain it in note`,
-      );
-    }
-  }
-  const to = partnerEventTarget(body.type, order.status, order.failedAttempts);
-  return applyStatusChange(
-    q,
-    order,
-    to,
-    {
-      actor: 'PARTNER',
-      note: `partner:${key.partnerName}`,
-      partnerNote: body.note ?? null,
-      failReason: body.failReason ?? null,
-      codCollectedQepik: body.codCollectedQepik ?? null,
-      partnerReportedAt: body.at === undefined ? null : parseInstant('at', body.at),
-      apiKeyId: key.id,
-    },
-    now,
-  );
-}
-
-/** POST /v1/partner/orders/{code}/events, with the optional Idempotency-Key. */
-export async function recordPartnerEvent(
-  deps: OrdersDeps,
-  key: ResolvedKey,
-  environment: ApiKeyEnvironment,
-  code: string,
-  body: CreatePartnerOrderEventDto,
-  idempotencyKey: string | undefined,
-): Promise<PartnerEventResult> {
-  checkEventBody(body);
-  const pii = hasPii(key);
-  const idem: IdempotencyScope | null =
-    idempotencyKey === undefined
-      ? null
-      : { apiKeyId: key.id, key: idempotencyKey, requestHash: requestHash(`POST /v1/partner/orders/${code}/events`, body) };
-
-  type Outcome = { kind: 'ok'; result: PartnerEventResult } | { kind: 'error'; error: AppError };
-  const outcome = await deps.db.tx<Outcome>(async (q) => {
-    const now = deps.clock.now();
-    if (idem) {
-      const claim = await claimIdempotencyKey(q, idem, now);
-      if (claim.kind === 'replay') {
-        if (claim.statusCode >= 400) {
-          const stored = claim.response as { code: AppError['code']; message: string; details?: never };
-          return {
-            kind: 'error',
-            error: new AppError(stored.code, stored.message, stored.details, { 'Idempotent-Replayed': 'true' }),
-          };
-        }
-        return { kind: 'ok', result: { order: claim.response as PartnerOrder, replayed: true } };
-      }
-      // The change runs under a savepoint so a refused event can be undone while its answer is kept.
-      await q.query('SAVEPOINT partner_event');
-    }
-    try {
-      const pieces = await applyPartnerEvent(q, key, environment, code, body, now);
-      const order = partnerOrderJson(pieces, pii);
-      if (idem) await saveIdempotentResponse(q, idem, 201, order);
-      return { kind: 'ok', result: { order, replayed: false } };
-    } catch (err) {
-      if (!idem || !(err instanceof AppError) || !isStorableError(err)) throw err;
-      await q.query('ROLLBACK TO SAVEPOINT partner_event');
-      const envelope = { statusCode: err.statusCode, code: err.code, message: err.message, details: err.details };
-      await saveIdempotentResponse(q, idem, err.statusCode, JSON.stringify(envelope));
-      return { kind: 'error', error: err };
-    }
-  });
-  if (outcome.kind === 'error') throw outcome.error;
-  if (!outcome.result.replayed) outboxCommitted(deps);
-  return outcome.result;
 }
 
 // --- Operator API ----------------------------------------------------------------------------------
@@ -368,6 +264,7 @@ export async function createOrder(deps: OrdersDeps, body: CreateOrderDto): Promi
       { statuses: ['PLACED'], actor: 'ADMIN' },
     );
   });
+  await deps.orderCache.changed({ environment, keyIds: [] });
   deps.events.emit('outbox');
   return adminView(snapshot, environment, null);
 }
@@ -384,7 +281,7 @@ export async function getAdminOrder(deps: OrdersDeps, code: string): Promise<Adm
  * final state: 409 ERR_CONFLICT. Assigning to the key it already has changes nothing.
  */
 export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: string): Promise<AdminOrder> {
-  let changed = false;
+  let changed: OrderChange | null = null;
   const view = await deps.db.tx(async (q) => {
     const now = deps.clock.now();
     const order = await lockOrderByCode(q, code);
@@ -410,6 +307,7 @@ export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: stri
       return adminView(await snapshotOf(q, order.id), order.environment, key.id);
     }
     await assignOrderToKey(q, order.id, key.id, now);
+    changed = { environment: order.environment, keyIds: [order.assignedKeyId, key.id] };
     const snapshot = await snapshotOf(q, order.id);
     await appendOutbox(q, {
       type: 'order.assigned_to_partner',
@@ -419,10 +317,12 @@ export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: stri
       data: { order: snapshot },
       createdAt: now,
     });
-    changed = true;
     return adminView(snapshot, order.environment, key.id);
   });
-  if (changed) deps.events.emit('outbox');
+  if (changed) {
+    await deps.orderCache.changed(changed);
+    deps.events.emit('outbox');
+  }
   return view;
 }
 
@@ -432,14 +332,20 @@ export async function changeOrderStatus(
   code: string,
   body: { status: OrderStatus; note?: string },
 ): Promise<AdminOrder> {
+  let changed: OrderChange | null = null;
   const view = await deps.db.tx(async (q) => {
     const now = deps.clock.now();
     const order = await lockOrderByCode(q, code);
     if (!order) throw notFound('Order');
     assertPlatformTransition(order.status, body.status);
-    const pieces = await applyStatusChange(q, order, body.status, { actor: 'ADMIN', note: body.note ?? null }, now);
+    changed = { environment: order.environment, keyIds: [order.assignedKeyId] };
+    const pieces = await recordStatusChange(
+      q,
+      statusChangeOf(order, body.status, { actor: 'ADMIN', note: body.note ?? null }, now),
+    );
     return adminView(JSON.parse(partnerOrderJson(pieces, true)) as PartnerOrder, order.environment, order.assignedKeyId);
   });
+  if (changed) await deps.orderCache.changed(changed);
   outboxCommitted(deps);
   return view;
 }

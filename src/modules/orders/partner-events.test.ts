@@ -483,3 +483,72 @@ describe('POST /v1/partner/orders/{code}/events: racing events', () => {
     }
   });
 });
+
+describe('POST /v1/partner/orders/{code}/events: group commit', () => {
+  /** The transactions that wrote these orders' latest timeline entries (rows of one transaction share xmin). */
+  async function writers(codes: string[]): Promise<number> {
+    const [{ n }] = await t.ctx.db.query<{ n: number }>(
+      `SELECT count(DISTINCT e.xmin::text)::int AS n
+         FROM orders o JOIN order_events e ON e.id = o.pv_last_event WHERE o.code = ANY($1::text[])`,
+      [codes],
+    );
+    return n;
+  }
+
+  it('writes concurrent events in one transaction, each answered with its own order or its own refusal', async () => {
+    const k = await key();
+    const other = await key();
+    const packed = await Promise.all([1, 2, 3].map(() => orderAt(k, 'PACKED')));
+    const enRoute = await orderAt(k, 'EN_ROUTE');
+    const delivered = await orderAt(k, 'DELIVERED');
+    const foreign = await orderAt(other, 'PACKED');
+    const answers = await Promise.all([
+      ...packed.map((code) => send(k, code, BODY.PICKED_UP)),
+      send(k, enRoute, BODY.DELIVERED),
+      send(k, delivered, BODY.EN_ROUTE),
+      send(k, foreign, BODY.PICKED_UP),
+      send(k, 'ORD-NOSUCH1', BODY.PICKED_UP),
+    ]);
+    for (const [i, code] of packed.entries()) {
+      expect(answers[i].statusCode, answers[i].body).toBe(201);
+      expect(answers[i].json()).toMatchObject({ code, status: 'SCANNED_TO_VAN' });
+    }
+    expect(answers[3].statusCode, answers[3].body).toBe(201);
+    expect(answers[3].json()).toMatchObject({ code: enRoute, status: 'DELIVERED' });
+    expectError(answers[4], 409, 'ERR_INVALID_TRANSITION');
+    expectError(answers[5], 404, 'ERR_NOT_FOUND');
+    expectError(answers[6], 404, 'ERR_NOT_FOUND');
+    // The four accepted events went to the database together, with their outbox events.
+    expect(await writers([...packed, enRoute])).toBe(1);
+    for (const code of packed) expect((await outboxOf(t, code)).at(-1)).toMatchObject({ type: 'order.status_changed' });
+    expect((await outboxOf(t, enRoute)).slice(-2).map((o) => o.type)).toEqual(['order.status_changed', 'order.delivered']);
+    expect((await outboxOf(t, foreign)).at(-1)?.data.order?.status).toBe('PACKED');
+  });
+
+  it('tries each event of a failed transaction again alone: one cannot fail the others', async () => {
+    const k = await key();
+    const codes = await Promise.all([1, 2, 3].map(() => orderAt(k, 'PACKED')));
+    // A database error for one event only (a trigger refusing one note), which the rules cannot foresee.
+    await t.ctx.db.query(`CREATE FUNCTION test_refuse_note() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.partner_note = 'refused by the database' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`);
+    await t.ctx.db.query(
+      'CREATE TRIGGER test_refuse_note BEFORE INSERT ON order_events FOR EACH ROW EXECUTE FUNCTION test_refuse_note()',
+    );
+    try {
+      const answers = await Promise.all([
+        send(k, codes[0], BODY.PICKED_UP),
+        send(k, codes[1], { ...BODY.PICKED_UP, note: 'refused by the database' }),
+        send(k, codes[2], BODY.PICKED_UP),
+      ]);
+      expect(answers.map((a) => a.statusCode)).toEqual([201, 500, 201]);
+      expectError(answers[1], 500, 'ERR_INTERNAL');
+      const read = (code: string) => t.live.inject({ method: 'GET', url: `/v1/partner/orders/${code}`, headers: k.headers });
+      expect((await read(codes[0])).json().status).toBe('SCANNED_TO_VAN');
+      expect((await read(codes[1])).json().status).toBe('PACKED');
+      expect((await read(codes[2])).json().status).toBe('SCANNED_TO_VAN');
+    } finally {
+      await t.ctx.db.query('DROP TRIGGER test_refuse_note ON order_events');
+      await t.ctx.db.query('DROP FUNCTION test_refuse_note()');
+    }
+  });
+});

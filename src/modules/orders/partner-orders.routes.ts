@@ -19,7 +19,8 @@ import {
   PageOfPartnerOrder,
   PartnerOrder,
 } from './orders.schemas.js';
-import { getPartnerOrder, listPartnerOrders, recordPartnerEvent } from './orders.service.js';
+import { getPartnerOrder, listPartnerOrders } from './orders.service.js';
+import { recordPartnerEvent } from './partner-events.js';
 import { createSandboxOrder } from './sandbox.service.js';
 
 export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -28,7 +29,7 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/partner/orders',
     {
-      onRequest: app.partnerAuth('orders:read'),
+      onRequest: app.partnerAuth('orders:read', { readsOrders: true }),
       schema: {
         summary: 'List orders',
         description:
@@ -39,13 +40,14 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PageOfPartnerOrder, ...errorResponses('ERR_VALIDATION', 401, 403, 429) },
       },
     },
-    async (request, reply) => sendJson(reply, await listPartnerOrders(deps, apiKeyOf(request), app.environment, request.query)),
+    async (request, reply) =>
+      sendJson(reply, await listPartnerOrders(deps, apiKeyOf(request), app.environment, request.query, request.orderVersion)),
   );
 
   app.get(
     '/v1/partner/orders/:code',
     {
-      onRequest: app.partnerAuth('orders:read'),
+      onRequest: app.partnerAuth('orders:read', { readsOrders: true }),
       schema: {
         summary: 'Get an order',
         description: 'One order by code; 404 also when the key may not see it.',
@@ -56,7 +58,7 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      sendJson(reply, await getPartnerOrder(deps, apiKeyOf(request), app.environment, request.params.code)),
+      sendJson(reply, await getPartnerOrder(deps, apiKeyOf(request), app.environment, request.params.code, request.orderVersion)),
   );
 
   app.post(
@@ -131,12 +133,12 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   /**
-   * Sends JSON text rendered by PostgreSQL (migration 0006: keys in the schema's order, customer
-   * already removed for keys without orders:pii) as the body. A string body with a JSON content type
+   * Sends JSON rendered by PostgreSQL (migration 0006: keys in the schema's order, customer already
+   * removed for keys without orders:pii) as the body: its text, or its UTF-8 bytes from the read cache. A string body with a JSON content type
    * skips Fastify's serialiser, so the answer is not parsed and printed again in Node; the response
    * schemas stay declared for the OpenAPI document and the contract test checks the real answers.
    */
-  function sendJson(reply: FastifyReply, json: string): FastifyReply {
+  function sendJson(reply: FastifyReply, json: string | Buffer): FastifyReply {
     return reply.type('application/json; charset=utf-8').send(json);
   }
 

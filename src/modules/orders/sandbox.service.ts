@@ -118,6 +118,7 @@ export async function createSandboxOrder(
       { statuses: ['PLACED', 'VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'], actor: 'SYSTEM' },
     );
   });
+  await deps.orderCache.changed({ environment: 'SANDBOX', keyIds: [key.actsForKeyId] });
   deps.events.emit('outbox');
   return hasPii(key) ? snapshot : withoutCustomer(snapshot);
 }
