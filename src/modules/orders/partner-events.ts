@@ -251,10 +251,15 @@ class PartnerEventWriter {
       }
     }
     this.inFlight++;
-    void this.commit(group).finally(() => {
-      this.inFlight--;
-      if (this.pending.length > 0) this.schedule();
-    });
+    // commit() settles every event of the group itself; what could still fail after the answers (waking
+    // the outbox consumers in this process) is made up for by their poll, so it must not become an
+    // unhandled rejection.
+    void this.commit(group)
+      .catch(() => {})
+      .finally(() => {
+        this.inFlight--;
+        if (this.pending.length > 0) this.schedule();
+      });
     if (this.pending.length > 0) this.schedule();
   }
 
