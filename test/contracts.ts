@@ -3,8 +3,9 @@
  * routes): each protected route gets the same refusals with the same codes.
  */
 import { SignJWT } from 'jose';
-import { expect, it } from 'vitest';
+import { it } from 'vitest';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
+import { expectError } from './expect-error.js';
 import { createKey, createPartner, createUser } from './factories.js';
 import type { TestApp } from './harness.js';
 
@@ -21,11 +22,6 @@ export interface RouteUnderTest {
 
 function urlOf(t: TestApp, route: RouteUnderTest) {
   return typeof route.url === 'function' ? route.url(t) : route.url;
-}
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectPlainError } from '../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestPartner } from '../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp } from '../../test/harness.js';
 import { buildApp } from '../app.js';
@@ -10,11 +11,6 @@ import { apiKeyOf } from './api-key-auth.js';
 
 const DAY_MS = 86_400_000;
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ statusCode: status, code, message: expect.any(String) });
-}
 
 let t: TestApp;
 /** The live app plus probe routes: one per scope, one that fails, one with a strict body, one echoing the key. */
@@ -65,10 +61,10 @@ const me = (app: FastifyInstance, headers: Record<string, string>) =>
 
 describe('partner key check', () => {
   it('answers a missing, malformed or unknown key with 401 ERR_API_KEY_INVALID', async () => {
-    expectError(await me(t.live, {}), 401, 'ERR_API_KEY_INVALID');
-    expectError(await me(t.live, { 'x-api-key': 'not-a-key' }), 401, 'ERR_API_KEY_INVALID');
-    expectError(await me(t.live, { 'x-api-key': `svc_live_${'a'.repeat(31)}` }), 401, 'ERR_API_KEY_INVALID');
-    expectError(await me(t.live, { 'x-api-key': `svc_live_${'a'.repeat(32)}` }), 401, 'ERR_API_KEY_INVALID');
+    expectPlainError(await me(t.live, {}), 401, 'ERR_API_KEY_INVALID');
+    expectPlainError(await me(t.live, { 'x-api-key': 'not-a-key' }), 401, 'ERR_API_KEY_INVALID');
+    expectPlainError(await me(t.live, { 'x-api-key': `svc_live_${'a'.repeat(31)}` }), 401, 'ERR_API_KEY_INVALID');
+    expectPlainError(await me(t.live, { 'x-api-key': `svc_live_${'a'.repeat(32)}` }), 401, 'ERR_API_KEY_INVALID');
   });
 
   it('answers a key revoked through the developer API with 401 ERR_API_KEY_REVOKED on the very next request', async () => {
@@ -77,8 +73,8 @@ describe('partner key check', () => {
     expect((await me(t.live, key.headers)).statusCode).toBe(200);
     const revoked = await t.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${key.id}`, headers: partner.auth });
     expect(revoked.statusCode).toBe(200);
-    expectError(await me(t.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
-    expectError(await me(t.sandbox, key.headers), 401, 'ERR_API_KEY_REVOKED');
+    expectPlainError(await me(t.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
+    expectPlainError(await me(t.sandbox, key.headers), 401, 'ERR_API_KEY_REVOKED');
   });
 
   it('accepts each key only on the API of its environment (403 ERR_API_KEY_ENVIRONMENT otherwise)', async () => {
@@ -87,15 +83,15 @@ describe('partner key check', () => {
     const sandbox = await createKey(t.ctx, partner.id, { environment: 'SANDBOX' });
     expect((await me(t.live, live.headers)).statusCode).toBe(200);
     expect((await me(t.sandbox, sandbox.headers)).statusCode).toBe(200);
-    expectError(await me(t.sandbox, live.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
-    expectError(await me(t.live, sandbox.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
+    expectPlainError(await me(t.sandbox, live.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
+    expectPlainError(await me(t.live, sandbox.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
   });
 
   it('checks revocation before the environment', async () => {
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id, { environment: 'SANDBOX' });
     await t.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${key.id}`, headers: partner.auth });
-    expectError(await me(t.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
+    expectPlainError(await me(t.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
   });
 
   for (const scope of API_KEY_SCOPES) {
@@ -106,7 +102,7 @@ describe('partner key check', () => {
       const ok = await probe.inject({ method: 'GET', url: scopePath(scope), headers: withScope.headers });
       expect(ok.statusCode).toBe(200);
       expect(ok.json()).toEqual({ ok: true });
-      expectError(
+      expectPlainError(
         await probe.inject({ method: 'GET', url: scopePath(scope), headers: without.headers }),
         403,
         'ERR_API_KEY_SCOPE',
@@ -122,12 +118,12 @@ describe('partner key check', () => {
     const bad = { method: 'POST' as const, url: '/v1/partner/__probe/strict', payload: { note: 'too long', extra: 1 } };
     const malformed = { ...bad, payload: '{"note":', headers: { 'content-type': 'application/json' } };
 
-    expectError(await probe.inject({ ...bad, headers: {} }), 401, 'ERR_API_KEY_INVALID');
-    expectError(await probe.inject({ ...malformed }), 401, 'ERR_API_KEY_INVALID');
-    expectError(await probe.inject({ ...bad, headers: sandbox.headers }), 403, 'ERR_API_KEY_ENVIRONMENT');
-    expectError(await probe.inject({ ...bad, headers: reader.headers }), 403, 'ERR_API_KEY_SCOPE');
+    expectPlainError(await probe.inject({ ...bad, headers: {} }), 401, 'ERR_API_KEY_INVALID');
+    expectPlainError(await probe.inject({ ...malformed }), 401, 'ERR_API_KEY_INVALID');
+    expectPlainError(await probe.inject({ ...bad, headers: sandbox.headers }), 403, 'ERR_API_KEY_ENVIRONMENT');
+    expectPlainError(await probe.inject({ ...bad, headers: reader.headers }), 403, 'ERR_API_KEY_SCOPE');
     // The reader's one request per minute is spent: the rate limit answers before the scope.
-    expectError(await probe.inject({ ...bad, headers: reader.headers }), 429, 'ERR_RATE_LIMITED');
+    expectPlainError(await probe.inject({ ...bad, headers: reader.headers }), 429, 'ERR_RATE_LIMITED');
 
     const invalid = await probe.inject({ ...bad, headers: writer.headers });
     expect(invalid.statusCode).toBe(400);
@@ -139,13 +135,13 @@ describe('partner key check', () => {
         .sort(),
     ).toEqual(['extra', 'note']);
     const notJson = await probe.inject({ ...malformed, headers: { ...malformed.headers, ...writer.headers } });
-    expectError(notJson, 400, 'ERR_BAD_REQUEST');
+    expectPlainError(notJson, 400, 'ERR_BAD_REQUEST');
   });
 
   it('does not count refused environments against the rate limit', async () => {
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id, { rateLimit: 1 });
-    for (let i = 0; i < 3; i++) expectError(await me(t.sandbox, key.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
+    for (let i = 0; i < 3; i++) expectPlainError(await me(t.sandbox, key.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
     expect((await me(t.live, key.headers)).statusCode).toBe(200);
   });
 });
@@ -163,7 +159,7 @@ describe('rate limit', () => {
     // The first request leaves the window in 45 s.
     expect(second.headers.ratelimit).toBe('"per-key";r=3;t=45');
     const scoped = await probe.inject({ method: 'GET', url: scopePath('payments:read'), headers: key.headers });
-    expectError(scoped, 403, 'ERR_API_KEY_SCOPE');
+    expectPlainError(scoped, 403, 'ERR_API_KEY_SCOPE');
     expect(scoped.headers.ratelimit).toBe('"per-key";r=2;t=45');
   });
 
@@ -173,7 +169,7 @@ describe('rate limit', () => {
     expect((await me(t.live, key.headers)).statusCode).toBe(200);
     expect((await me(t.live, key.headers)).statusCode).toBe(200);
     const refused = await me(t.live, key.headers);
-    expectError(refused, 429, 'ERR_RATE_LIMITED');
+    expectPlainError(refused, 429, 'ERR_RATE_LIMITED');
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(59);
@@ -182,7 +178,7 @@ describe('rate limit', () => {
     expect(refused.headers['ratelimit-policy']).toBe('"per-key";q=2;w=60');
 
     t.clock.advance(retryAfter - 1);
-    expectError(await me(t.live, key.headers), 429, 'ERR_RATE_LIMITED');
+    expectPlainError(await me(t.live, key.headers), 429, 'ERR_RATE_LIMITED');
     t.clock.advance(1);
     expect((await me(t.live, key.headers)).statusCode).toBe(200);
   });
@@ -196,13 +192,13 @@ describe('rate limit', () => {
     t.clock.advance(20);
     expect((await me(t.live, key.headers)).statusCode).toBe(200); // t = 40
     const full = await me(t.live, key.headers);
-    expectError(full, 429, 'ERR_RATE_LIMITED');
+    expectPlainError(full, 429, 'ERR_RATE_LIMITED');
     expect(full.headers['retry-after']).toBe('20'); // the t = 0 request leaves at 60
 
     t.clock.advance(20); // t = 60: one slot free, not a whole new minute
     expect((await me(t.live, key.headers)).statusCode).toBe(200);
     const again = await me(t.live, key.headers);
-    expectError(again, 429, 'ERR_RATE_LIMITED');
+    expectPlainError(again, 429, 'ERR_RATE_LIMITED');
     expect(again.headers['retry-after']).toBe('20'); // the t = 20 request leaves at 80
   });
 
@@ -211,7 +207,7 @@ describe('rate limit', () => {
     const a = await createKey(t.ctx, partner.id, { rateLimit: 1 });
     const b = await createKey(t.ctx, partner.id, { rateLimit: 1 });
     expect((await me(t.live, a.headers)).statusCode).toBe(200);
-    expectError(await me(t.live, a.headers), 429, 'ERR_RATE_LIMITED');
+    expectPlainError(await me(t.live, a.headers), 429, 'ERR_RATE_LIMITED');
     expect((await me(t.live, b.headers)).statusCode).toBe(200);
   });
 });
@@ -231,7 +227,7 @@ describe('rotation grace', () => {
     t.clock.advance(24 * 3600 - 60);
     expect((await me(t.live, old.headers)).statusCode).toBe(200);
     t.clock.advance(60);
-    expectError(await me(t.live, old.headers), 401, 'ERR_API_KEY_REVOKED');
+    expectPlainError(await me(t.live, old.headers), 401, 'ERR_API_KEY_REVOKED');
     const fresh = await me(t.live, { 'x-api-key': successor.key });
     expect(fresh.statusCode).toBe(200);
   });
@@ -265,13 +261,13 @@ describe('usage counting', () => {
     expect((await me(t.live, key.headers)).statusCode).toBe(200);
     expect((await probe.inject({ method: 'GET', url: scopePath('orders:read'), headers: key.headers })).statusCode).toBe(200);
     expect((await probe.inject({ method: 'GET', url: '/v1/partner/__probe/boom', headers: key.headers })).statusCode).toBe(500);
-    expectError(
+    expectPlainError(
       await probe.inject({ method: 'GET', url: scopePath('orders:pii'), headers: key.headers }),
       403,
       'ERR_API_KEY_SCOPE',
     );
-    expectError(await me(t.live, key.headers), 429, 'ERR_RATE_LIMITED');
-    expectError(await me(t.sandbox, key.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
+    expectPlainError(await me(t.live, key.headers), 429, 'ERR_RATE_LIMITED');
+    expectPlainError(await me(t.sandbox, key.headers), 403, 'ERR_API_KEY_ENVIRONMENT');
     // Not counted: no identifiable key.
     await me(t.live, { 'x-api-key': `svc_live_${'b'.repeat(32)}` });
 
@@ -314,7 +310,7 @@ describe('usage counting', () => {
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id);
     await t.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${key.id}`, headers: partner.auth });
-    expectError(await me(t.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
+    expectPlainError(await me(t.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
     const usage = await t.live.inject({ method: 'GET', url: `/v1/developer/keys/${key.id}/usage?days=1`, headers: partner.auth });
     expect(usage.json().items).toEqual([{ day: utcDay(t.clock.nowMs()), requests: 1, clientErrors: 1, serverErrors: 0 }]);
   });
@@ -342,7 +338,7 @@ describe.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)('across pro
     expect((await me(b.live, key.headers)).statusCode).toBe(200);
     const revoked = await a.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${key.id}`, headers: partner.auth });
     expect(revoked.statusCode).toBe(200);
-    expectError(await me(b.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
+    expectPlainError(await me(b.live, key.headers), 401, 'ERR_API_KEY_REVOKED');
   });
 
   it('an operator change in one process shows on the next request in the other', async () => {
@@ -375,13 +371,13 @@ describe.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)('across pro
     advance(20);
     expect((await me(a.live, key.headers)).statusCode).toBe(200); // t = 40
     const refused = await me(b.live, key.headers);
-    expectError(refused, 429, 'ERR_RATE_LIMITED');
+    expectPlainError(refused, 429, 'ERR_RATE_LIMITED');
     expect(refused.headers['retry-after']).toBe('20');
-    expectError(await me(a.live, key.headers), 429, 'ERR_RATE_LIMITED');
+    expectPlainError(await me(a.live, key.headers), 429, 'ERR_RATE_LIMITED');
     advance(20); // t = 60: the t = 0 request (made in a) leaves the shared window
     expect((await me(b.live, key.headers)).statusCode).toBe(200);
     const again = await me(a.live, key.headers);
-    expectError(again, 429, 'ERR_RATE_LIMITED');
+    expectPlainError(again, 429, 'ERR_RATE_LIMITED');
     expect(again.headers['retry-after']).toBe('20');
   });
 });

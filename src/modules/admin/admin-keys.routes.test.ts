@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerAuthContract } from '../../../test/contracts.js';
+import { expectPlainError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../shared/ids.js';
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ statusCode: status, code, message: expect.any(String) });
-}
 
 let t: TestApp;
 let admin: { auth: { authorization: string } };
@@ -57,7 +53,7 @@ describe('PATCH /v1/admin/keys/{id}', () => {
     const key = await createKey(t.ctx, partner.id, { rateLimit: 1 });
     const me = () => t.live.inject({ method: 'GET', url: '/v1/partner/me', headers: key.headers });
     expect((await me()).statusCode).toBe(200);
-    expectError(await me(), 429, 'ERR_RATE_LIMITED');
+    expectPlainError(await me(), 429, 'ERR_RATE_LIMITED');
     expect((await patch(key.id, { rateLimit: 3 })).statusCode).toBe(200);
     const res = await me();
     expect(res.statusCode).toBe(200);
@@ -87,7 +83,7 @@ describe('PATCH /v1/admin/keys/{id}', () => {
   });
 
   it('answers 404 ERR_NOT_FOUND for an unknown or non-UUID id', async () => {
-    expectError(await patch(newId(), { rateLimit: 10 }), 404, 'ERR_NOT_FOUND');
-    expectError(await patch('nope', { rateLimit: 10 }), 404, 'ERR_NOT_FOUND');
+    expectPlainError(await patch(newId(), { rateLimit: 10 }), 404, 'ERR_NOT_FOUND');
+    expectPlainError(await patch('nope', { rateLimit: 10 }), 404, 'ERR_NOT_FOUND');
   });
 });

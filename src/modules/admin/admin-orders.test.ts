@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearerAuthContract } from '../../../test/contracts.js';
+import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../shared/schemas.js';
@@ -28,11 +29,6 @@ beforeEach(async () => {
 afterAll(() => t.close());
 
 const CODE = /^ORD-[0-9A-HJKMNP-TV-Z]{8}$/;
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
-}
 
 function expectFieldError(res: { statusCode: number; json(): unknown }, field: string) {
   expectError(res, 400, 'ERR_VALIDATION');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerAuthContract } from '../../../test/contracts.js';
+import { expectError } from '../../../test/expect-error.js';
 import { createPartner, createUser, randomPhone } from '../../../test/factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../../../test/harness.js';
 
@@ -26,11 +27,6 @@ const patchUser = (userId: string, payload: unknown, headers: Record<string, str
 async function signIn(phone: string) {
   await t.live.inject({ method: 'POST', url: '/v1/auth/otp/request', payload: { phone } });
   return t.live.inject({ method: 'POST', url: '/v1/auth/otp/verify', payload: { phone, code: TEST_OTP } });
-}
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
 }
 
 function expectValidation(res: { statusCode: number; json(): unknown }, field: string) {

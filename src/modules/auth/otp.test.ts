@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../../../test/expect-error.js';
 import { createPartner, createUser, randomPhone } from '../../../test/factories.js';
 import { createTestApp, freshDatabase, TEST_OTP, type TestApp, testConfig } from '../../../test/harness.js';
 import { buildApp } from '../../app.js';
@@ -21,11 +22,6 @@ const requestCode = (phone: unknown, app = t) =>
   app.live.inject({ method: 'POST', url: '/v1/auth/otp/request', payload: { phone } });
 const verifyCode = (phone: unknown, code: unknown, app = t) =>
   app.live.inject({ method: 'POST', url: '/v1/auth/otp/verify', payload: { phone, code } });
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
-}
 
 function expectValidation(res: { statusCode: number; json(): unknown }, field: string) {
   expectError(res, 400, 'ERR_VALIDATION');

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../../../test/expect-error.js';
 import { createPartner, createUser, randomPhone } from '../../../test/factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../../../test/harness.js';
 import { signAccessToken } from './tokens.js';
@@ -39,11 +40,6 @@ async function signIn(phone: string): Promise<Tokens> {
 
 const refresh = (refreshToken: unknown) => t.live.inject({ method: 'POST', url: '/v1/auth/refresh', payload: { refreshToken } });
 const logout = (refreshToken: unknown) => t.live.inject({ method: 'POST', url: '/v1/auth/logout', payload: { refreshToken } });
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
-}
 
 function expectValidation(res: { statusCode: number; json(): unknown }, field: string) {
   expectError(res, 400, 'ERR_VALIDATION');

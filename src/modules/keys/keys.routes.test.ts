@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerAuthContract } from '../../../test/contracts.js';
+import { expectPlainError } from '../../../test/expect-error.js';
 import { createKey, createPartner, type TestPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../shared/ids.js';
@@ -9,11 +10,6 @@ import { signAccessToken } from '../auth/tokens.js';
 const DAY_MS = 86_400_000;
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ statusCode: status, code, message: expect.any(String) });
-}
 
 function expectValidation(res: { statusCode: number; json(): { details?: Array<{ field: string }> } }, field: string) {
   expect(res.statusCode).toBe(400);
@@ -163,7 +159,7 @@ describe('POST /v1/developer/keys', () => {
     const keys = [];
     for (let i = 0; i < 10; i++) keys.push(await createViaApi(partner, { ...createBody, name: `key ${i}` }));
     const over = await t.live.inject({ method: 'POST', url: '/v1/developer/keys', headers: partner.auth, payload: createBody });
-    expectError(over, 409, 'ERR_API_KEY_LIMIT');
+    expectPlainError(over, 409, 'ERR_API_KEY_LIMIT');
 
     // Rotation is always allowed, and leaves 10 active keys.
     const rotated = await t.live.inject({
@@ -172,7 +168,7 @@ describe('POST /v1/developer/keys', () => {
       headers: partner.auth,
     });
     expect(rotated.statusCode).toBe(200);
-    expectError(
+    expectPlainError(
       await t.live.inject({ method: 'POST', url: '/v1/developer/keys', headers: partner.auth, payload: createBody }),
       409,
       'ERR_API_KEY_LIMIT',
@@ -229,7 +225,11 @@ describe('DELETE /v1/developer/keys/{id}', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().isActive).toBe(false);
     expect(Date.parse(res.json().revokedAt)).toBeLessThanOrEqual(t.clock.nowMs());
-    expectError(await t.live.inject({ method: 'GET', url: '/v1/partner/me', headers: old.headers }), 401, 'ERR_API_KEY_REVOKED');
+    expectPlainError(
+      await t.live.inject({ method: 'GET', url: '/v1/partner/me', headers: old.headers }),
+      401,
+      'ERR_API_KEY_REVOKED',
+    );
     // The successor is untouched.
     const successor = rotated.json();
     expect(
@@ -308,14 +308,14 @@ describe('POST /v1/developer/keys/{id}/rotate', () => {
     expect(
       (await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${rotated.id}/rotate`, headers: partner.auth })).statusCode,
     ).toBe(200);
-    expectError(
+    expectPlainError(
       await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${rotated.id}/rotate`, headers: partner.auth }),
       401,
       'ERR_API_KEY_REVOKED',
     );
     const revoked = await createKey(t.ctx, partner.id);
     await t.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${revoked.id}`, headers: partner.auth });
-    expectError(
+    expectPlainError(
       await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${revoked.id}/rotate`, headers: partner.auth }),
       401,
       'ERR_API_KEY_REVOKED',
@@ -425,7 +425,7 @@ describe('tenant isolation', () => {
         ['POST', `/v1/developer/keys/${id}/rotate`],
         ['GET', `/v1/developer/keys/${id}/usage`],
       ] as const) {
-        expectError(await t.live.inject({ method, url, headers: intruder.auth }), 404, 'ERR_NOT_FOUND');
+        expectPlainError(await t.live.inject({ method, url, headers: intruder.auth }), 404, 'ERR_NOT_FOUND');
       }
     }
     // The key is untouched and still works.

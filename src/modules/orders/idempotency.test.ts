@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { AppError } from '../../errors.js';
@@ -15,11 +16,6 @@ beforeEach(async () => {
   admin = (await createUser(t.ctx, 'ADMIN')).auth;
 });
 afterAll(() => t.close());
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
-}
 
 async function key(): Promise<TestKey> {
   const partner = await createPartner(t.ctx);

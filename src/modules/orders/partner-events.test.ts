@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { partnerAuthContract } from '../../../test/contracts.js';
+import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import type { ApiKeyScope, OrderStatus } from '../../shared/schemas.js';
@@ -16,11 +17,6 @@ beforeEach(async () => {
   admin = (await createUser(t.ctx, 'ADMIN')).auth;
 });
 afterAll(() => t.close());
-
-function expectError(res: { statusCode: number; body?: string; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
-}
 
 function expectFieldError(res: { statusCode: number; json(): unknown }, field: string) {
   expectError(res, 400, 'ERR_VALIDATION');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerAuthContract } from '../../../test/contracts.js';
+import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, type TestPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../shared/ids.js';
@@ -17,11 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-function expectError(res: { statusCode: number; json(): unknown }, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toMatchObject({ statusCode: status, code, message: expect.any(String) });
-}
 
 async function partnerWithKey(scopes?: ApiKeyScope[], environment: 'LIVE' | 'SANDBOX' = 'LIVE') {
   const partner = await createPartner(t.ctx);

@@ -1,0 +1,31 @@
+/**
+ * Assertions on the spec's error envelope `{ statusCode, code, message, details? }` (spec 5), shared by
+ * every route test.
+ */
+import { expect } from 'vitest';
+
+/** What an injected or fetched answer offers these checks. */
+export interface Answer {
+  statusCode: number;
+  body?: string;
+  json(): unknown;
+}
+
+const ENVELOPE_FIELDS = new Set(['statusCode', 'code', 'message', 'details']);
+
+/**
+ * The answer is the error envelope with this status and code, a message, and nothing outside the
+ * envelope (no stack, no internals); `details` may be present. The body is shown when the status differs.
+ */
+export function expectError(res: Answer, status: number, code: string): void {
+  expect(res.statusCode, res.body).toBe(status);
+  const body = res.json() as Record<string, unknown>;
+  expect(body).toMatchObject({ statusCode: status, code, message: expect.any(String) });
+  expect(Object.keys(body).filter((field) => !ENVELOPE_FIELDS.has(field))).toEqual([]);
+}
+
+/** The same, and without `details`: exactly `{ statusCode, code, message }`. */
+export function expectPlainError(res: Answer, status: number, code: string): void {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.json()).toEqual({ statusCode: status, code, message: expect.any(String) });
+}
