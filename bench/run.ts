@@ -22,6 +22,7 @@ import { generateKey } from '../src/modules/keys/key-format.js';
 import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
 import { newId } from '../src/shared/ids.js';
 import { startWorker } from '../src/worker/worker.js';
+import { addCpu, type CpuPerRequest, type CpuSample, cpuSample, perRequest } from './cpu.js';
 
 const run = promisify(execFile);
 
@@ -49,6 +50,8 @@ interface Figure {
   p99: number;
   ratio: number | null;
   non2xx: number;
+  /** CPU µs per request by process (bench/cpu.ts); null where not measured. */
+  cpu: CpuPerRequest | null;
   note?: string;
 }
 
@@ -143,6 +146,17 @@ async function main() {
     );
   };
   const common = { connections: CONNECTIONS, duration: DURATION };
+  const servers = { postgres: ctx.db.kind === 'server', redis: Boolean(ctx.redis) };
+  const zeroCpu = (): CpuSample => ({ api: 0, postgres: 0, redis: 0 });
+  /** One load run, with the CPU it made each process use added to `cpu`. */
+  const measured = async (scenario: Record<string, unknown>, cpu: CpuSample) => {
+    const before = cpuSample();
+    const result = await load(scenario);
+    addCpu(cpu, before);
+    return result;
+  };
+  const bareCpu = zeroCpu();
+  let bareRequests = 0;
 
   /**
    * This VM's throughput drifts a lot from minute to minute, so each scenario runs in ROUNDS rounds, each
@@ -150,10 +164,12 @@ async function main() {
    */
   const compare = async (name: string, scenario: (round: number) => Record<string, unknown>, note?: string) => {
     const rounds: Array<{ bare: number; r: Awaited<ReturnType<typeof load>> }> = [];
+    const cpu = zeroCpu();
     for (let round = 0; round < ROUNDS; round++) {
-      const bare = await load({ ...common, url: bareUrl });
+      const bare = await measured({ ...common, url: bareUrl }, bareCpu);
       bares.push(bare.requests);
-      rounds.push({ bare: bare.requests, r: await load({ ...common, ...scenario(round) }) });
+      bareRequests += bare.total;
+      rounds.push({ bare: bare.requests, r: await measured({ ...common, ...scenario(round) }, cpu) });
     }
     print({
       name,
@@ -162,6 +178,11 @@ async function main() {
       p99: median(rounds.map((x) => x.r.p99)),
       ratio: median(rounds.map((x) => x.r.requests / x.bare)),
       non2xx: rounds.reduce((n, x) => n + x.r.non2xx, 0),
+      cpu: perRequest(
+        cpu,
+        rounds.reduce((n, x) => n + x.r.total, 0),
+        servers,
+      ),
       note,
     });
   };
@@ -202,7 +223,11 @@ async function main() {
       `${share} orders × 3 events per round`,
     );
   }
-  if (bares.length === 0) bares.push((await load({ ...common, url: bareUrl })).requests);
+  if (bares.length === 0) {
+    const bare = await measured({ ...common, url: bareUrl }, bareCpu);
+    bares.push(bare.requests);
+    bareRequests += bare.total;
+  }
   figures.unshift({
     name: 'bare Fastify route (limit)',
     requestsPerSec: Math.round(median(bares)),
@@ -210,6 +235,7 @@ async function main() {
     p99: 0,
     ratio: 1,
     non2xx: 0,
+    cpu: perRequest(bareCpu, bareRequests, servers),
     note: `median of ${bares.length} runs, min ${Math.round(Math.min(...bares))}, max ${Math.round(Math.max(...bares))}`,
   });
   let webhookFigures: Record<string, number> | null = null;
@@ -242,11 +268,15 @@ async function main() {
 }
 
 function table(figures: Figure[], webhooks: Record<string, number> | null): string {
-  const lines = ['| path | req/s | p50 ms | p99 ms | ratio to bare |', '|---|---:|---:|---:|---:|'];
+  const lines = [
+    '| path | req/s | p50 ms | p99 ms | ratio to bare | CPU µs/req: API | PostgreSQL | Redis |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const us = (v: number | null | undefined) => (v === null || v === undefined ? '—' : v.toFixed(0));
   for (const f of figures) {
     const bare = f.name.startsWith('bare');
     lines.push(
-      `| ${f.name} | ${f.requestsPerSec} | ${bare ? '—' : f.p50} | ${bare ? '—' : f.p99} | ${(f.ratio ?? 1).toFixed(2)} |`,
+      `| ${f.name} | ${f.requestsPerSec} | ${bare ? '—' : f.p50} | ${bare ? '—' : f.p99} | ${(f.ratio ?? 1).toFixed(2)} | ${us(f.cpu?.api)} | ${us(f.cpu?.postgres)} | ${us(f.cpu?.redis)} |`,
     );
   }
   if (webhooks) {

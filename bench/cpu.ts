@@ -1,0 +1,90 @@
+/**
+ * CPU time per request, by process: the API (this process: the listeners under test, and PGlite in
+ * embedded mode), the PostgreSQL server's processes and Redis's. Throughput on a shared 2-core VM drifts
+ * from minute to minute; the CPU a request costs each process moves much less, and says which of them
+ * a path spends its time in.
+ *
+ * The servers' figures come from /proc (Linux): the user + system time of every process named
+ * `postgres` or `redis-server` on the machine, so run nothing else against them while benchmarking.
+ * Without /proc they are null.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** CPU microseconds used so far. */
+export interface CpuSample {
+  api: number;
+  postgres: number | null;
+  redis: number | null;
+}
+
+/** CPU microseconds per request over a measurement. */
+export type CpuPerRequest = CpuSample;
+
+const SERVERS = { postgres: 'postgres', redis: 'redis-server' } as const;
+
+let ticksPerSecond: number | null = null;
+function clockTicks(): number {
+  if (ticksPerSecond === null) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** User + system CPU microseconds of every process with one of these names (null without /proc). */
+function serverCpu(): { postgres: number; redis: number } | null {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  const total = { postgres: 0, redis: 0 };
+  const usPerTick = 1_000_000 / clockTicks();
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    // "pid (comm) state ppid …": comm may hold spaces or parentheses, so split after the last ')'.
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(open + 1, close);
+    const which = comm === SERVERS.postgres ? 'postgres' : comm === SERVERS.redis ? 'redis' : null;
+    if (!which) continue;
+    const fields = stat.slice(close + 2).split(' ');
+    // After comm: state is field 3 of stat(5); utime and stime are fields 14 and 15.
+    total[which] += (Number(fields[11]) + Number(fields[12])) * usPerTick;
+  }
+  return total;
+}
+
+export function cpuSample(): CpuSample {
+  const own = process.cpuUsage();
+  const servers = serverCpu();
+  return { api: own.user + own.system, postgres: servers?.postgres ?? null, redis: servers?.redis ?? null };
+}
+
+/** Adds up the CPU used between `before` and now into `into` (a running total over rounds). */
+export function addCpu(into: CpuSample, before: CpuSample): void {
+  const now = cpuSample();
+  into.api += now.api - before.api;
+  into.postgres =
+    now.postgres === null || before.postgres === null ? null : (into.postgres ?? 0) + now.postgres - before.postgres;
+  into.redis = now.redis === null || before.redis === null ? null : (into.redis ?? 0) + now.redis - before.redis;
+}
+
+export function perRequest(total: CpuSample, requests: number, servers: { postgres: boolean; redis: boolean }): CpuPerRequest {
+  const per = (us: number | null) => (us === null || requests === 0 ? null : Math.round((us / requests) * 10) / 10);
+  return {
+    api: per(total.api) ?? 0,
+    postgres: servers.postgres ? per(total.postgres) : null,
+    redis: servers.redis ? per(total.redis) : null,
+  };
+}
