@@ -11,15 +11,21 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** CPU microseconds used so far. */
-export interface CpuSample {
+/** CPU microseconds per process, or in total over measurements. */
+export interface CpuTotals {
   api: number;
   postgres: number | null;
   redis: number | null;
 }
 
+/** CPU microseconds used so far, by this process and by each server process (by pid). */
+export interface CpuSample {
+  api: number;
+  servers: { postgres: Map<string, number>; redis: Map<string, number> } | null;
+}
+
 /** CPU microseconds per request over a measurement. */
-export type CpuPerRequest = CpuSample;
+export type CpuPerRequest = CpuTotals;
 
 const SERVERS = { postgres: 'postgres', redis: 'redis-server' } as const;
 
@@ -35,15 +41,15 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-/** User + system CPU microseconds of every process with one of these names (null without /proc). */
-function serverCpu(): { postgres: number; redis: number } | null {
+/** User + system CPU microseconds of every process with one of these names, by pid (null without /proc). */
+function serverCpu(): CpuSample['servers'] {
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
     return null;
   }
-  const total = { postgres: 0, redis: 0 };
+  const total = { postgres: new Map<string, number>(), redis: new Map<string, number>() };
   const usPerTick = 1_000_000 / clockTicks();
   for (const pid of pids) {
     let stat: string;
@@ -60,27 +66,38 @@ function serverCpu(): { postgres: number; redis: number } | null {
     if (!which) continue;
     const fields = stat.slice(close + 2).split(' ');
     // After comm: state is field 3 of stat(5); utime and stime are fields 14 and 15.
-    total[which] += (Number(fields[11]) + Number(fields[12])) * usPerTick;
+    total[which].set(pid, (Number(fields[11]) + Number(fields[12])) * usPerTick);
   }
   return total;
 }
 
 export function cpuSample(): CpuSample {
   const own = process.cpuUsage();
-  const servers = serverCpu();
-  return { api: own.user + own.system, postgres: servers?.postgres ?? null, redis: servers?.redis ?? null };
+  return { api: own.user + own.system, servers: serverCpu() };
+}
+
+/**
+ * CPU used by processes between two samples: what each process alive at the end used since the first
+ * (all of it, if it started meanwhile). A process that ended meanwhile (a backend, an autovacuum worker)
+ * took its time with it: that part is not counted.
+ */
+function used(before: Map<string, number>, now: Map<string, number>): number {
+  let sum = 0;
+  for (const [pid, us] of now) sum += us - (before.get(pid) ?? 0);
+  return sum;
 }
 
 /** Adds up the CPU used between `before` and now into `into` (a running total over rounds). */
-export function addCpu(into: CpuSample, before: CpuSample): void {
+export function addCpu(into: CpuTotals, before: CpuSample): void {
   const now = cpuSample();
   into.api += now.api - before.api;
-  into.postgres =
-    now.postgres === null || before.postgres === null ? null : (into.postgres ?? 0) + now.postgres - before.postgres;
-  into.redis = now.redis === null || before.redis === null ? null : (into.redis ?? 0) + now.redis - before.redis;
+  const b = before.servers;
+  const n = now.servers;
+  into.postgres = b && n && into.postgres !== null ? into.postgres + used(b.postgres, n.postgres) : null;
+  into.redis = b && n && into.redis !== null ? into.redis + used(b.redis, n.redis) : null;
 }
 
-export function perRequest(total: CpuSample, requests: number, servers: { postgres: boolean; redis: boolean }): CpuPerRequest {
+export function perRequest(total: CpuTotals, requests: number, servers: { postgres: boolean; redis: boolean }): CpuPerRequest {
   const per = (us: number | null) => (us === null || requests === 0 ? null : Math.round((us / requests) * 10) / 10);
   return {
     api: per(total.api) ?? 0,

@@ -22,7 +22,7 @@ import { generateKey } from '../src/modules/keys/key-format.js';
 import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
 import { newId } from '../src/shared/ids.js';
 import { startWorker } from '../src/worker/worker.js';
-import { addCpu, type CpuPerRequest, type CpuSample, cpuSample, perRequest } from './cpu.js';
+import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
 
 const run = promisify(execFile);
 
@@ -147,9 +147,9 @@ async function main() {
   };
   const common = { connections: CONNECTIONS, duration: DURATION };
   const servers = { postgres: ctx.db.kind === 'server', redis: Boolean(ctx.redis) };
-  const zeroCpu = (): CpuSample => ({ api: 0, postgres: 0, redis: 0 });
+  const zeroCpu = (): CpuTotals => ({ api: 0, postgres: 0, redis: 0 });
   /** One load run, with the CPU it made each process use added to `cpu`. */
-  const measured = async (scenario: Record<string, unknown>, cpu: CpuSample) => {
+  const measured = async (scenario: Record<string, unknown>, cpu: CpuTotals) => {
     const before = cpuSample();
     const result = await load(scenario);
     addCpu(cpu, before);
