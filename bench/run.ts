@@ -9,6 +9,7 @@
  * server) and REDIS_URL. BENCH_DEBUG=1 prints every load generator result as it comes.
  */
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,7 @@ import { generateKey } from '../src/modules/keys/key-format.js';
 import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
 import { newId } from '../src/shared/ids.js';
 import { startWorker } from '../src/worker/worker.js';
+import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
 
 const run = promisify(execFile);
@@ -114,7 +116,8 @@ async function main() {
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
     LOG_LEVEL: 'warn',
     DATA_DIR: 'memory://',
-    ...(server ? { DATABASE_URL: server.url, REDIS_URL: process.env.REDIS_URL } : {}),
+    // Redis keys under a namespace of this run's own, removed at the end.
+    ...(server ? { DATABASE_URL: server.url, REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `bench:${randomUUID()}` } : {}),
   });
   // Benchmarks call webhooks on localhost; production mode would (rightly) refuse that. Everything else
   // runs as in production (no test clock, no fixed OTP).
@@ -264,6 +267,7 @@ async function main() {
   await app.close();
   await direct.close();
   await bare.close();
+  if (ctx.redis) await dropRedisNamespace(ctx.redis, ctx.config.redisKeyPrefix);
   await ctx.close();
   await server?.drop();
 }

@@ -17,6 +17,7 @@ import { type Config, loadConfig } from '../src/config.js';
 import { type AppContext, createContext } from '../src/context.js';
 import { type Db, dbFromPglite, openDb } from '../src/db/db.js';
 import { adminUrl } from './global-setup.js';
+import { dropRedisNamespace } from './redis-namespace.js';
 
 export interface TestApp {
   ctx: AppContext;
@@ -124,14 +125,4 @@ export async function createSecondApp(base: TestApp, env: Record<string, string 
   if (base.ctx.db.kind !== 'server') throw new Error('a second process needs the PostgreSQL server mode');
   const url = base.ctx.config.databaseUrl;
   return createTestApp({ db: { db: base.ctx.db, url }, env: { REDIS_KEY_PREFIX: base.ctx.config.redisKeyPrefix, ...env } });
-}
-
-/** Deletes every Redis key of a test app's namespace (rate-limit logs, the key-cache generation). */
-async function dropRedisNamespace(redis: NonNullable<AppContext['redis']>, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
 }
