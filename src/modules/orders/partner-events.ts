@@ -251,11 +251,14 @@ class PartnerEventWriter {
       }
     }
     this.inFlight++;
-    // commit() settles every event of the group itself; what could still fail after the answers (waking
-    // the outbox consumers in this process) is made up for by their poll, so it must not become an
-    // unhandled rejection.
+    // commit() settles every event of the group itself. Should it fail anyway, every event it left
+    // unsettled gets the error (rejecting a settled promise does nothing), and nothing becomes an
+    // unhandled rejection; a failure after the answers (waking this process's outbox consumers) is made
+    // up for by their poll.
     void this.commit(group)
-      .catch(() => {})
+      .catch((err: unknown) => {
+        for (const event of group) event.reject(err);
+      })
       .finally(() => {
         this.inFlight--;
         if (this.pending.length > 0) this.schedule();
@@ -296,7 +299,14 @@ class PartnerEventWriter {
       // The transaction failed as a whole (nothing of it is committed): alone, each event gets its own
       // fate (before the next group starts, which may hold later events on the same orders).
       if (group.length === 1) group[0].reject(err);
-      else await Promise.all(group.map((event) => this.commit([event])));
+      else {
+        // allSettled: this group ends only when every retry has (none is cut short by another's failure);
+        // a retry that failed without settling its event gets the error (a settled one ignores it).
+        const retries = await Promise.allSettled(group.map((event) => this.commit([event])));
+        retries.forEach((retry, i) => {
+          if (retry.status === 'rejected') group[i].reject(retry.reason);
+        });
+      }
       return;
     }
     const accepted = decided.flatMap((d) => ('change' in d ? [d] : []));
