@@ -134,9 +134,10 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   /**
    * Sends JSON rendered by PostgreSQL (migration 0006: keys in the schema's order, customer already
-   * removed for keys without orders:pii) as the body: its text, or its UTF-8 bytes from the read cache. A string body with a JSON content type
-   * skips Fastify's serialiser, so the answer is not parsed and printed again in Node; the response
-   * schemas stay declared for the OpenAPI document and the contract test checks the real answers.
+   * removed for keys without orders:pii) as the body: its text, or its UTF-8 bytes from the read cache.
+   * A string or Buffer body with a JSON content type skips Fastify's serialiser, so the answer is not
+   * parsed and printed again in Node; the response schemas stay declared for the OpenAPI document and
+   * the contract test checks the real answers.
    */
   function sendJson(reply: FastifyReply, json: string | Buffer): FastifyReply {
     return reply.type('application/json; charset=utf-8').send(json);
