@@ -10,13 +10,18 @@
  * They come from what the worker has committed (outbox rows it fanned out, delivery state changes), so
  * nothing is emitted for a change that rolled back.
  *
- * One hub per process. Each listener gets its own Socket.IO server; without Redis an event is emitted on
- * each of them. With REDIS_URL every server uses the Redis adapter, and an event is emitted once, through
- * one server: the adapter carries it to every other server, in this process and in others.
+ * One hub per process. Each listener gets its own Socket.IO server. Updates are sent in batches, one per
+ * turn of the event loop: the hub emits each update on every server of this process, and only to a room
+ * that has a socket there (an update nobody here listens to costs no encoding); with REDIS_URL it also
+ * publishes the turn's batch ONCE, as one Socket.IO server-side event through the Redis adapter, and every
+ * other process's servers emit it to their own sockets. (Emitting each update through the adapter, as
+ * before, cost a Redis PUBLISH, a msgpack encoding and a decoding by every server in every process per
+ * update: during a webhook burst, two updates per delivery, that was a sixth of the worker's CPU.)
  */
+import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
-import { Server, type Socket } from 'socket.io';
+import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
 import { type Principal, verifyAccessToken } from '../auth/tokens.js';
 
@@ -37,8 +42,35 @@ interface KeyOwner {
 // Order events that describe the same change as a status_changed row emitted beside them.
 const REDUNDANT_ORDER_EVENTS = new Set(['order.delivered', 'order.cancelled']);
 
+/** One update for the sockets of one room. */
+interface RoomMessage {
+  room: string;
+  event: string;
+  payload: unknown;
+}
+
+/** What one hub publishes to the other processes' servers (through the Redis adapter). */
+interface RealtimeBatch {
+  /** The publishing hub: the other servers of the same process have emitted it already. */
+  hub: string;
+  messages: RoomMessage[];
+}
+
+interface InterServerEvents {
+  'realtime.batch': (batch: RealtimeBatch) => void;
+}
+
+type RealtimeServer = Server<DefaultEventsMap, DefaultEventsMap, InterServerEvents>;
+
+/** Updates per published batch (a fan-out of hundreds of deliveries is sent in several). */
+const MAX_BATCH = 256;
+
 export class RealtimeHub {
-  private readonly servers: Server[] = [];
+  private readonly servers: RealtimeServer[] = [];
+  private readonly id = randomUUID();
+  /** Updates of this turn of the event loop, sent together by `flush`. */
+  private queued: RoomMessage[] = [];
+  private flushScheduled = false;
   private readonly keyOwners = new Map<string, KeyOwner>();
   private readonly redisClients: Array<{ quit(): Promise<unknown>; disconnect(): void }> = [];
   private readonly unsubscribe: Array<() => void> = [];
@@ -58,8 +90,8 @@ export class RealtimeHub {
   }
 
   /** Serves the channel on a listener's HTTP server (or, with no server, only emits: worker processes). */
-  attach(httpServer?: HttpServer): Server {
-    const io = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
+  attach(httpServer?: HttpServer): RealtimeServer {
+    const io: RealtimeServer = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
     if (this.ctx.redis) {
       const pub = this.ctx.redis.duplicate();
       const sub = this.ctx.redis.duplicate();
@@ -67,6 +99,10 @@ export class RealtimeHub {
       io.adapter(createAdapter(pub, sub, { key: `${this.ctx.config.redisKeyPrefix}:realtime` }));
     }
     const nsp = io.of(REALTIME_NAMESPACE);
+    // Another hub's batch (another process, or a hub of another context): emitted to this server's sockets.
+    nsp.on('realtime.batch', (batch) => {
+      if (batch.hub !== this.id) this.emitLocally(io, batch.messages);
+    });
     nsp.use((socket, next) => {
       void this.authenticate(socket)
         .then(() => next())
@@ -79,7 +115,7 @@ export class RealtimeHub {
   }
 
   /** Stops serving on one listener's server without closing the HTTP server itself. */
-  async detach(io: Server): Promise<void> {
+  async detach(io: RealtimeServer): Promise<void> {
     const i = this.servers.indexOf(io);
     if (i >= 0) this.servers.splice(i, 1);
     io.of(REALTIME_NAMESPACE).disconnectSockets(true);
@@ -133,11 +169,35 @@ export class RealtimeHub {
     socket.on('disconnect', () => this.ctx.events.off('wake', onWake));
   }
 
+  /** Queues an update; the turn's updates go out together (see the top of this file). */
   private emit(room: string, event: string, payload: unknown): void {
-    if (this.servers.length === 0) return;
-    // With the Redis adapter one emit reaches every server everywhere; without it, each local server.
-    const targets = this.ctx.redis ? this.servers.slice(0, 1) : this.servers;
-    for (const io of targets) io.of(REALTIME_NAMESPACE).to(room).emit(event, payload);
+    if (this.servers.length === 0 || this.closed) return;
+    this.queued.push({ room, event, payload });
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const messages = this.queued;
+    this.queued = [];
+    if (this.closed || this.servers.length === 0) return;
+    for (const io of this.servers) this.emitLocally(io, messages);
+    if (!this.ctx.redis) return;
+    // One server's adapter publishes for the whole process; the others ignore this hub's own batches.
+    const nsp = this.servers[0].of(REALTIME_NAMESPACE);
+    for (let i = 0; i < messages.length; i += MAX_BATCH) {
+      nsp.serverSideEmit('realtime.batch', { hub: this.id, messages: messages.slice(i, i + MAX_BATCH) });
+    }
+  }
+
+  /** Emits to this server's own sockets only, and only to rooms that have one here. */
+  private emitLocally(io: RealtimeServer, messages: RoomMessage[]): void {
+    const nsp = io.of(REALTIME_NAMESPACE);
+    for (const m of messages) {
+      if (nsp.adapter.rooms.has(m.room)) nsp.local.to(m.room).emit(m.event, m.payload);
+    }
   }
 
   private async publishOrders(rows: OutboxEvent[]): Promise<void> {

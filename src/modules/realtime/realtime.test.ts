@@ -151,6 +151,21 @@ describe('realtime channel /realtime', () => {
     expect(gotB).toEqual([]);
   });
 
+  it('sends each update once to every connection, on both listeners, in the order emitted', async () => {
+    const a = await createPartner(t.ctx);
+    const onLive = track(open(urlOf(t), a.token));
+    const onSandbox = track(open(urlOf(t, 'sandbox'), a.token));
+    await Promise.all([connected(onLive), connected(onSandbox)]);
+    const gotLive = collect(onLive, 'delivery.updated');
+    const gotSandbox = collect(onSandbox, 'delivery.updated');
+    // Emitted in one turn of the event loop, so they travel as one batch (with Redis: through the adapter too).
+    for (let i = 0; i < 300; i++) t.ctx.events.emit('delivery.updated', { partnerId: a.id, delivery: { id: `d${i}` } });
+    await until(() => gotLive.length >= 300 && gotSandbox.length >= 300);
+    await new Promise((r) => setTimeout(r, 150));
+    const expected = Array.from({ length: 300 }, (_, i) => ({ delivery: { id: `d${i}` } }));
+    expect(gotLive).toEqual(expected);
+    expect(gotSandbox).toEqual(expected);
+  });
   it('ends a connection when its token expires', async () => {
     const partner = await createPartner(t.ctx);
     const socket = track(open(urlOf(t), partner.token));
