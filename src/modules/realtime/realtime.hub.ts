@@ -100,8 +100,10 @@ export class RealtimeHub {
     }
     const nsp = io.of(REALTIME_NAMESPACE);
     // Another hub's batch (another process, or a hub of another context): emitted to this server's sockets.
+    // Anything else on the channel (a process of another version) is ignored rather than thrown inside
+    // the adapter's message handler.
     nsp.on('realtime.batch', (batch) => {
-      if (batch.hub !== this.id) this.emitLocally(io, batch.messages);
+      if (batch?.hub !== this.id && Array.isArray(batch?.messages)) this.emitLocally(io, batch.messages);
     });
     nsp.use((socket, next) => {
       void this.authenticate(socket)

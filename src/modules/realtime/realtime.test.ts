@@ -1,4 +1,7 @@
 import type { AddressInfo } from 'node:net';
+import { createAdapter } from '@socket.io/redis-adapter';
+import type { Redis } from 'ioredis';
+import { Server } from 'socket.io';
 import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
@@ -202,6 +205,25 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       await until(() => updates().length === 1);
       await new Promise((r) => setTimeout(r, 150));
       expect(updates()).toEqual([{ delivery: { id: 'd-x' } }]);
+
+      // A process of another version publishing something else on the channel is ignored (no throw
+      // inside the adapter's handler, which would be an unhandled rejection), and updates still flow.
+      const stranger = new Server();
+      const pub = (first.ctx.redis as Redis).duplicate();
+      const sub = (first.ctx.redis as Redis).duplicate();
+      try {
+        stranger.adapter(createAdapter(pub, sub, { key: `${first.ctx.config.redisKeyPrefix}:realtime` }));
+        for (const odd of [null, 'text', { hub: 'other' }, { hub: 'other', messages: 'nope' }]) {
+          stranger.of('/realtime').serverSideEmit('realtime.batch', odd);
+        }
+        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: 'd-y' } });
+        await until(() => updates().length === 2);
+        expect(updates()).toEqual([{ delivery: { id: 'd-x' } }, { delivery: { id: 'd-y' } }]);
+      } finally {
+        // (never attached to an HTTP server, so there is nothing for stranger.close() to close)
+        await pub.quit();
+        await sub.quit();
+      }
       socket.disconnect();
     } finally {
       await second.close();
