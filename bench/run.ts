@@ -8,7 +8,8 @@
  * and the CPU per request of each process (API, PostgreSQL, Redis; bench/cpu.ts); writes
  * bench/results/<db>.json. `--db=server` uses DATABASE_URL (a fresh throw-away database is created on that
  * server) and REDIS_URL. BENCH_DEBUG=1 prints every load generator result as it comes. `--profile` records
- * the API process's CPU profile during each scenario's load (not the bare route's) into
+ * this process's CPU profile (API, worker, webhook receiver) during the first round of each scenario's
+ * load (not the bare route's) and during the webhook burst, into
  * bench/results/profiles/<scenario>.cpuprofile (open in Chrome DevTools or speedscope).
  */
 import { execFile } from 'node:child_process';
@@ -47,9 +48,9 @@ const ONLY = arg('only', '').split(',').filter(Boolean);
 const EVENT_ORDERS = Number(arg('event-orders', '6000'));
 const WEBHOOKS = Number(arg('webhooks', '5'));
 const LATENCY_CHANGES = Number(arg('latency-changes', '300'));
-const PROFILE = process.argv.includes('--profile');
 const BURST_CHANGES = Number(arg('burst-changes', '1000'));
 const WEBHOOK_CHANGES = LATENCY_CHANGES + BURST_CHANGES;
+const PROFILE = process.argv.includes('--profile');
 
 interface Figure {
   name: string;
@@ -78,7 +79,7 @@ async function load(scenario: Record<string, unknown>) {
 }
 
 /**
- * `--profile`: the CPU profile of this process (the API) while one scenario's load runs, written to
+ * `--profile`: the CPU profile of this process (the API) from now until `stop`, written to
  * bench/results/profiles/<scenario>.cpuprofile. Sampling costs some throughput: figures of a profiled
  * run are not comparable with others.
  */

@@ -169,6 +169,7 @@ describe('realtime channel /realtime', () => {
     expect(gotLive).toEqual(expected);
     expect(gotSandbox).toEqual(expected);
   });
+
   it('ends a connection when its token expires', async () => {
     const partner = await createPartner(t.ctx);
     const socket = track(open(urlOf(t), partner.token));
