@@ -1,10 +1,11 @@
 /**
  * One delivery attempt of a claimed row: sign, send, record (fenced by the lease), tell listeners.
  *
- * The signature timestamp `t` is the real wall clock (Date.now()), not the service clock: receivers
- * compare it with their own clock to refuse replays (Stripe's verifier allows 5 minutes), and that
- * must keep working when the test clock has been moved forward. Everything the schedule decides
- * (next attempt, delivered at) uses the service clock.
+ * The signature timestamp `t` is the real wall clock (taken at the claim, `signedAtSec`), not the
+ * service clock: receivers compare it with their own clock to refuse replays (Stripe's verifier allows
+ * 5 minutes), and that must keep working when the test clock has been moved forward. It is at least one
+ * second past the delivery's previous attempt, so a redelivery right after an attempt is still signed
+ * afresh. Everything the schedule decides (next attempt, delivered at) uses the service clock.
  */
 import type { Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
@@ -50,8 +51,7 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
   if (secret === null) {
     result = { outcome: 'failed', statusCode: null, error: 'signing secret unavailable' };
   } else {
-    const timestampSec = Math.floor(Date.now() / 1000);
-    result = await postWebhook(claimed.url, claimed.body, deliveryHeaders(claimed, secret, timestampSec), {
+    result = await postWebhook(claimed.url, claimed.body, deliveryHeaders(claimed, secret, claimed.signedAtSec), {
       dispatcher: deps.dispatcher,
       timeoutMs: deps.timeoutMs,
       signal: deps.signal,

@@ -41,10 +41,18 @@ export interface ClaimedDelivery {
   url: string;
   secretCiphertext: string;
   leaseToken: string;
+  /**
+   * The signature timestamp `t` of this attempt: the wall clock in unix seconds, or one second past the
+   * delivery's previous attempt if that is later, so no two attempts carry the same signature.
+   */
+  signedAtSec: number;
 }
 
 export interface ClaimOptions {
+  /** The service clock (schedule, leases). */
   nowMs: number;
+  /** The real wall clock, for signature timestamps (see worker/attempt.ts). */
+  wallClockMs: number;
   leaseMs: number;
   /** How many rows this worker can start now. */
   limit: number;
@@ -107,6 +115,7 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
       attempts: number;
       url: string;
       secret_ciphertext: string;
+      signed_at_sec: string;
     }>(
       `WITH cand AS (
          SELECT c.id, c.wid, c.ord,
@@ -122,11 +131,12 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
           ORDER BY cand.ord
           LIMIT $5
        )
-       UPDATE webhook_deliveries d SET locked_until = $6, lease_token = $7
+       UPDATE webhook_deliveries d SET locked_until = $6, lease_token = $7,
+              signed_at_sec = greatest($8::bigint, coalesce(d.signed_at_sec, 0) + 1)
          FROM picked, webhooks w
         WHERE d.id = picked.id AND w.id = d.webhook_id
         RETURNING picked.ord::int AS ord, d.id, d.webhook_id, d.partner_id, d.event_id, d.event_type, d.body, d.status,
-                  d.attempts, w.url, w.secret_ciphertext`,
+                  d.attempts, w.url, w.secret_ciphertext, d.signed_at_sec`,
       [
         candidates.map((c) => c.id),
         candidates.map((c) => c.webhook_id),
@@ -135,6 +145,7 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
         options.limit,
         new Date(options.nowMs + options.leaseMs),
         leaseToken,
+        Math.floor(options.wallClockMs / 1000),
       ],
     );
     // Oldest due first, as claimed.
@@ -151,6 +162,7 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
       url: r.url,
       secretCiphertext: r.secret_ciphertext,
       leaseToken,
+      signedAtSec: Number(r.signed_at_sec),
     }));
   });
 }

@@ -497,6 +497,29 @@ describe('retries, dead deliveries, redeliver and auto-disable', () => {
     expect(after.json().items[0]).toMatchObject({ consecutiveFailures: 0, isActive: true });
   });
 
+  it('a redelivery sent within the second of the previous attempt still carries a signature of its own', async () => {
+    const s = await setup();
+    receiver.on(s.path, { status: 500 });
+    const { id } = await ping(s.partner, s.hook.id);
+    await waitForDeliveries(t, s.partner, s.hook.id, (items) => items[0]?.attempts === 1);
+    receiver.on(s.path, { status: 200 });
+    const res = await t.live.inject({
+      method: 'POST',
+      url: `/v1/developer/deliveries/${id}/redeliver`,
+      headers: await devAuth(t, s.partner),
+    });
+    expect(res.statusCode).toBe(200);
+    await waitForDeliveries(t, s.partner, s.hook.id, (items) => items[0]?.status === 'DELIVERED');
+    const [first, second] = receiver.requestsTo(s.path);
+    expect(second.body).toBe(first.body);
+    const timestampOf = (r: ReceivedRequest) => Number(/^t=(\d+),/.exec(String(r.headers['x-partner-signature']))?.[1]);
+    // Same bytes, so only a later t can make the signature fresh: t moves on by at least a second.
+    expect(timestampOf(second)).toBeGreaterThan(timestampOf(first));
+    expect(second.headers['x-partner-signature']).not.toBe(first.headers['x-partner-signature']);
+    expect(independentlyVerified(second, s.hook.secret)).toBe(true);
+    expect(Math.abs(timestampOf(second) - Date.now() / 1000)).toBeLessThan(5);
+  });
+
   it('a redelivered delivery gets the whole schedule again', async () => {
     const s = await setup();
     receiver.on(s.path, { status: 503 });

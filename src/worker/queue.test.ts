@@ -96,6 +96,7 @@ describe('several workers', () => {
     // The "dead" worker: it claimed the row (a 60 s lease) and never came back.
     const [claimed] = await claimDueDeliveries(t.ctx.db, {
       nowMs: t.clock.nowMs(),
+      wallClockMs: Date.now(),
       leaseMs: 60_000,
       limit: 10,
       perWebhookLimit: 4,
@@ -190,6 +191,7 @@ describe('outcomes written in batches', () => {
     await t.ctx.db.query('UPDATE webhooks SET consecutive_failures = 7 WHERE id = $1', [h.hookId]);
     const claimed = await claimDueDeliveries(t.ctx.db, {
       nowMs: t.clock.nowMs(),
+      wallClockMs: Date.now(),
       leaseMs: 60_000,
       limit: 10,
       perWebhookLimit: 4,

@@ -95,6 +95,7 @@ export function startWorker(ctx: AppContext, overrides: Partial<WorkerOptions> =
         if (free <= 0) return;
         const claimed = await claimDueDeliveries(ctx.db, {
           nowMs: ctx.clock.nowMs(),
+          wallClockMs: Date.now(),
           leaseMs: options.leaseMs,
           limit: free,
           perWebhookLimit: options.perWebhookConcurrency,

@@ -36,7 +36,9 @@ export function toDeveloperDelivery(row: DeliveryRow): DeveloperDelivery {
     lastError: row.last_error,
     createdAt: row.created_at.toISOString(),
     deliveredAt: row.delivered_at ? row.delivered_at.toISOString() : null,
-    nextAttemptAt: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
+    // Spec 2.8 and 3.4: the time of a scheduled retry, i.e. of a FAILED delivery. A PENDING one is being
+    // sent now (its first attempt, or a redelivery), so it has none.
+    nextAttemptAt: row.status === 'FAILED' && row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
   };
 }
 

@@ -90,6 +90,19 @@ describe('assertWebhookUrlAllowed', () => {
     expect(check('https://example.com/path@with-at?x=@', false)).toBe('ok');
   });
 
+  it('refuses URLs written without the two slashes, which the URL parser would quietly add', () => {
+    for (const url of [
+      'https:example.com/h',
+      'https:/example.com/h',
+      'http:/localhost/h',
+      'http:localhost:3000/h',
+      'https:///example.com',
+    ]) {
+      expect(check(url, false), url).toBe('refused');
+    }
+    expect(check('HTTPS://example.com/h', false)).toBe('ok');
+  });
+
   it('allows private addresses outside production (developers point at their own machines)', () => {
     expect(check('https://10.0.0.5/hook', false)).toBe('ok');
     expect(check('https://10.0.0.5/hook', true)).toBe('refused');

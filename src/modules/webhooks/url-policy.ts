@@ -122,6 +122,11 @@ export function assertWebhookUrlAllowed(raw: string, options: { production: bool
   } catch {
     throw invalid('url is not a valid absolute URL');
   }
+  // `https:example.com` and `http:/localhost` parse as if the slashes were there: refuse the sloppy
+  // form rather than store one text and call another URL.
+  if (!/^https?:\/\/[^/\\]/i.test(raw) && (url.protocol === 'https:' || url.protocol === 'http:')) {
+    throw invalid('url must start with https:// followed by the host');
+  }
   // `https://@host` parses with an empty user name; look at the authority as written, too.
   const authority = raw.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#\\]/)[0];
   if (url.username || url.password || authority.includes('@')) {

@@ -117,7 +117,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'deleteWebhook',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(401, 'ERR_API_KEY_SCOPE', 404) },
+        response: {
+          204: Type.Null({ description: 'No body' }),
+          ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 'ERR_API_KEY_SCOPE', 404),
+        },
       },
     },
     async (request, reply) => {
@@ -153,7 +156,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'testWebhook',
         params: IdParams,
-        response: { 200: DeveloperDelivery, ...errorResponses(401, 'ERR_API_KEY_SCOPE', 404, 'ERR_WEBHOOK_DISABLED') },
+        response: {
+          200: DeveloperDelivery,
+          ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 'ERR_API_KEY_SCOPE', 404, 'ERR_WEBHOOK_DISABLED'),
+        },
       },
     },
     async (request) => sendTestPing(deps, partnerIdOf(request), request.params.id),
@@ -170,7 +176,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         operationId: 'redeliverDelivery',
         params: DeliveryIdParams,
-        response: { 200: DeveloperDelivery, ...errorResponses(401, 'ERR_API_KEY_SCOPE', 404) },
+        response: {
+          200: DeveloperDelivery,
+          ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 'ERR_API_KEY_SCOPE', 404),
+        },
       },
     },
     async (request) => redeliver(deps, partnerIdOf(request), request.params.id),

@@ -74,7 +74,9 @@ export const DeveloperDelivery = Type.Object(
     }),
     createdAt: DateTime(),
     deliveredAt: Nullable(DateTime()),
-    nextAttemptAt: Nullable(DateTime(), { description: 'When the next attempt is scheduled; null when none is' }),
+    nextAttemptAt: Nullable(DateTime(), {
+      description: 'When the retry of a FAILED delivery is scheduled; null otherwise (PENDING is being sent now)',
+    }),
   },
   { $id: 'DeveloperDelivery', additionalProperties: false },
 );
@@ -122,8 +124,11 @@ export type UpdateDeveloperWebhookDto = Static<typeof UpdateDeveloperWebhookDto>
 export const IdParams = Type.Object({ id: Type.String({ description: 'A webhook id (uuid)' }) });
 export const DeliveryIdParams = Type.Object({ id: Type.String({ description: 'A delivery id (uuid)' }) });
 
-export const DeliveriesQuery = Type.Object({
-  status: Type.Optional(WebhookDeliveryStatus),
-  ...PageQuery,
-});
+export const DeliveriesQuery = Type.Object(
+  {
+    status: Type.Optional(WebhookDeliveryStatus),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
 export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
