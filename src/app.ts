@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import fp from 'fastify-plugin';
 import secureJson from 'secure-json-parse';
 import type { AppContext } from './context.js';
-import { AppError } from './errors.js';
+import { AppError, validationError } from './errors.js';
 import { lazyChildLoggerFactory } from './logger.js';
 import { adminKeysRoutes } from './modules/admin/admin-keys.routes.js';
 import { adminOrdersRoutes } from './modules/admin/admin-orders.routes.js';
@@ -24,10 +24,10 @@ import { testClockRoutes } from './modules/test-clock/test-clock.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
 import { bearerAuthPlugin } from './plugins/bearer-auth.js';
-import { errorHandlerPlugin, sendError } from './plugins/error-handler.js';
+import { clientErrorHandler, errorHandlerPlugin, sendError } from './plugins/error-handler.js';
 import { realtimePlugin } from './plugins/realtime.js';
 import { routeCatalogPlugin } from './plugins/route-catalog.js';
-import { registerSchemaCompilers } from './plugins/validation.js';
+import { nulCharacterPath, refuseBodiesWhereNoneIsTaken, registerSchemaCompilers } from './plugins/validation.js';
 import type { ApiKeyEnvironment } from './shared/schemas.js';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -55,6 +55,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    clientErrorHandler,
     // Errors raised by the router before any route is chosen still answer in the envelope.
     frameworkErrors: (error, _request, reply) =>
       sendError(
@@ -66,6 +67,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerSchemaCompilers(app);
+  refuseBodiesWhereNoneIsTaken(app);
   app.decorate('ctx', ctx);
   app.decorate('environment', environment);
   await app.register(fp(async () => {}, { name: 'context' }));
@@ -76,17 +78,32 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
       done(new AppError('ERR_BAD_REQUEST', 'Request body is not valid JSON'), undefined);
+      return;
     }
+    const nulAt = text.includes('\\u0000') ? nulCharacterPath(parsed) : null;
+    if (nulAt !== null) {
+      done(validationError(nulAt === '' ? 'body' : nulAt, 'must not contain the NUL character (\\u0000)'), undefined);
+      return;
+    }
+    done(null, parsed);
   });
 
   // Callback hooks, not async ones: no promise per request on every route. The level is fixed at start.
   const logRequests = ctx.log.isLevelEnabled('info');
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // A path holding a NUL character names nothing (no id or code can contain one, and PostgreSQL
+    // text cannot hold it): answered like an unknown route.
+    const query = request.url.indexOf('?');
+    if ((query === -1 ? request.url : request.url.slice(0, query)).includes('%00')) {
+      done(new AppError('ERR_NOT_FOUND', 'Not found'));
+      return;
+    }
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

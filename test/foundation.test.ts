@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -6,7 +7,7 @@ import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
-import { LocalizedText } from '../src/shared/schemas.js';
+import { LocalizedText, Nullable } from '../src/shared/schemas.js';
 import { createTestApp, freshDatabase, type TestApp, testConfig } from './harness.js';
 
 const Envelope = { statusCode: expect.any(Number), code: expect.any(String), message: expect.any(String) };
@@ -36,6 +37,26 @@ describe('error envelope', () => {
       },
       async (request) => request.body,
     );
+    app.post(
+      '/__probe/nullable',
+      {
+        schema: {
+          body: Type.Object(
+            {
+              customer: Nullable(
+                Type.Object(
+                  { address: Type.Object({ street: Type.String() }, { additionalProperties: false }) },
+                  { additionalProperties: false },
+                ),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+        },
+      },
+      async (request) => request.body,
+    );
+    app.post('/__probe/no-body', async () => ({ ok: true }));
     app.get('/__probe/boom', async () => {
       throw new Error('secret internal detail at /srv/app/db.ts:42');
     });
@@ -144,6 +165,107 @@ describe('error envelope', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('ERR_BAD_REQUEST');
+  });
+
+  it('names only the inner field when an object that may be null is invalid inside', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/nullable',
+      payload: { customer: { address: { street: 'Nizami', zip: 'AZ1000' } } },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      ...Envelope,
+      statusCode: 400,
+      code: 'ERR_VALIDATION',
+      details: [{ field: 'customer.address.zip', messages: ['is not allowed'] }],
+    });
+    const asNull = await app.inject({ method: 'POST', url: '/__probe/nullable', payload: { customer: null } });
+    expect(asNull.statusCode).toBe(200);
+    expect(asNull.json()).toEqual({ customer: null });
+  });
+
+  it('refuses a NUL character in any body string with 400 ERR_VALIDATION naming the field', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"ok","items":[{"name":{"az":"a","ru":"b\\u0000c","en":"d"},"qty":1}]}',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      ...Envelope,
+      statusCode: 400,
+      code: 'ERR_VALIDATION',
+      details: [{ field: 'items.0.name.ru', messages: ['must not contain the NUL character (\\u0000)'] }],
+    });
+    // An escaped backslash followed by "u0000" is six ordinary characters, not a NUL.
+    const literal = await app.inject({
+      method: 'POST',
+      url: '/__probe/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"a\\\\u0000b","items":[]}',
+    });
+    expect(literal.statusCode).toBe(200);
+    expect(literal.json().name).toBe('a\\u0000b');
+  });
+
+  it('answers a path holding a NUL character with 404 ERR_NOT_FOUND, like an unknown route', async () => {
+    for (const url of ['/v1/partner/orders/ORD-%00', '/v1/admin/orders/%00/status', '/v1/developer/keys/%00']) {
+      const res = await app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json()).toEqual({ ...Envelope, statusCode: 404, code: 'ERR_NOT_FOUND' });
+    }
+  });
+
+  it('lets an operation that takes no body have none, {} or null, and refuses anything else naming it', async () => {
+    for (const payload of [undefined, '{}', 'null', '']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/__probe/no-body',
+        ...(payload === undefined ? {} : { headers: { 'content-type': 'application/json' }, payload }),
+      });
+      expect(res.statusCode, String(payload)).toBe(200);
+    }
+    const fields = await app.inject({ method: 'POST', url: '/__probe/no-body', payload: { reason: 'x', force: true } });
+    expect(fields.statusCode).toBe(400);
+    expect(fields.json()).toMatchObject({
+      statusCode: 400,
+      code: 'ERR_VALIDATION',
+      details: [
+        { field: 'reason', messages: [expect.stringContaining('is not allowed')] },
+        { field: 'force', messages: [expect.stringContaining('is not allowed')] },
+      ],
+    });
+    const array = await app.inject({ method: 'POST', url: '/__probe/no-body', payload: [1] });
+    expect(array.statusCode).toBe(400);
+    expect(array.json()).toMatchObject({ code: 'ERR_VALIDATION', details: [{ field: 'body', messages: ['must be empty'] }] });
+  });
+
+  it('answers requests the HTTP parser refuses (huge headers, garbage) with 400 ERR_BAD_REQUEST in the envelope', async () => {
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = Number(new URL(address).port);
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(request));
+        let answer = '';
+        socket.on('data', (chunk) => {
+          answer += chunk.toString('utf8');
+        });
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    for (const request of [
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'THIS IS NOT HTTP\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n',
+    ]) {
+      const answer = await raw(request);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(head).toMatch(/content-type: application\/json/i);
+      expect(JSON.parse(body)).toEqual({ ...Envelope, statusCode: 400, code: 'ERR_BAD_REQUEST' });
+    }
   });
 
   it('answers an unexpected failure with 500 ERR_INTERNAL and nothing internal in the body', async () => {

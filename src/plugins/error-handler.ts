@@ -3,6 +3,7 @@
  * errors (AppError), schema validation failures, Fastify's own request errors, unknown routes, and
  * anything unexpected (500 ERR_INTERNAL with nothing internal in the body; the stack goes to the log).
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, type ErrorDetails } from '../errors.js';
@@ -56,6 +57,31 @@ export function envelope(err: AppError): ErrorEnvelope {
 export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
   if (err.headers) reply.headers(err.headers);
   return reply.status(err.statusCode).type('application/json; charset=utf-8').send(envelope(err));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers over 16 KiB, a malformed request
+ * line or header, Content-Length with Transfer-Encoding, a request that never completes) still get the
+ * envelope: 400 ERR_BAD_REQUEST, then the connection is closed (the parser cannot go on with it).
+ * Fastify's `clientErrorHandler` option; `this` is the Fastify instance.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'Request headers are too large (16 KiB at most)'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'The request did not arrive in time'
+        : 'The request is not valid HTTP';
+  this.log.debug({ errorCode: err.code }, `client error: ${message}`);
+  if (socket.writable) {
+    const body = JSON.stringify(envelope(new AppError('ERR_BAD_REQUEST', message)));
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 export const errorHandlerPlugin = fp(

@@ -24,6 +24,8 @@ declare module 'fastify' {
     tags?: string[];
     operationId?: string;
     deprecated?: boolean;
+    /** The body may be left out (it has defaults for everything): `requestBody.required: false`. */
+    bodyOptional?: boolean;
   }
 }
 

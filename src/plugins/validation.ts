@@ -9,8 +9,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import fastJson from 'fast-json-stringify';
-import type { FastifyInstance, FastifySchema } from 'fastify';
-import type { ValidationDetail } from '../errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import { AppError, type ValidationDetail } from '../errors.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under native ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
@@ -39,6 +39,43 @@ export function inlineSchema<T>(schema: T): T {
     out[k] = inlineSchema(v);
   }
   return out as T;
+}
+
+/**
+ * Operations that take no body (revoke, rotate, test ping, redeliver, deletes) accept none, `{}` or
+ * `null`; anything else is refused like an unknown field of any other body (decisions §9), instead of
+ * being silently ignored. Added to every write route that declares no body schema.
+ */
+export function refuseBodiesWhereNoneIsTaken(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.schema?.body !== undefined || !methods.some((m) => WRITE_METHODS.has(m))) return;
+    const preValidation = route.preValidation === undefined ? [] : [route.preValidation].flat();
+    route.preValidation = [...preValidation, refuseBody];
+  });
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function refuseBody(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  done(unexpectedBody(request.body) ?? undefined);
+}
+
+function unexpectedBody(body: unknown): AppError | null {
+  if (body === undefined || body === null) return null;
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    return new AppError('ERR_VALIDATION', 'body must be empty (this operation takes no body)', [
+      { field: 'body', messages: ['must be empty'] },
+    ]);
+  }
+  const fields = Object.keys(body);
+  if (fields.length === 0) return null;
+  const message = 'is not allowed (this operation takes no body)';
+  return new AppError(
+    'ERR_VALIDATION',
+    `${fields[0]} ${message}`,
+    fields.map((field) => ({ field, messages: [message] })),
+  );
 }
 
 export function registerSchemaCompilers(app: FastifyInstance): void {
@@ -118,7 +155,12 @@ export function validationDetails(errors: readonly ErrorObject[], context: strin
     }
     byField.set(name, entry);
   }
-  return [...byField.entries()].map(([field, { messages }]) => ({ field, messages }));
+  // A nullable object with an error inside (`customer.address.zip`) also fails its `null` branch: that
+  // "must be null" says nothing the inner error does not, so it is dropped.
+  const fields = [...byField.keys()];
+  return [...byField.entries()]
+    .filter(([field, { onlyUnion }]) => !(onlyUnion && fields.some((f) => f.startsWith(`${field}.`))))
+    .map(([field, { messages }]) => ({ field, messages }));
 }
 
 function params(error: ErrorObject): Record<string, unknown> {
@@ -126,3 +168,20 @@ function params(error: ErrorObject): Record<string, unknown> {
 }
 
 export type RouteSchema = FastifySchema;
+
+/**
+ * The dotted path of the first string (or property name) in a parsed JSON body that holds a NUL
+ * character, or null when there is none. PostgreSQL text cannot store U+0000, so such a value is
+ * refused as input (400 ERR_VALIDATION) instead of failing in the database. Only called when the raw
+ * body contains the escape `\u0000` (the only way a NUL can appear in valid JSON).
+ */
+export function nulCharacterPath(value: unknown, path: string[] = []): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? path.join('.') : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\0')) return [...path, k.replaceAll('\0', '\\u0000')].join('.');
+    const found = nulCharacterPath(v, [...path, k]);
+    if (found !== null) return found;
+  }
+  return null;
+}

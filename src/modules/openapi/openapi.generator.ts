@@ -271,7 +271,10 @@ export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenAp
     const params = parameters(route, c);
     if (params.length) op.parameters = params;
     if (route.schema.body) {
-      op.requestBody = { required: true, content: { 'application/json': { schema: c.schema(route.schema.body) } } };
+      op.requestBody = {
+        required: route.schema.bodyOptional !== true,
+        content: { 'application/json': { schema: c.schema(route.schema.body) } },
+      };
     }
     op.responses = responses(route, family, c);
     op.security = SECURITY[family];

@@ -170,6 +170,24 @@ describe('GET /v1/developer/openapi.json', () => {
     }
   });
 
+  it('marks which request bodies are required, and documents the 400 of operations that take none', () => {
+    type Op = { requestBody?: { required: boolean }; responses: Record<string, { 'x-error-codes'?: string[] }> };
+    const op = (path: string, method: string) => (doc.paths[path] as unknown as Record<string, Op>)[method];
+    expect(op('/v1/partner/sandbox/orders', 'post').requestBody?.required).toBe(false);
+    expect(op('/v1/partner/orders/{code}/events', 'post').requestBody?.required).toBe(true);
+    expect(op('/v1/developer/keys', 'post').requestBody?.required).toBe(true);
+    for (const [path, method] of [
+      ['/v1/developer/keys/{id}', 'delete'],
+      ['/v1/developer/keys/{id}/rotate', 'post'],
+      ['/v1/developer/webhooks/{id}', 'delete'],
+      ['/v1/developer/webhooks/{id}/test', 'post'],
+      ['/v1/developer/deliveries/{id}/redeliver', 'post'],
+    ]) {
+      expect(op(path, method).requestBody, path).toBeUndefined();
+      expect(op(path, method).responses['400']['x-error-codes'], path).toEqual(['ERR_VALIDATION', 'ERR_BAD_REQUEST']);
+    }
+  });
+
   it('documents Retry-After on 429, the Idempotency-Key header, and error codes per response', () => {
     const me = doc.paths['/v1/partner/me'].get as unknown as {
       responses: Record<string, { headers?: Record<string, unknown>; 'x-error-codes'?: string[] }>;
@@ -194,11 +212,21 @@ describe('GET /v1/developer/openapi.json', () => {
     const page = await t.live.inject({ method: 'GET', url: '/docs' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
-    expect(page.body).toContain('/v1/developer/openapi.json');
     expect(page.body).not.toMatch(/https?:\/\//);
-    const script = await t.live.inject({ method: 'GET', url: '/docs/redoc.standalone.js' });
-    expect(script.statusCode).toBe(200);
-    expect(script.body.length).toBeGreaterThan(100_000);
+    // The browser is held to this origin (Redoc's bundle would fetch its logo from a CDN).
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("img-src 'self' data:");
+    expect(csp).toContain("script-src 'self';");
+    const scripts = [...page.body.matchAll(/<script src="([^"]+)"><\/script>/g)].map((m) => m[1]);
+    expect(scripts).toEqual(['/docs/redoc.standalone.js', '/docs/reference.js']);
+    const redoc = await t.live.inject({ method: 'GET', url: scripts[0] });
+    expect(redoc.statusCode).toBe(200);
+    expect(redoc.body.length).toBeGreaterThan(100_000);
+    const init = await t.live.inject({ method: 'GET', url: scripts[1] });
+    expect(init.statusCode).toBe(200);
+    expect(init.headers['content-type']).toMatch(/javascript/);
+    expect(init.body).toContain("Redoc.init('/v1/developer/openapi.json'");
   });
 });
 
