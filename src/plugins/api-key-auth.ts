@@ -25,7 +25,7 @@ import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
 import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
 import { isStale, type RateLimitDecision, type RateLimitOutcome } from '../modules/keys/rate-limit.types.js';
 import { scopeOf } from '../modules/orders/orders.service.js';
-import type { ApiKeyScope } from '../shared/schemas.js';
+import type { ApiKeyEnvironment, ApiKeyScope } from '../shared/schemas.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The policy name in the RateLimit-Policy and RateLimit fields. */
@@ -44,6 +44,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The key behind this partner request, once identified (even when it is then refused). */
     apiKey: ResolvedKey | null;
+    /** The key was accepted: not revoked, and of this listener's environment (it then counts as used). */
+    apiKeyAccepted: boolean;
     /**
      * On routes that read orders: the version of the key's order scope as of this request (read-cache.ts),
      * or null when cached reads may not be used.
@@ -53,13 +55,19 @@ declare module 'fastify' {
   interface FastifyInstance {
     /**
      * Partner-route hook; `scope` is the scope the route needs, if any; `readsOrders` asks for
-     * `request.orderVersion`. Runs at onRequest (see above).
+     * `request.orderVersion`; `onlyOn` names the one deployment the route exists on (elsewhere a valid
+     * key gets ERR_API_KEY_ENVIRONMENT, in the environment check's place). Runs at onRequest (see above).
      */
     partnerAuth: (
       scope?: ApiKeyScope,
-      options?: { readsOrders?: boolean },
+      options?: PartnerAuthOptions,
     ) => (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
   }
+}
+
+export interface PartnerAuthOptions {
+  readsOrders?: boolean;
+  onlyOn?: ApiKeyEnvironment;
 }
 
 /** The authenticated key of a partner route (set by partnerAuth). */
@@ -80,12 +88,13 @@ export const apiKeyAuthPlugin = fp(
     const { keys, clock, rateLimiter, usage, orderCache } = app.ctx;
     const environment = app.environment;
     app.decorateRequest('apiKey', null);
+    app.decorateRequest('apiKeyAccepted', false);
     app.decorateRequest('orderVersion', null);
 
     const invalid = () => new AppError('ERR_API_KEY_INVALID', 'Missing or unknown API key (X-Api-Key header)');
 
     /** Revoked, then environment: the refusals that do not consume the rate limit. */
-    function admit(key: ResolvedKey): void {
+    function admit(key: ResolvedKey, onlyOn: ApiKeyEnvironment | undefined): void {
       if (key.revokedAtMs !== null && key.revokedAtMs <= clock.nowMs()) {
         throw new AppError('ERR_API_KEY_REVOKED', 'This API key has been revoked');
       }
@@ -94,6 +103,9 @@ export const apiKeyAuthPlugin = fp(
           'ERR_API_KEY_ENVIRONMENT',
           `A ${key.environment} key cannot be used on the ${environment.toLowerCase()} API`,
         );
+      }
+      if (onlyOn !== undefined && onlyOn !== environment) {
+        throw new AppError('ERR_API_KEY_ENVIRONMENT', `This operation exists only on the ${onlyOn.toLowerCase()} API`);
       }
     }
 
@@ -107,6 +119,7 @@ export const apiKeyAuthPlugin = fp(
       reply: FastifyReply,
       scope: ApiKeyScope | undefined,
       readsOrders: boolean,
+      onlyOn: ApiKeyEnvironment | undefined,
     ): void | Promise<void> {
       const header = request.headers['x-api-key'];
       const presented = Array.isArray(header) ? header[0] : header;
@@ -119,7 +132,8 @@ export const apiKeyAuthPlugin = fp(
         const key = lookup.key;
         if (!key) throw invalid();
         request.apiKey = key;
-        admit(key);
+        admit(key, onlyOn);
+        request.apiKeyAccepted = true;
         // After a few reloads in a row (keys changing faster than we can read them) stop checking.
         const generation = reloads < MAX_RELOADS ? lookup.generation : '';
         // Routes that read orders learn their scope's cache version from the same call.
@@ -156,13 +170,14 @@ export const apiKeyAuthPlugin = fp(
       }
     }
 
-    app.decorate('partnerAuth', (scope?: ApiKeyScope, options: { readsOrders?: boolean } = {}) => {
+    app.decorate('partnerAuth', (scope?: ApiKeyScope, options: PartnerAuthOptions = {}) => {
       const readsOrders = options.readsOrders === true;
+      const { onlyOn } = options;
       // A callback hook: completes in the same tick when authenticate needs no promise.
       const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
         let pending: void | Promise<void>;
         try {
-          pending = authenticate(request, reply, scope, readsOrders);
+          pending = authenticate(request, reply, scope, readsOrders, onlyOn);
         } catch (err) {
           done(err as Error);
           return;
@@ -184,10 +199,11 @@ export const apiKeyAuthPlugin = fp(
       route.onRequest = [...(auth as unknown as onRequestHookHandler[]), ...asArray(route.onRequest)];
     });
 
-    // Every partner request made with an identifiable key counts, whatever its outcome (429 included).
+    // Every partner request made with an identifiable key counts, whatever its outcome (429 included);
+    // only the accepted ones move lastUsedAt (a revoked key's refusals leave it as it was).
     // (A callback hook, not an async one: no promise per request on the hot path.)
     app.addHook('onResponse', (request, reply, done) => {
-      if (request.apiKey) usage.record(request.apiKey.id, reply.statusCode);
+      if (request.apiKey) usage.record(request.apiKey.id, reply.statusCode, request.apiKeyAccepted);
       done();
     });
   },

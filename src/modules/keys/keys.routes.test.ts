@@ -216,6 +216,54 @@ describe('DELETE /v1/developer/keys/{id}', () => {
     expect(again.json()).toEqual(revoked);
   });
 
+  it("answers the same key twice after use: lastUsedAt is current at once and a revoked key's refusals leave it", async () => {
+    const partner = await createPartner(t.ctx);
+    const key = await createViaApi(partner);
+    // Used a second ago, not flushed yet: the revoke's answer still shows it.
+    expect((await t.live.inject({ method: 'GET', url: '/v1/partner/me', headers: { 'x-api-key': key.key } })).statusCode).toBe(
+      200,
+    );
+    const usedAt = t.clock.nowMs();
+    t.clock.advance(1);
+    const res = await t.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${key.id}`, headers: partner.auth });
+    expect(res.statusCode).toBe(200);
+    const revoked = res.json();
+    expect(revoked.lastUsedAt).toMatch(ISO);
+    expect(Math.abs(Date.parse(revoked.lastUsedAt) - usedAt)).toBeLessThan(1_000);
+
+    // Refused requests still count as usage, but are not uses of the key.
+    t.clock.advance(5);
+    for (const app of [t.live, t.sandbox]) {
+      expectPlainError(
+        await app.inject({ method: 'GET', url: '/v1/partner/me', headers: { 'x-api-key': key.key } }),
+        401,
+        'ERR_API_KEY_REVOKED',
+      );
+    }
+    t.clock.advance(5);
+    const again = await t.live.inject({ method: 'DELETE', url: `/v1/developer/keys/${key.id}`, headers: partner.auth });
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual(revoked);
+    const usage = await t.live.inject({ method: 'GET', url: `/v1/developer/keys/${key.id}/usage?days=1`, headers: partner.auth });
+    expect(usage.json().items[0]).toMatchObject({ requests: 3, clientErrors: 2, serverErrors: 0 });
+  });
+
+  it('takes no body: an unknown field is 400 ERR_VALIDATION naming it, and the key stays as it was', async () => {
+    const partner = await createPartner(t.ctx);
+    const key = await createViaApi(partner);
+    expectValidation(
+      await t.live.inject({
+        method: 'DELETE',
+        url: `/v1/developer/keys/${key.id}`,
+        headers: partner.auth,
+        payload: { reason: 'lost' },
+      }),
+      'reason',
+    );
+    const listed = await t.live.inject({ method: 'GET', url: '/v1/developer/keys', headers: partner.auth });
+    expect(listed.json().items.find((k: { id: string }) => k.id === key.id)).toMatchObject({ revokedAt: null, isActive: true });
+  });
+
   it('ends the grace period of a rotated-out key now', async () => {
     const partner = await createPartner(t.ctx);
     const old = await createKey(t.ctx, partner.id);
@@ -322,6 +370,28 @@ describe('POST /v1/developer/keys/{id}/rotate', () => {
     );
   });
 
+  it('takes no body: {} rotates, an unknown field is 400 ERR_VALIDATION naming it', async () => {
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    expectValidation(
+      await t.live.inject({
+        method: 'POST',
+        url: `/v1/developer/keys/${key.id}/rotate`,
+        headers: partner.auth,
+        payload: { name: 'x' },
+      }),
+      'name',
+    );
+    const res = await t.live.inject({
+      method: 'POST',
+      url: `/v1/developer/keys/${key.id}/rotate`,
+      headers: partner.auth,
+      payload: {},
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ previousKeyId: key.id, key: expect.stringMatching(/^svc_live_/) });
+  });
+
   it('lets only one of two concurrent rotations of a key win', async () => {
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id);
@@ -411,6 +481,15 @@ describe('GET /v1/developer/keys/{id}/usage', () => {
         'days',
       );
     }
+  });
+
+  it('answers ERR_VALIDATION naming an unknown query parameter (a typo never passes silently)', async () => {
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    expectValidation(
+      await t.live.inject({ method: 'GET', url: `/v1/developer/keys/${key.id}/usage?day=3`, headers: partner.auth }),
+      'day',
+    );
   });
 });
 

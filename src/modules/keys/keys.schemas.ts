@@ -112,15 +112,16 @@ export type CreateDeveloperKeyDto = Static<typeof CreateDeveloperKeyDto>;
 
 export const KeyIdParams = Type.Object({ id: Type.String({ description: 'The key id' }) });
 
-export const UsageQuery = Type.Object({
-  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 35, default: 7, description: '1 to 35, default 7' })),
-});
+export const UsageQuery = Type.Object(
+  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 35, default: 7, description: '1 to 35, default 7' })) },
+  { additionalProperties: false },
+);
 
 export const UpdateKeyByOperatorDto = Type.Object(
   {
     rateLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, description: 'Requests per minute, 1 to 100000' })),
     receivesAllOrders: Type.Optional(Type.Boolean({ description: 'The key sees every order of its environment' })),
   },
-  { additionalProperties: false, minProperties: 1, description: 'At least one field' },
+  { additionalProperties: false, description: 'Both fields optional; an empty object changes nothing' },
 );
 export type UpdateKeyByOperatorDto = Static<typeof UpdateKeyByOperatorDto>;

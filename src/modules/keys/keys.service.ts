@@ -66,10 +66,17 @@ export function toDeveloperKey(key: KeyRecord, nowMs: number): DeveloperKey {
 
 const keyNotFound = () => notFound('API key');
 
-export async function listDeveloperKeys(deps: KeysDeps, partnerId: string): Promise<DeveloperKeys> {
-  // lastUsedAt is written by the usage flush; flush first so this process's latest requests show. A
-  // failed flush keeps its counts for the next one and must not fail the listing.
+/**
+ * lastUsedAt is written by the usage flush: every route that answers a DeveloperKey flushes first, so
+ * this process's latest requests show (and two answers about an unused key agree). A failed flush keeps
+ * its counts for the next one and must not fail the route.
+ */
+async function flushLastUsed(deps: KeysDeps): Promise<void> {
   await deps.usage.flush().catch(() => {});
+}
+
+export async function listDeveloperKeys(deps: KeysDeps, partnerId: string): Promise<DeveloperKeys> {
+  await flushLastUsed(deps);
   const now = deps.clock.nowMs();
   return { items: (await listKeys(partnerId, deps.db)).map((k) => toDeveloperKey(k, now)) };
 }
@@ -112,6 +119,7 @@ export async function createDeveloperKey(
 
 export async function revokeDeveloperKey(deps: KeysDeps, partnerId: string, id: string): Promise<DeveloperKey> {
   if (!isUuid(id)) throw keyNotFound();
+  await flushLastUsed(deps);
   const key = await revokeKey(partnerId, id, deps.clock.now(), deps.db);
   if (!key) throw keyNotFound();
   await deps.keys.invalidateAll();
@@ -179,6 +187,7 @@ export async function keyUsageSeries(
 
 export async function updateKeyByOperator(deps: KeysDeps, id: string, patch: UpdateKeyByOperatorDto): Promise<DeveloperKey> {
   if (!isUuid(id)) throw keyNotFound();
+  await flushLastUsed(deps);
   const key = await updateKeyAsOperator(id, patch, deps.db);
   if (!key) throw keyNotFound();
   await deps.keys.invalidateAll();

@@ -69,7 +69,11 @@ export interface DailyUsage {
 
 /** Per-key per-UTC-day request counters, aggregated in memory and flushed in batches. */
 export interface UsageRecorder {
-  record(keyId: string, statusCode: number): void;
+  /**
+   * Counts one partner request made with `keyId`, whatever its outcome. `used`: the key was accepted
+   * (not revoked, of this listener's environment); only such a request moves the key's `lastUsedAt`.
+   */
+  record(keyId: string, statusCode: number, used: boolean): void;
   /**
    * The last `days` UTC days of `keyId` (zero-filled, oldest first, ending today by the clock).
    * Exact for everything this process recorded (flushed rows plus counts not yet flushed); rows other

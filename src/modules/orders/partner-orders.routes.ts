@@ -111,7 +111,8 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/v1/partner/sandbox/orders',
     {
-      onRequest: [app.partnerAuth('logistics:write'), refuseOnLive],
+      // On the live API a valid key gets ERR_API_KEY_ENVIRONMENT where the environment check stands.
+      onRequest: app.partnerAuth('logistics:write', { onlyOn: 'SANDBOX' }),
       // The body is optional: a bodiless POST means "all defaults".
       preValidation: async (request: FastifyRequest) => {
         if (request.body === undefined || request.body === null) request.body = {};
@@ -123,6 +124,7 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['partner'],
         operationId: 'createSandboxOrder',
         body: CreateSandboxOrderDto,
+        bodyOptional: true,
         response: { 201: PartnerOrder, ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 403, 429) },
       },
     },
@@ -141,11 +143,5 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
    */
   function sendJson(reply: FastifyReply, json: string | Buffer): FastifyReply {
     return reply.type('application/json; charset=utf-8').send(json);
-  }
-
-  async function refuseOnLive(): Promise<void> {
-    if (app.environment !== 'SANDBOX') {
-      throw new AppError('ERR_API_KEY_ENVIRONMENT', 'Sandbox test orders exist only on the sandbox API');
-    }
   }
 };

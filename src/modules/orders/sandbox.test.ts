@@ -39,14 +39,19 @@ describe('POST /v1/partner/sandbox/orders', () => {
     scope: 'logistics:write',
     listener: 'sandbox',
   });
-  partnerAuthContract(getApp, { method: 'POST', url: '/v1/partner/sandbox/orders', scope: 'logistics:write', listener: 'live' });
+  // On the live API the operation does not exist for any key: the refusal stands where the environment
+  // check does (decisions §5), so it comes before the rate limit and the scope.
+  partnerAuthContract(getApp, { method: 'POST', url: '/v1/partner/sandbox/orders', listener: 'live' });
 
-  it('is refused on the live API with 403 ERR_API_KEY_ENVIRONMENT, writing nothing', async () => {
-    const k = await key('LIVE');
+  it('is refused on the live API with 403 ERR_API_KEY_ENVIRONMENT for every valid key, writing nothing', async () => {
     const [{ n: before }] = await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
-    const res = await create(k, {});
-    expectError(res, 403, 'ERR_API_KEY_ENVIRONMENT');
-    expect(res.json().message).toMatch(/sandbox/i);
+    for (const k of [await key('LIVE'), await key('LIVE', ['orders:read']), await key('SANDBOX')]) {
+      const res = await create(k, {}, 'live');
+      expectError(res, 403, 'ERR_API_KEY_ENVIRONMENT');
+      expect(res.json().message).toMatch(/sandbox/i);
+      // Refused before the rate limit: no rate-limit fields on the answer.
+      expect(res.headers.ratelimit).toBeUndefined();
+    }
     const [{ n: after }] = await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
     expect(after).toBe(before);
   });

@@ -40,12 +40,12 @@ describe('BatchedUsageRecorder', () => {
       t.clock,
       silent,
     );
-    recorder.record(key.id, 200);
-    recorder.record(key.id, 404);
+    recorder.record(key.id, 200, true);
+    recorder.record(key.id, 404, true);
     await expect(recorder.flush()).rejects.toThrow('database away');
     // Nothing lost, and the failure does not wedge later flushes.
     expect((await recorder.series(key.id, 1))[0]).toMatchObject({ requests: 2, clientErrors: 1 });
-    recorder.record(key.id, 503);
+    recorder.record(key.id, 503, true);
     fail = false;
     await recorder.flush();
     const rows = await t.ctx.db.query('SELECT requests, client_errors, server_errors FROM api_key_usage WHERE api_key_id = $1', [
@@ -65,8 +65,8 @@ describe('BatchedUsageRecorder', () => {
       t.clock,
       silent,
     );
-    recorder.record(key.id, 200);
-    recorder.record(key.id, 200);
+    recorder.record(key.id, 200, true);
+    recorder.record(key.id, 200, true);
     expect((await recorder.series(key.id, 1))[0].requests).toBe(2); // snapshot taken (empty) + pending
 
     gate = new Promise((resolve) => {
@@ -74,7 +74,7 @@ describe('BatchedUsageRecorder', () => {
     });
     const flushing = recorder.flush();
     await new Promise((r) => setImmediate(r)); // the flush has taken the batch and waits at the gate
-    recorder.record(key.id, 500);
+    recorder.record(key.id, 500, true);
     // Served from the snapshot + the batch in flight + the new count (not awaited before the release:
     // should the snapshot have expired on a slow machine, the read queues behind the flush instead).
     const during = recorder.series(key.id, 1);

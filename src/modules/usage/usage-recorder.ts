@@ -83,19 +83,19 @@ export class BatchedUsageRecorder implements UsageRecorder {
     this.timer.unref();
   }
 
-  record(keyId: string, statusCode: number): void {
+  record(keyId: string, statusCode: number, used: boolean): void {
     const now = this.clock.nowMs();
     const day = dayOf(Math.floor(now / DAY_MS));
     const id = counterId(keyId, day);
     let c = this.pending.get(id);
     if (!c) {
-      c = { keyId, day, requests: 0, clientErrors: 0, serverErrors: 0, lastUsedMs: now };
+      c = { keyId, day, requests: 0, clientErrors: 0, serverErrors: 0, lastUsedMs: null };
       this.pending.set(id, c);
     }
     c.requests++;
     if (statusCode >= 400 && statusCode < 500) c.clientErrors++;
     else if (statusCode >= 500) c.serverErrors++;
-    if (now > c.lastUsedMs) c.lastUsedMs = now;
+    if (used && (c.lastUsedMs === null || now > c.lastUsedMs)) c.lastUsedMs = now;
   }
 
   series(keyId: string, days: number, options: { fresh?: boolean } = {}): DailyUsage[] | Promise<DailyUsage[]> {
@@ -164,13 +164,17 @@ export class BatchedUsageRecorder implements UsageRecorder {
           existing.requests += c.requests;
           existing.clientErrors += c.clientErrors;
           existing.serverErrors += c.serverErrors;
-          existing.lastUsedMs = Math.max(existing.lastUsedMs, c.lastUsedMs);
+          existing.lastUsedMs = latest(existing.lastUsedMs, c.lastUsedMs);
         } else this.pending.set(id, c);
       }
       this.inFlight = null;
       throw err;
     }
   }
+}
+
+function latest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.max(a, b);
 }
 
 function cmp(a: string, b: string): number {
