@@ -23,6 +23,7 @@ import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
+import { ERROR_STATUS } from '../../errors.js';
 import { type Principal, verifyAccessToken } from '../auth/tokens.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
@@ -134,14 +135,17 @@ export class RealtimeHub {
 
   private async authenticate(socket: Socket): Promise<void> {
     const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
-    if (typeof token !== 'string' || token.length === 0) throw new Error('ERR_UNAUTHORIZED');
+    if (typeof token !== 'string' || token.length === 0)
+      throw refusal('ERR_UNAUTHORIZED', 'auth.token (an access token) is required');
     let principal: Principal & { exp: number };
     try {
       principal = await verifyAccessToken(this.ctx.secrets.jwtKey, this.ctx.clock, token);
     } catch {
-      throw new Error('ERR_UNAUTHORIZED');
+      throw refusal('ERR_UNAUTHORIZED', 'The access token is invalid or expired');
     }
-    if (principal.role === 'CUSTOMER' || (principal.role === 'PARTNER' && !principal.partnerId)) throw new Error('ERR_FORBIDDEN');
+    if (principal.role === 'CUSTOMER' || (principal.role === 'PARTNER' && !principal.partnerId)) {
+      throw refusal('ERR_FORBIDDEN', 'Only PARTNER and ADMIN accounts may use the realtime channel');
+    }
     socket.data.principal = principal;
   }
 
@@ -254,4 +258,15 @@ export function acquireRealtimeHub(ctx: AppContext): { hub: RealtimeHub; release
       }
     },
   };
+}
+
+/**
+ * A refused handshake: the client's `connect_error` carries the code as `err.message` and the error
+ * envelope of the HTTP API as `err.data`.
+ */
+function refusal(
+  code: 'ERR_UNAUTHORIZED' | 'ERR_FORBIDDEN',
+  message: string,
+): Error & { data: { statusCode: number; code: string; message: string } } {
+  return Object.assign(new Error(code), { data: { statusCode: ERROR_STATUS[code], code, message } });
 }

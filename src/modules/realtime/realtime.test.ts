@@ -29,12 +29,18 @@ function connected(socket: Socket): Promise<void> {
   });
 }
 
-function refused(socket: Socket): Promise<string> {
+/** The refusal of a handshake: the code as the error's message, the HTTP API's envelope as its data. */
+function refused(socket: Socket): Promise<{ message: string; data: unknown }> {
   return new Promise((resolve, reject) => {
     socket.once('connect', () => reject(new Error('connected but should have been refused')));
-    socket.once('connect_error', (err) => resolve(err.message));
+    socket.once('connect_error', (err) => resolve({ message: err.message, data: (err as Error & { data?: unknown }).data }));
   });
 }
+
+const refusal = (code: 'ERR_UNAUTHORIZED' | 'ERR_FORBIDDEN') => ({
+  message: code,
+  data: { statusCode: code === 'ERR_UNAUTHORIZED' ? 401 : 403, code, message: expect.any(String) },
+});
 
 function collect(socket: Socket, event: string): unknown[] {
   const got: unknown[] = [];
@@ -82,7 +88,7 @@ describe('realtime channel /realtime', () => {
   });
 
   it('refuses a missing token with ERR_UNAUTHORIZED', async () => {
-    expect(await refused(track(open(urlOf(t))))).toBe('ERR_UNAUTHORIZED');
+    expect(await refused(track(open(urlOf(t))))).toEqual(refusal('ERR_UNAUTHORIZED'));
   });
 
   it('refuses a forged token with ERR_UNAUTHORIZED', async () => {
@@ -91,7 +97,7 @@ describe('realtime channel /realtime', () => {
       role: 'PARTNER',
       partnerId: '00000000-0000-4000-8000-000000000001',
     });
-    expect(await refused(track(open(urlOf(t), forged)))).toBe('ERR_UNAUTHORIZED');
+    expect(await refused(track(open(urlOf(t), forged)))).toEqual(refusal('ERR_UNAUTHORIZED'));
   });
 
   it('refuses an expired token with ERR_UNAUTHORIZED', async () => {
@@ -102,12 +108,12 @@ describe('realtime channel /realtime', () => {
       role: 'PARTNER',
       partnerId: partner.id,
     });
-    expect(await refused(track(open(urlOf(t), expired)))).toBe('ERR_UNAUTHORIZED');
+    expect(await refused(track(open(urlOf(t), expired)))).toEqual(refusal('ERR_UNAUTHORIZED'));
   });
 
   it('refuses a customer account with ERR_FORBIDDEN', async () => {
     const customer = await createUser(t.ctx, 'CUSTOMER');
-    expect(await refused(track(open(urlOf(t), customer.token)))).toBe('ERR_FORBIDDEN');
+    expect(await refused(track(open(urlOf(t), customer.token)))).toEqual(refusal('ERR_FORBIDDEN'));
   });
 
   it("sends a partner its own keys' order updates, never another partner's; customer only with orders:pii", async () => {
