@@ -596,6 +596,38 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   });
 
+  it('renders the API reference at /docs from this origin alone', async () => {
+    const docs = await context.newPage();
+    // Every request to another origin, with how it ended.
+    const foreign = new Map<string, string>();
+    const isForeign = (u: string) => !u.startsWith(origin) && !/^(data|blob):/.test(u);
+    const errors: string[] = [];
+    docs.on('request', (request) => {
+      if (isForeign(request.url())) foreign.set(request.url(), 'pending');
+    });
+    docs.on('requestfailed', (request) => {
+      if (isForeign(request.url())) foreign.set(request.url(), request.failure()?.errorText ?? 'failed');
+    });
+    docs.on('response', (response) => {
+      if (isForeign(response.url())) foreign.set(response.url(), `answered ${response.status()}`);
+    });
+    docs.on('pageerror', (err) => errors.push(err.message));
+    try {
+      await docs.goto(url('/docs'));
+      // Redoc rendered the reduced document: operations of both families are there.
+      await docs.getByRole('heading', { name: 'Create a sandbox test order' }).waitFor({ timeout: 30_000 });
+      await docs.getByRole('heading', { name: 'Rotate an API key' }).waitFor();
+      // Redoc's bundle asks for its logo on a CDN; the page's policy refuses it inside the browser (the
+      // image then hides itself). Nothing else is asked of another origin.
+      await docs.waitForLoadState('networkidle');
+      for (const [u, outcome] of foreign) expect(outcome, u).toMatch(/csp/i);
+      expect([...foreign.keys()]).toEqual(['https://cdn.redoc.ly/redoc/logo-mini.svg']);
+      expect(errors).toEqual([]);
+    } finally {
+      await docs.close();
+    }
+  });
+
   it('shows the API limit error when the partner already has 10 active keys', async () => {
     const busy = await createPartner(t.ctx, 'Busy Logistics');
     for (let i = 0; i < 10; i++) await createKey(t.ctx, busy.id, { name: `Key ${i + 1}` });

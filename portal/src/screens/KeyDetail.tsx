@@ -6,7 +6,7 @@ import { api } from '../api';
 import { KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
-import { Empty, LoadError, Loading } from '../components/States';
+import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { COLORS, UsageChart } from '../components/UsageChart';
 import { formatDateTime, formatDay, formatNumber } from '../format';
 import { useResource } from '../hooks';
@@ -52,7 +52,14 @@ export function KeyDetail({ keyId }: { keyId: string }) {
       <dl className="facts">
         <div>
           <dt>Scopes</dt>
-          <dd>{key.scopes.join(', ')}</dd>
+          <dd>
+            <ul className="chips">
+              {key.scopes.map((s) => (
+                <li key={s}>{s}</li>
+              ))}
+            </ul>
+            {key.receivesAllOrders && <Badge tone="muted">receives all orders</Badge>}
+          </dd>
         </div>
         <div>
           <dt>Rate limit</dt>

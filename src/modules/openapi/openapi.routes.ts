@@ -87,12 +87,48 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(redocSource);
   });
 
+  app.get('/docs/reference.js', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type('application/javascript; charset=utf-8').send(REFERENCE_SCRIPT);
+  });
+
   app.get('/docs', { schema: { hide: true } }, async (_request, reply) => {
-    return reply.type('text/html; charset=utf-8').send(REFERENCE_PAGE);
+    return reply.type('text/html; charset=utf-8').header('content-security-policy', REFERENCE_CSP).send(REFERENCE_PAGE);
   });
 };
 
-// System fonts only: the page loads nothing from outside this service.
+/**
+ * The page loads nothing from outside this service: system fonts, the bundled Redoc, and a policy that
+ * holds the browser to it (Redoc's sidebar credit would fetch a logo from its CDN; refused, it hides
+ * itself). Styles are inline (Redoc's styled-components); its search index runs in a blob worker.
+ */
+const REFERENCE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const FONTS = 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif';
+const REFERENCE_SCRIPT = `Redoc.init('/v1/developer/openapi.json', ${JSON.stringify({
+  hideDownloadButton: false,
+  expandResponses: '200,201',
+  theme: {
+    typography: {
+      fontFamily: FONTS,
+      headings: { fontFamily: FONTS },
+      code: { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' },
+    },
+  },
+})}, document.getElementById('redoc'));
+`;
+
 const REFERENCE_PAGE = `<!doctype html>
 <html lang="en">
   <head>
@@ -104,13 +140,7 @@ const REFERENCE_PAGE = `<!doctype html>
   <body>
     <div id="redoc"></div>
     <script src="/docs/redoc.standalone.js"></script>
-    <script>
-      Redoc.init('/v1/developer/openapi.json', {
-        hideDownloadButton: false,
-        expandResponses: '200,201',
-        theme: { typography: { fontFamily: 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif', headings: { fontFamily: 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif' }, code: { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' } } },
-      }, document.getElementById('redoc'));
-    </script>
+    <script src="/docs/reference.js"></script>
   </body>
 </html>
 `;
