@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type Clock, SystemClock, TestClock } from './clock.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { type Db, openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { createLogger } from './logger.js';
@@ -47,7 +47,7 @@ export interface ContextOverrides {
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? (config.testClock ? new TestClock() : new SystemClock());
-  const db = overrides.db ?? (await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const db = overrides.db ?? (await openConfiguredDb(config));
   const closers: Array<() => Promise<unknown>> = [];
   try {
     if (!overrides.db) await migrate(db);
@@ -58,8 +58,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
 
     let redis: Redis | null = null;
     if (config.redisUrl) {
-      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
-      await redis.connect();
+      redis = await connectRedis(config.redisUrl, log);
       const invalidations = `${config.redisKeyPrefix}:keys:invalidate`;
       const subscriber = redis.duplicate();
       await subscriber.subscribe(invalidations);
@@ -109,4 +108,60 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     await db.close().catch(() => {});
     throw err;
   }
+}
+
+/** The reason of a failure in one line: the driver's own error when a wrapper hides it. */
+function reasonOf(err: unknown): string {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  return cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+}
+
+/**
+ * Opens and reaches the configured database. A database that cannot be reached at start-up is a
+ * configuration problem: the message names the variable behind it (decisions §1), not a stack.
+ */
+async function openConfiguredDb(config: Config): Promise<Db> {
+  const variable = config.databaseUrl ? 'DATABASE_URL' : 'DATA_DIR';
+  let db: Db;
+  try {
+    db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  } catch (err) {
+    throw new ConfigError(variable, `cannot open the database (${reasonOf(err)})`);
+  }
+  try {
+    await db.query('SELECT 1');
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw new ConfigError(variable, `cannot reach the database (${reasonOf(err)})`);
+  }
+  return db;
+}
+
+/**
+ * Connects to Redis, or names REDIS_URL. Later connection errors (ioredis reconnects by itself) are
+ * logged once per outage instead of ioredis printing "Unhandled error event" for each.
+ */
+async function connectRedis(url: string, log: Logger): Promise<Redis> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
+  let connected = false;
+  let down = false;
+  let firstError: Error | null = null;
+  redis.on('error', (err: Error) => {
+    firstError ??= err;
+    if (!connected || down) return;
+    down = true;
+    log.warn({ err: { message: err.message } }, 'Redis connection error; reconnecting');
+  });
+  redis.on('ready', () => {
+    down = false;
+  });
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    // connect() rejects with "Connection is closed."; the socket's own error says why.
+    throw new ConfigError('REDIS_URL', `cannot connect to Redis (${reasonOf(firstError ?? err)})`);
+  }
+  connected = true;
+  return redis;
 }

@@ -37,7 +37,23 @@ function parseArgs(argv: string[]): Role {
 async function listen(ctx: AppContext, environment: ApiKeyEnvironment, config: Config): Promise<FastifyInstance> {
   const app = await buildApp(ctx, environment);
   const port = environment === 'LIVE' ? config.port : config.sandboxPort;
-  await app.listen({ port, host: config.host });
+  try {
+    await app.listen({ port, host: config.host });
+  } catch (err) {
+    // Named like any other configuration problem (decisions §1).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      const variable = environment === 'LIVE' ? 'PORT' : 'SANDBOX_PORT';
+      throw new ConfigError(
+        variable,
+        `cannot listen on port ${port} (${code === 'EADDRINUSE' ? 'already in use' : 'not permitted'})`,
+      );
+    }
+    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+      throw new ConfigError('HOST', `cannot listen on ${config.host} (${code})`);
+    }
+    throw err;
+  }
   return app;
 }
 
@@ -108,6 +124,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`Start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  // A setting that is well formed but unusable (a database or Redis that cannot be reached, a port in
+  // use) is reported like a malformed one: one line naming the variable.
+  if (err instanceof ConfigError) process.stderr.write(`Configuration error: ${err.message}\n`);
+  else process.stderr.write(`Start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { Writable } from 'node:stream';
 import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -386,6 +387,38 @@ describe('configuration', () => {
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toMatch(/^Configuration error: PORT: /);
   });
+
+  it('names the variable, in one line, when a well-formed setting cannot be used', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const busyPort = String((busy.address() as AddressInfo).port);
+    const free = String(20000 + Math.floor(Math.random() * 20000));
+    try {
+      const cases: Array<[Record<string, string>, RegExp]> = [
+        // Nothing listens on port 1: refused at once.
+        [
+          { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', REDIS_URL: '' },
+          /^Configuration error: DATABASE_URL: cannot reach the database \(.*ECONNREFUSED/,
+        ],
+        [
+          { DATABASE_URL: '', REDIS_URL: 'redis://127.0.0.1:1' },
+          /^Configuration error: REDIS_URL: cannot connect to Redis \(.*ECONNREFUSED/,
+        ],
+        [
+          { DATABASE_URL: '', REDIS_URL: '', HOST: '127.0.0.1', PORT: busyPort, SANDBOX_PORT: free },
+          /^Configuration error: PORT: cannot listen on port \d+ \(already in use\)/,
+        ],
+      ];
+      for (const [env, line] of cases) {
+        const { code, stderr } = await runMain(['start'], env);
+        expect(code, JSON.stringify(env)).toBe(1);
+        expect(stderr.trim().split('\n'), stderr).toHaveLength(1);
+        expect(stderr).toMatch(line);
+      }
+    } finally {
+      busy.close();
+    }
+  }, 60_000);
 });
 
 describe('graceful shutdown', () => {

@@ -53,7 +53,10 @@ export function isUnavailableError(err: unknown): boolean {
 function translate(err: unknown): unknown {
   if (err instanceof AppError) return err;
   if (isUnavailableError(err)) {
-    return new AppError('ERR_DEPENDENCY_UNAVAILABLE', 'The database is unavailable; try again shortly');
+    // The driver's error stays as the cause: for the log and for start-up's message, never for a body.
+    return Object.assign(new AppError('ERR_DEPENDENCY_UNAVAILABLE', 'The database is unavailable; try again shortly'), {
+      cause: err,
+    });
   }
   return err;
 }

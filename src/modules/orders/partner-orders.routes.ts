@@ -7,7 +7,6 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../errors.js';
 import { apiKeyOf } from '../../plugins/api-key-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
 import {
