@@ -159,13 +159,15 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
   });
 
   it('never logs backwards when the clock steps back', async () => {
-    const a = new RedisRateLimiter(r1, clock, silent);
-    const id = newId();
+    // Both callers' clocks stand still (the test clock flows with real time, which would move the first
+    // run by a millisecond or two between reading `base` and the hit).
     const base = clock.nowMs();
+    const frozenAt = (ms: number) => ({ nowMs: () => ms, now: () => new Date(ms) }) as TestClock;
+    const a = new RedisRateLimiter(r1, frozenAt(base), silent);
+    const id = newId();
     decided(await a.hit(id, 2, WINDOW));
     // A caller whose clock is a few seconds behind (another process, NTP): joins the newest run.
-    const behind = { nowMs: () => base - 5_000, now: () => new Date(base - 5_000) } as TestClock;
-    const b = new RedisRateLimiter(r2, behind, silent);
+    const b = new RedisRateLimiter(r2, frozenAt(base - 5_000), silent);
     expect(decided(await b.hit(id, 2, WINDOW))).toMatchObject({ allowed: true, remaining: 0 });
     expect(await r1.lrange(`partner-api:ratelimit-runs:${id}`, 0, -1)).toEqual([`${base}:2`]);
   });
