@@ -99,10 +99,13 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
     reply.header('x-request-id', request.id);
     // A path holding a NUL character names nothing (no id or code can contain one, and PostgreSQL
     // text cannot hold it): answered like an unknown route.
-    const query = request.url.indexOf('?');
-    if ((query === -1 ? request.url : request.url.slice(0, query)).includes('%00')) {
-      done(new AppError('ERR_NOT_FOUND', 'Not found'));
-      return;
+    const nul = request.url.indexOf('%00');
+    if (nul !== -1) {
+      const query = request.url.indexOf('?');
+      if (query === -1 || nul < query) {
+        done(new AppError('ERR_NOT_FOUND', 'Not found'));
+        return;
+      }
     }
     done();
   });
