@@ -69,6 +69,10 @@ describe('error envelope', () => {
     await t.close();
   });
 
+  /** A POST whose body is sent exactly as written, with a JSON content type. */
+  const postJsonText = (url: string, payload: string) =>
+    app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
+
   it('answers an unknown route with 404 ERR_NOT_FOUND in the envelope', async () => {
     const res = await app.inject({ method: 'GET', url: '/v1/nothing-here' });
     expect(res.statusCode).toBe(404);
@@ -125,12 +129,7 @@ describe('error envelope', () => {
   });
 
   it('answers malformed JSON with 400 ERR_BAD_REQUEST', async () => {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/__probe/echo',
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name": "ok",',
-    });
+    const res = await postJsonText('/__probe/echo', '{"name": "ok",');
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ ...Envelope, statusCode: 400, code: 'ERR_BAD_REQUEST' });
   });
@@ -147,23 +146,13 @@ describe('error envelope', () => {
   });
 
   it('answers a body over 1 MiB with 400 ERR_BAD_REQUEST', async () => {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/__probe/echo',
-      headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024), items: [] }),
-    });
+    const res = await postJsonText('/__probe/echo', JSON.stringify({ name: 'x'.repeat(1024 * 1024), items: [] }));
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ statusCode: 400, code: 'ERR_BAD_REQUEST' });
   });
 
   it('refuses prototype-poisoning JSON with 400 ERR_BAD_REQUEST', async () => {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/__probe/echo',
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name":"ok","items":[],"__proto__":{"admin":true}}',
-    });
+    const res = await postJsonText('/__probe/echo', '{"name":"ok","items":[],"__proto__":{"admin":true}}');
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('ERR_BAD_REQUEST');
   });
@@ -187,12 +176,10 @@ describe('error envelope', () => {
   });
 
   it('refuses a NUL character in any body string with 400 ERR_VALIDATION naming the field', async () => {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/__probe/echo',
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name":"ok","items":[{"name":{"az":"a","ru":"b\\u0000c","en":"d"},"qty":1}]}',
-    });
+    const res = await postJsonText(
+      '/__probe/echo',
+      '{"name":"ok","items":[{"name":{"az":"a","ru":"b\\u0000c","en":"d"},"qty":1}]}',
+    );
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       ...Envelope,
@@ -201,12 +188,7 @@ describe('error envelope', () => {
       details: [{ field: 'items.0.name.ru', messages: ['must not contain the NUL character (\\u0000)'] }],
     });
     // An escaped backslash followed by "u0000" is six ordinary characters, not a NUL.
-    const literal = await app.inject({
-      method: 'POST',
-      url: '/__probe/echo',
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name":"a\\\\u0000b","items":[]}',
-    });
+    const literal = await postJsonText('/__probe/echo', '{"name":"a\\\\u0000b","items":[]}');
     expect(literal.statusCode).toBe(200);
     expect(literal.json().name).toBe('a\\u0000b');
   });

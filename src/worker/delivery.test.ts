@@ -97,6 +97,17 @@ async function ping(partner: TestPartner, webhookId: string) {
   return res.json() as { id: string };
 }
 
+/** POST …/deliveries/{id}/redeliver as the partner; answers the queued delivery. */
+async function redeliver(partner: TestPartner, id: string) {
+  const res = await t.live.inject({
+    method: 'POST',
+    url: `/v1/developer/deliveries/${id}/redeliver`,
+    headers: await devAuth(t, partner),
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as Record<string, unknown>;
+}
+
 /** Resolves once every outbox row has been fanned out. */
 async function outboxDrained() {
   await waitFor(async () => {
@@ -478,13 +489,13 @@ describe('retries, dead deliveries, redeliver and auto-disable', () => {
 
     // Redeliver: queued at once, same event id and body, a fresh signature; success resets the streak.
     receiver.on(s.path, { status: 200 });
-    const res = await t.live.inject({
-      method: 'POST',
-      url: `/v1/developer/deliveries/${id}/redeliver`,
-      headers: await devAuth(t, s.partner),
+    expect(await redeliver(s.partner, id)).toMatchObject({
+      id,
+      status: 'PENDING',
+      attempts: 0,
+      statusCode: null,
+      lastError: null,
     });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ id, status: 'PENDING', attempts: 0, statusCode: null, lastError: null });
     const [redelivered] = await waitForDeliveries(t, s.partner, s.hook.id, (items) => items[0]?.status === 'DELIVERED');
     expect(redelivered).toMatchObject({ id, attempts: 1, statusCode: 200, lastError: null, nextAttemptAt: null });
     expect(redelivered.deliveredAt).toMatch(ISO);
@@ -503,12 +514,7 @@ describe('retries, dead deliveries, redeliver and auto-disable', () => {
     const { id } = await ping(s.partner, s.hook.id);
     await waitForDeliveries(t, s.partner, s.hook.id, (items) => items[0]?.attempts === 1);
     receiver.on(s.path, { status: 200 });
-    const res = await t.live.inject({
-      method: 'POST',
-      url: `/v1/developer/deliveries/${id}/redeliver`,
-      headers: await devAuth(t, s.partner),
-    });
-    expect(res.statusCode).toBe(200);
+    await redeliver(s.partner, id);
     await waitForDeliveries(t, s.partner, s.hook.id, (items) => items[0]?.status === 'DELIVERED');
     const [first, second] = receiver.requestsTo(s.path);
     expect(second.body).toBe(first.body);
@@ -528,11 +534,7 @@ describe('retries, dead deliveries, redeliver and auto-disable', () => {
     await t.ctx.db.query(`UPDATE webhook_deliveries SET status = 'DEAD', attempts = 6, next_attempt_at = NULL WHERE id = $1`, [
       id,
     ]);
-    await t.live.inject({
-      method: 'POST',
-      url: `/v1/developer/deliveries/${id}/redeliver`,
-      headers: await devAuth(t, s.partner),
-    });
+    await redeliver(s.partner, id);
     const [d] = await waitForDeliveries(
       t,
       s.partner,
