@@ -6,13 +6,13 @@ import { api } from '../api';
 import { KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
-import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { Empty, LoadError, Loading } from '../components/States';
 import { COLORS, UsageChart } from '../components/UsageChart';
 import { formatDateTime, formatDay, formatNumber } from '../format';
 import { useResource } from '../hooks';
 import { Link } from '../router';
 import type { DeveloperKeyUsage } from '../types';
-import { EnvironmentBadge } from './Keys';
+import { EnvironmentBadge, KeyScopes } from './Keys';
 
 export function KeyDetail({ keyId }: { keyId: string }) {
   const keys = useResource(api.listKeys, []);
@@ -53,12 +53,7 @@ export function KeyDetail({ keyId }: { keyId: string }) {
         <div>
           <dt>Scopes</dt>
           <dd>
-            <ul className="chips">
-              {key.scopes.map((s) => (
-                <li key={s}>{s}</li>
-              ))}
-            </ul>
-            {key.receivesAllOrders && <Badge tone="muted">receives all orders</Badge>}
+            <KeyScopes apiKey={key} />
           </dd>
         </div>
         <div>

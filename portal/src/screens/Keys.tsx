@@ -121,12 +121,7 @@ function KeyTable({
                 <EnvironmentBadge environment={k.environment} />
               </td>
               <td data-label="Scopes">
-                <ul className="chips">
-                  {k.scopes.map((s) => (
-                    <li key={s}>{s}</li>
-                  ))}
-                </ul>
-                {k.receivesAllOrders && <Badge tone="muted">receives all orders</Badge>}
+                <KeyScopes apiKey={k} />
               </td>
               <td data-label="Rate limit">{formatNumber(k.rateLimit)}/min</td>
               <td data-label="Last used">{k.lastUsedAt ? formatDateTime(k.lastUsedAt) : 'Never'}</td>
@@ -160,6 +155,20 @@ function KeyTable({
 
 export function EnvironmentBadge({ environment }: { environment: ApiKeyEnvironment }) {
   return environment === 'LIVE' ? <Badge tone="live">Live</Badge> : <Badge tone="sandbox">Sandbox</Badge>;
+}
+
+/** A key's scopes as chips, and the operator's receivesAllOrders flag when it is set. */
+export function KeyScopes({ apiKey }: { apiKey: Pick<DeveloperKey, 'scopes' | 'receivesAllOrders'> }) {
+  return (
+    <>
+      <ul className="chips">
+        {apiKey.scopes.map((s) => (
+          <li key={s}>{s}</li>
+        ))}
+      </ul>
+      {apiKey.receivesAllOrders && <Badge tone="muted">receives all orders</Badge>}
+    </>
+  );
 }
 
 function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: () => void }) {
