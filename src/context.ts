@@ -61,6 +61,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       redis = await connectRedis(config.redisUrl, log);
       const invalidations = `${config.redisKeyPrefix}:keys:invalidate`;
       const subscriber = redis.duplicate();
+      logRedisOutages(subscriber, log, 'key-invalidations');
       await subscriber.subscribe(invalidations);
       subscriber.on('message', (channel) => {
         if (channel === invalidations) keys.invalidateLocal();
@@ -138,23 +139,29 @@ async function openConfiguredDb(config: Config): Promise<Db> {
 }
 
 /**
- * Connects to Redis, or names REDIS_URL. Later connection errors (ioredis reconnects by itself) are
- * logged once per outage instead of ioredis printing "Unhandled error event" for each.
+ * Connection errors of a Redis client (ioredis reconnects by itself) are logged once per outage, instead
+ * of ioredis printing "Unhandled error event" for each. Every client needs it: duplicates included.
  */
-async function connectRedis(url: string, log: Logger): Promise<Redis> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
-  let connected = false;
+export function logRedisOutages(client: Redis, log: Logger, name: string): void {
   let down = false;
-  let firstError: Error | null = null;
-  redis.on('error', (err: Error) => {
-    firstError ??= err;
-    if (!connected || down) return;
+  client.on('error', (err: Error) => {
+    if (down) return;
     down = true;
-    log.warn({ err: { message: err.message } }, 'Redis connection error; reconnecting');
+    log.warn({ err: { message: err.message }, client: name }, 'Redis connection error; reconnecting');
   });
-  redis.on('ready', () => {
+  client.on('ready', () => {
     down = false;
   });
+}
+
+/** Connects to Redis, or names REDIS_URL. */
+async function connectRedis(url: string, log: Logger): Promise<Redis> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
+  let firstError: Error | null = null;
+  const remember = (err: Error) => {
+    firstError ??= err;
+  };
+  redis.on('error', remember);
   try {
     await redis.connect();
   } catch (err) {
@@ -162,6 +169,7 @@ async function connectRedis(url: string, log: Logger): Promise<Redis> {
     // connect() rejects with "Connection is closed."; the socket's own error says why.
     throw new ConfigError('REDIS_URL', `cannot connect to Redis (${reasonOf(firstError ?? err)})`);
   }
-  connected = true;
+  redis.off('error', remember);
+  logRedisOutages(redis, log, 'main');
   return redis;
 }

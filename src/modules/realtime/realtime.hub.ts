@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
-import type { AppContext } from '../../context.js';
+import { type AppContext, logRedisOutages } from '../../context.js';
 import { ERROR_STATUS } from '../../errors.js';
 import { type Principal, verifyAccessToken } from '../auth/tokens.js';
 
@@ -96,6 +96,8 @@ export class RealtimeHub {
     if (this.ctx.redis) {
       const pub = this.ctx.redis.duplicate();
       const sub = this.ctx.redis.duplicate();
+      logRedisOutages(pub, this.ctx.log, 'realtime-pub');
+      logRedisOutages(sub, this.ctx.log, 'realtime-sub');
       this.redisClients.push(pub, sub);
       io.adapter(createAdapter(pub, sub, { key: `${this.ctx.config.redisKeyPrefix}:realtime` }));
     }
