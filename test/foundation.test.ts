@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
+import { startRole, startupFailureLine } from '../src/roles.js';
 import { LocalizedText, Nullable } from '../src/shared/schemas.js';
 import { createTestApp, freshDatabase, type TestApp, testConfig } from './harness.js';
 
@@ -370,77 +371,70 @@ describe('configuration', () => {
     expect(stderr).toMatch(/^Configuration error: PORT: /);
   });
 
+  // In process (startRole is what `main.ts start` runs): a spawned child per case spent most of its time
+  // loading the sources, which a busy machine stretched past any deadline.
   it('names the variable, in one line, when a well-formed setting cannot be used', async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const busyPort = String((busy.address() as AddressInfo).port);
-    const free = String(20000 + Math.floor(Math.random() * 20000));
-    try {
-      const cases: Array<[Record<string, string>, RegExp]> = [
-        // Nothing listens on port 1: refused at once.
-        [
-          { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', REDIS_URL: '' },
-          /^Configuration error: DATABASE_URL: cannot reach the database \(.*ECONNREFUSED/,
-        ],
-        [
-          { DATABASE_URL: '', REDIS_URL: 'redis://127.0.0.1:1' },
-          /^Configuration error: REDIS_URL: cannot connect to Redis \(.*ECONNREFUSED/,
-        ],
-        [
-          { DATABASE_URL: '', REDIS_URL: '', HOST: '127.0.0.1', PORT: busyPort, SANDBOX_PORT: free },
-          /^Configuration error: PORT: cannot listen on port \d+ \(already in use\)/,
-        ],
-      ];
-      for (const [env, line] of cases) {
-        const { code, stderr } = await runMain(['start'], env);
-        expect(code, JSON.stringify(env)).toBe(1);
-        expect(stderr.trim().split('\n'), stderr).toHaveLength(1);
-        expect(stderr).toMatch(line);
-      }
-    } finally {
-      busy.close();
+    onTestFinished(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+    const busyPort = (busy.address() as AddressInfo).port;
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      // Nothing listens on port 1: refused at once.
+      [
+        { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' },
+        /^Configuration error: DATABASE_URL: cannot reach the database \(.*ECONNREFUSED/,
+      ],
+      [{ REDIS_URL: 'redis://127.0.0.1:1' }, /^Configuration error: REDIS_URL: cannot connect to Redis \(.*ECONNREFUSED/],
+      // The sandbox port is never reached: the live listener is bound first.
+      [
+        { HOST: '127.0.0.1', PORT: String(busyPort), SANDBOX_PORT: String(busyPort === 65535 ? 1 : busyPort + 1) },
+        /^Configuration error: PORT: cannot listen on port \d+ \(already in use\)/,
+      ],
+    ];
+    for (const [env, line] of cases) {
+      const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env });
+      const failure = await startRole(config, { kind: 'start' }).then(
+        async (running) => {
+          await running.stop();
+          return null;
+        },
+        (err: unknown) => err,
+      );
+      expect(failure, JSON.stringify(env)).toBeInstanceOf(ConfigError);
+      const printed = startupFailureLine(failure);
+      expect(printed.split('\n'), printed).toHaveLength(1);
+      expect(printed).toMatch(line);
     }
   }, 60_000);
 });
 
 describe('graceful shutdown', () => {
   it('answers on both ports, then stops cleanly on SIGTERM', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
     // Server mode: the child gets a migrated database of its own (as a deployment would), so its start
     // does not depend on migrating a shared one while other test files load the server.
     const fresh = await freshDatabase();
     await fresh.db.close();
     onTestFinished(() => fresh.drop());
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: fresh.url ?? '',
-        PORT: String(port),
-        SANDBOX_PORT: String(port + 1),
-        DATA_DIR: 'memory://',
-        LOG_LEVEL: 'info',
-        HOST: '127.0.0.1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    // PORT=0: the system chooses both ports; the "started" line says which.
+    const child = spawnChild(['start'], {
+      DATABASE_URL: fresh.url ?? '',
+      PORT: '0',
+      SANDBOX_PORT: '0',
+      DATA_DIR: 'memory://',
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
     });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    const deadline = Date.now() + 45_000;
-    while (!out.includes('"started"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(out).toContain('"started"');
-    for (const p of [port, port + 1]) {
+    const started = await child.waitForLine((line) => line.includes('"started"'), 45_000);
+    const { port, sandboxPort } = JSON.parse(started) as { port: number; sandboxPort: number };
+    for (const p of [port, sandboxPort]) {
       const res = await fetch(`http://127.0.0.1:${p}/healthz`);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ status: 'ok' });
     }
-    const t0 = Date.now();
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(8_000);
-    expect(out).toContain('"stopped"');
+    child.process.kill('SIGTERM');
+    // Exit code 0 means it stopped by itself: past its 8 s shutdown budget it exits 1.
+    expect(await child.exited).toBe(0);
+    expect(child.stdout()).toContain('"stopped"');
   }, 60_000);
 });
 
@@ -502,16 +496,74 @@ describe('log redaction', () => {
   });
 });
 
-function runMain(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-      env: { ...process.env, DATA_DIR: 'memory://', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('exit', (code) => resolve({ code, stderr }));
+interface SpawnedChild {
+  process: ChildProcess;
+  exited: Promise<number | null>;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first stdout line that matches, or rejects at the deadline or when the child exits. */
+  waitForLine(match: (line: string) => boolean, deadlineMs: number): Promise<string>;
+}
+
+/**
+ * `src/main.ts` in a child process with `env` over this one's. The child is killed when the test ends,
+ * whatever happened (a failed expectation must not leave a server running).
+ */
+function spawnChild(args: string[], env: Record<string, string>): SpawnedChild {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    env: { ...process.env, DATA_DIR: 'memory://', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let out = '';
+  let err = '';
+  const waiters = new Set<() => void>();
+  child.stdout.on('data', (d) => {
+    out += d;
+    for (const w of waiters) w();
+  });
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      for (const w of waiters) w();
+      resolve(code);
+    }),
+  );
+  return {
+    process: child,
+    exited,
+    stdout: () => out,
+    stderr: () => err,
+    waitForLine: (match, deadlineMs) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const line = out.split('\n').find(match);
+          if (line !== undefined) done(() => resolve(line));
+          else if (child.exitCode !== null || child.signalCode !== null) {
+            done(() => reject(new Error(`child exited before the line appeared:\n${out}\n${err}`)));
+          }
+        };
+        const timer = setTimeout(
+          () => done(() => reject(new Error(`no such line within ${deadlineMs} ms:\n${out}\n${err}`))),
+          deadlineMs,
+        );
+        const done = (settle: () => void) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          settle();
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}
+
+async function runMain(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawnChild(args, env);
+  const code = await child.exited;
+  return { code, stderr: child.stderr() };
 }

@@ -1,0 +1,107 @@
+/**
+ * What each process role starts (decisions §1), apart from the CLI around it (main.ts): parsing the
+ * role from the command line, starting it on a loaded configuration, and stopping it again. Kept out of
+ * main.ts so that start-up can be exercised in process (tests) without spawning a child.
+ *
+ * A start that fails half way closes what it had opened (listeners, worker, database, Redis) before the
+ * error reaches the caller, so an in-process caller is left with nothing running.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import { type Config, ConfigError } from './config.js';
+import { type AppContext, createContext } from './context.js';
+import { bootstrapAccounts } from './modules/auth/bootstrap.js';
+import { acquireRealtimeHub } from './modules/realtime/realtime.hub.js';
+import type { ApiKeyEnvironment } from './shared/schemas.js';
+import { startWorker, type Worker } from './worker/worker.js';
+
+export type Role = { kind: 'start' } | { kind: 'api'; environment: ApiKeyEnvironment } | { kind: 'worker' } | { kind: 'migrate' };
+
+export function parseArgs(argv: string[]): Role {
+  const [command = 'start', ...rest] = argv;
+  if (command === 'start') return { kind: 'start' };
+  if (command === 'worker') return { kind: 'worker' };
+  if (command === 'migrate') return { kind: 'migrate' };
+  if (command === 'api') {
+    const i = rest.indexOf('--env');
+    const env = i >= 0 ? rest[i + 1] : undefined;
+    if (env !== 'live' && env !== 'sandbox') throw new ConfigError('--env', 'must be live or sandbox (api --env live|sandbox)');
+    return { kind: 'api', environment: env === 'live' ? 'LIVE' : 'SANDBOX' };
+  }
+  throw new ConfigError('command', `unknown command "${command}"; use start, api --env live|sandbox, worker or migrate`);
+}
+
+/** A started role: its context, its listeners (with the ports they really got) and how to stop it. */
+export interface RunningRole {
+  ctx: AppContext;
+  apps: FastifyInstance[];
+  /** The port each listener is bound to (PORT=0 lets the system choose). */
+  ports: Partial<Record<ApiKeyEnvironment, number>>;
+  /** Stops accepting, lets requests in flight finish, stops the worker, flushes and closes the database. */
+  stop(): Promise<void>;
+}
+
+async function listen(ctx: AppContext, environment: ApiKeyEnvironment, config: Config): Promise<FastifyInstance> {
+  const app = await buildApp(ctx, environment);
+  const port = environment === 'LIVE' ? config.port : config.sandboxPort;
+  try {
+    await app.listen({ port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => {});
+    // Named like any other configuration problem (decisions §1).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      const variable = environment === 'LIVE' ? 'PORT' : 'SANDBOX_PORT';
+      throw new ConfigError(
+        variable,
+        `cannot listen on port ${port} (${code === 'EADDRINUSE' ? 'already in use' : 'not permitted'})`,
+      );
+    }
+    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+      throw new ConfigError('HOST', `cannot listen on ${config.host} (${code})`);
+    }
+    throw err;
+  }
+  return app;
+}
+
+/** Starts a serving role (start, api, worker); `migrate` is not one. */
+export async function startRole(config: Config, role: Exclude<Role, { kind: 'migrate' }>): Promise<RunningRole> {
+  const ctx = await createContext(config);
+  const apps: FastifyInstance[] = [];
+  const ports: RunningRole['ports'] = {};
+  let worker: Worker | null = null;
+  let realtime: ReturnType<typeof acquireRealtimeHub> | null = null;
+  const stop = async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await worker?.stop();
+    await realtime?.release();
+    await ctx.close();
+  };
+  try {
+    await bootstrapAccounts(ctx);
+    if (role.kind === 'start' || role.kind === 'api') {
+      const environments: ApiKeyEnvironment[] = role.kind === 'api' ? [role.environment] : ['LIVE', 'SANDBOX'];
+      for (const environment of environments) {
+        const app = await listen(ctx, environment, config);
+        apps.push(app);
+        const address = app.server.address();
+        if (address && typeof address === 'object') ports[environment] = address.port;
+      }
+    }
+    if (role.kind === 'start' || role.kind === 'worker') worker = startWorker(ctx);
+    // A worker-only process still publishes realtime events: through Redis to the API processes' sockets.
+    realtime = role.kind === 'worker' && ctx.redis ? acquireRealtimeHub(ctx) : null;
+    realtime?.hub.attach();
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+  return { ctx, apps, ports, stop };
+}
+
+/** The one line a failed start-up prints (decisions §1): a configuration problem names its variable. */
+export function startupFailureLine(err: unknown): string {
+  if (err instanceof ConfigError) return `Configuration error: ${err.message}`;
+  return `Start-up failed: ${err instanceof Error ? err.message : String(err)}`;
+}
