@@ -22,6 +22,9 @@ export interface Config {
   bootstrapAdminPhone: string | null;
   testClock: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Where partners reach the live and the sandbox API (the OpenAPI documents' `servers`), without a trailing slash. */
+  publicUrl: string;
+  sandboxPublicUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -137,6 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const dataDir = value(env, 'DATA_DIR') ?? './data';
+  const publicUrl = url(env, 'PUBLIC_URL', ['https:', 'http:']) ?? `http://localhost:${livePort}`;
+  const sandboxPublicUrl = url(env, 'SANDBOX_PUBLIC_URL', ['https:', 'http:']) ?? `http://localhost:${sandboxPort}`;
 
   return {
     nodeEnv,
@@ -153,5 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapAdminPhone,
     testClock,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    publicUrl: publicUrl.replace(/\/+$/, ''),
+    sandboxPublicUrl: sandboxPublicUrl.replace(/\/+$/, ''),
   };
 }
