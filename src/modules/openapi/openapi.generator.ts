@@ -18,6 +18,8 @@ export interface OpenApiOptions {
   /** Which routes the document holds. */
   include: (route: CatalogRoute) => boolean;
   tags: Array<{ name: string; description: string }>;
+  /** Both listeners (decisions §15): partners and generated clients need absolute base URLs. */
+  servers: Array<{ url: string; description: string }>;
 }
 
 const API_VERSION = '0.1.0';
@@ -92,11 +94,13 @@ class Converter {
       const inner = rest.length === 1 ? this.schema(rest[0]) : { anyOf: rest.map((u) => this.schema(u)) };
       const { anyOf: _a, oneOf: _o, ...annotations } = s;
       if (typeof inner.$ref === 'string') {
-        // OpenAPI 3.0.3: `nullable` only widens the `type` of its own schema; a `$ref` (even wrapped in
-        // allOf) still refuses null. So: the reference, or an explicit null.
+        // decisions §15: a nullable reference is `nullable: true` over `allOf: [ $ref ]`, which
+        // generators (openapi-typescript, hey-api) read as `T | null`. A `oneOf` with an `enum: [null]`
+        // branch made validators give up on the whole schema (Prism) or accept anything (hey-api's zod).
+        // `type` beside `nullable` as OpenAPI 3.0 wants it (Redocly's nullable-type-sibling).
         const target = this.components[inner.$ref.split('/').pop() as string];
         const type = (target?.type as string | undefined) ?? 'object';
-        return { type, nullable: true, oneOf: [inner, { type, nullable: true, enum: [null] }], ...this.annotations(annotations) };
+        return { type, nullable: true, allOf: [inner], ...this.annotations(annotations) };
       }
       return { ...inner, ...this.annotations(annotations), nullable: true };
     }
@@ -190,15 +194,25 @@ function parameters(route: CatalogRoute, c: Converter): Json[] {
   return out;
 }
 
+/** Every operation can fail unexpectedly or while the database is unreachable (decisions §9, §11, §15). */
+const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
+
 function responses(route: CatalogRoute, family: Family, c: Converter): Json {
   const out: Json = {};
-  const declared = (route.schema.response ?? {}) as Record<string, unknown>;
+  const declared: Record<string, unknown> = { ...((route.schema.response ?? {}) as Record<string, unknown>) };
+  for (const [status, codes] of Object.entries(ALWAYS)) {
+    declared[status] ??= { ...ErrorEnvelope, 'x-error-codes': codes };
+  }
   for (const [statusText, schema] of Object.entries(declared)) {
     const status = Number(statusText);
     const s = schema as Json;
     if (status >= 400) {
       const codes = [
-        ...new Set([...(FAMILY_CODES[family][status] ?? []), ...((s['x-error-codes'] as string[] | undefined) ?? [])]),
+        ...new Set([
+          ...(FAMILY_CODES[family][status] ?? []),
+          ...(ALWAYS[status] ?? []),
+          ...((s['x-error-codes'] as string[] | undefined) ?? []),
+        ]),
       ];
       const envelope = c.schema(s.$id === 'ErrorEnvelope' ? s : { ...s, $id: 'ErrorEnvelope' });
       const response: Json = {
@@ -284,10 +298,14 @@ export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenAp
   const schemas = Object.fromEntries(Object.entries(c.components).sort(([a], [b]) => a.localeCompare(b)));
   return {
     openapi: '3.0.0',
-    info: { title: options.title, version: API_VERSION, description: options.description, license: { name: 'Proprietary' } },
-    servers: [
-      { url: '/', description: 'This deployment (the live API; the sandbox API is a separate listener with the same paths)' },
-    ],
+    info: {
+      title: options.title,
+      version: API_VERSION,
+      description: options.description,
+      contact: { name: 'Partner integrations', url: `${options.servers[0]?.url ?? ''}/docs` },
+      license: { name: 'Proprietary: for integrating with this platform only', url: `${options.servers[0]?.url ?? ''}/docs` },
+    },
+    servers: options.servers,
     tags: options.tags,
     paths,
     components: {
@@ -303,7 +321,12 @@ export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenAp
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'An access token from POST /v1/auth/otp/verify or /v1/auth/refresh',
+          description: [
+            'An access token (JWT, valid 15 minutes) of a PARTNER account. Sign in with a one-time code:',
+            '`POST /v1/auth/otp/request {phone}` sends the code, `POST /v1/auth/otp/verify {phone, code}` answers',
+            '`{ accessToken, refreshToken, … }`; `POST /v1/auth/refresh {refreshToken}` gives a new pair.',
+            'These sign-in operations are described in the full document, `/v1/openapi.json`.',
+          ].join(' '),
         },
       },
     },

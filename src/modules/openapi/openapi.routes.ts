@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { CatalogRoute } from '../../plugins/route-catalog.js';
+import { errorResponses } from '../../shared/schemas.js';
 import { generateOpenApi } from './openapi.generator.js';
 
 const OpenApiDocument = Type.Unsafe<Record<string, unknown>>({
@@ -32,6 +33,11 @@ export const isPartnerOrDeveloperRoute = (r: CatalogRoute) =>
  *   GET /docs                       the API reference page (Redoc, served locally) rendering the reduced document
  */
 export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { publicUrl, sandboxPublicUrl } = app.ctx.config;
+  const servers = [
+    { url: publicUrl, description: 'Live API: svc_live_… keys' },
+    { url: sandboxPublicUrl, description: 'Sandbox API: svc_sandbox_… keys, test orders and the simulator' },
+  ];
   let reduced: Record<string, unknown> | null = null;
   let full: Record<string, unknown> | null = null;
 
@@ -40,6 +46,7 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
       title: 'Partner Logistics and Developer API',
       description: PARTNER_DESCRIPTION,
       include: isPartnerOrDeveloperRoute,
+      servers,
       tags: [
         { name: 'partner', description: 'Orders assigned to your API key, and logistics events (X-Api-Key)' },
         { name: 'developer', description: 'API keys, webhooks and deliveries of your partner account (bearer token)' },
@@ -52,6 +59,7 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
       title: 'Partner Logistics API — full (operators)',
       description: `${PARTNER_DESCRIPTION}\n\nThis full document also holds sign-in (/v1/auth) and the operator API (/v1/admin, ADMIN accounts).`,
       include: (r) => r.url.startsWith('/v1/'),
+      servers,
       tags: [
         { name: 'partner', description: 'Orders assigned to your API key, and logistics events (X-Api-Key)' },
         { name: 'developer', description: 'API keys, webhooks and deliveries of your partner account (bearer token)' },
@@ -70,7 +78,8 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Public: no token needed. OpenAPI 3.0.0, generated from the schemas the service validates with.',
         tags: ['developer'],
         operationId: 'getOpenApiDocument',
-        response: { 200: OpenApiDocument },
+        // 400: a request the HTTP parser refuses (malformed headers or URL) is answered on every route.
+        response: { 200: OpenApiDocument, ...errorResponses('ERR_BAD_REQUEST') },
       },
     },
     async () => reducedDocument(),
