@@ -8,7 +8,9 @@ import { buildApp } from '../../app.js';
 import { createContext } from '../../context.js';
 import { createLogger } from '../../logger.js';
 import { authRoutes } from './auth.routes.js';
-import type { SmsProvider } from './sms.js';
+import { maskPhone, type SmsProvider } from './sms.js';
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -315,7 +317,7 @@ describe('one-time codes without OTP_FIXED_CODE', () => {
   function codeSentTo(phone: string): string {
     const found = lines
       .map((l) => JSON.parse(l) as { msg?: string })
-      .map((l) => new RegExp(`^SMS to \\${phone}: Your sign-in code is (\\d{6})\\.`).exec(l.msg ?? ''))
+      .map((l) => new RegExp(`^SMS to ${escapeRegExp(maskPhone(phone))}: Your sign-in code is (\\d{6})\\.`).exec(l.msg ?? ''))
       .filter((m) => m !== null);
     expect(found.length).toBeGreaterThan(0);
     return found[found.length - 1]![1];
@@ -326,6 +328,14 @@ describe('one-time codes without OTP_FIXED_CODE', () => {
     expect((await requestCode(phone, random)).statusCode).toBe(200);
     const code = codeSentTo(phone);
     expect((await verifyCode(phone, code, random)).statusCode).toBe(200);
+  });
+
+  it('writes the code but only the last four digits of the phone number to the log', async () => {
+    const phone = randomPhone();
+    expect((await requestCode(phone, random)).statusCode).toBe(200);
+    codeSentTo(phone);
+    expect(lines.join('')).not.toContain(phone.slice(1));
+    expect(maskPhone('+994501234567')).toBe('+********4567');
   });
 
   it('replaces the previous code with a new request', async () => {
