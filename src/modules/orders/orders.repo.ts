@@ -44,7 +44,14 @@ const ADMIN_JSON = `(${orderJson('partner-pii')})::jsonb || jsonb_build_object('
 /**
  * Runs `text` as a NAMED prepared statement: each connection parses and plans it once, later calls
  * only bind and execute. Planning these JSON-building statements costs several times their execution
- * on the embedded database, so the hot partner paths use this. `Db.query`
+ * on the embedded database, so the hot partner paths use this.
+ *
+ * Only for statements whose plan stays right whatever the table's size was when a session planned
+ * them: after five executions PostgreSQL may keep one generic plan for the session's life, made with
+ * the statistics of that moment. A probe by equality on a unique column is such a statement (even on
+ * a new, unanalysed table the planner prefers the index); a join of `orders` to a set of rows given
+ * as parameters is not (planned while the table was new, it keeps a hash join over a sequential scan
+ * of `orders` as the table grows: issue 17, write-scans.test.ts). `Db.query`
  * hands its first argument to node-postgres unchanged, and node-postgres accepts a query config
  * `{ name, text }` there (it copies it before adding the values). Names must map to one text each:
  * they are derived from the text itself.
@@ -405,8 +412,9 @@ export async function lockOrderByCode(q: Queryable, code: string): Promise<Locke
  * included, so two of them never wait for each other in a cycle). Unknown codes are left out.
  */
 export async function lockOrdersByCodes(q: Queryable, codes: string[]): Promise<LockedOrder[]> {
-  const rows = await prepared<LockedRow>(
-    q,
+  // Planned on every call (not `prepared`): a generic plan for a set of codes, made while the table
+  // was small, can be a sequential scan.
+  const rows = await q.query<LockedRow>(
     `SELECT ${LOCKED_COLUMNS} FROM orders WHERE code = ANY($1::text[]) ORDER BY code FOR UPDATE`,
     [codes],
   );
@@ -444,11 +452,14 @@ export interface StatusChange {
  * outbox events carrying the new snapshot, taken from the updated row inside PostgreSQL, in the order
  * of `changes`. Returns each order's new pieces by order id.
  * No NOTIFY here: the caller wakes consumers after COMMIT (`outboxCommitted`).
+ *
+ * Planned on every call (not `prepared`): the orders are joined to the changes given as parameters,
+ * and a generic plan of that join made while the table was small is a hash join over a sequential
+ * scan of `orders`, kept for the session's life (issue 17).
  */
 export async function recordStatusChanges(q: Queryable, changes: StatusChange[]): Promise<Map<string, PartnerOrderPieces>> {
   const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
-  const rows = await prepared<PartnerOrderPieces & { id: string }>(
-    q,
+  const rows = await q.query<PartnerOrderPieces & { id: string }>(
     `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[],
                             $8::bigint[], $9::timestamptz[], $10::uuid[], $11::text[], $12::uuid[], $13::text[])
