@@ -3,18 +3,20 @@
  * clock, secrets, Redis (optional) and the cross-cutting components of the partner hot path.
  */
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { type Clock, SystemClock, TestClock } from './clock.js';
+import { type Clock, SharedTestClock, SystemClock, TestClock } from './clock.js';
 import { type Config, ConfigError } from './config.js';
 import { type Db, openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
+import { DependencyHealth, logOutages, reasonOf } from './dependencies.js';
 import { createLogger } from './logger.js';
 import { createRateLimiter } from './modules/keys/create-rate-limiter.js';
 import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter, UsageRecorder } from './modules/keys/rate-limit.types.js';
 import { PartnerOrderCache } from './modules/orders/read-cache.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
+import { connectRedis, duplicateRedis } from './redis.js';
 import { loadSecrets, type Secrets } from './secrets.js';
 
 export interface AppContext {
@@ -25,6 +27,11 @@ export interface AppContext {
   secrets: Secrets;
   /** Present when REDIS_URL is set. */
   redis: Redis | null;
+  /**
+   * Whether Redis answers, as this process last saw it (always available without REDIS_URL). The
+   * database's is `db.health`. Each outage of either is logged once when it starts and once when it ends.
+   */
+  redisHealth: DependencyHealth;
   keys: KeyResolver;
   rateLimiter: RateLimiter;
   usage: UsageRecorder;
@@ -46,11 +53,21 @@ export interface ContextOverrides {
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const log = overrides.log ?? createLogger(config.logLevel);
-  const clock = overrides.clock ?? (config.testClock ? new TestClock() : new SystemClock());
   const db = overrides.db ?? (await openConfiguredDb(config));
   const closers: Array<() => Promise<unknown>> = [];
+  const redisHealth = new DependencyHealth('Redis');
+  const stopDbLog = logOutages(db.health, log);
+  const stopRedisLog = logOutages(redisHealth, log);
   try {
     if (!overrides.db) await migrate(db);
+    // One time for every process of a deployment on a server (decisions §11); in process otherwise.
+    let clock: Clock;
+    if (overrides.clock) clock = overrides.clock;
+    else if (config.testClock && db.kind === 'server') {
+      const shared = await SharedTestClock.open(db, log);
+      closers.push(() => shared.close());
+      clock = shared;
+    } else clock = config.testClock ? new TestClock() : new SystemClock();
     const secrets = await loadSecrets(config, db);
     const keys = new KeyResolver(db);
     const events = new EventEmitter();
@@ -58,18 +75,19 @@ export async function createContext(config: Config, overrides: ContextOverrides 
 
     let redis: Redis | null = null;
     if (config.redisUrl) {
-      redis = await connectRedis(config.redisUrl, log);
+      redis = await connectRedis(config.redisUrl, log, redisHealth);
+      const main = redis;
+      closers.push(() => main.quit().catch(() => main.disconnect()));
       const invalidations = `${config.redisKeyPrefix}:keys:invalidate`;
-      const subscriber = redis.duplicate();
-      logRedisOutages(subscriber, log, 'key-invalidations');
+      const subscriber = duplicateRedis(redis, log, 'key-invalidations', { subscriber: true });
+      closers.push(() => subscriber.quit().catch(() => subscriber.disconnect()));
       await subscriber.subscribe(invalidations);
       subscriber.on('message', (channel) => {
         if (channel === invalidations) keys.invalidateLocal();
       });
-      const publisher = redis;
-      keys.setPublisher(() => void publisher.publish(invalidations, '1').catch(() => {}));
-      closers.push(() => subscriber.quit().catch(() => subscriber.disconnect()));
-      closers.push(() => publisher.quit().catch(() => publisher.disconnect()));
+      keys.setPublisher(() => void main.publish(invalidations, '1').catch(() => {}));
+      // While Redis is out, no change can be announced: cached keys are re-read every 2 s instead.
+      keys.setSharedInvalidation(redisHealth);
     }
     if (clock instanceof TestClock) clock.onAdvance(() => events.emit('wake'));
 
@@ -85,6 +103,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
           : { mode: 'off' },
       clock,
     );
+    // Back from an outage: what could not be announced meanwhile is announced now, and answers cached
+    // before it are dropped (another process's change may not have been announced at all).
+    const stopRecovery = redisHealth.onChange((change) => {
+      if (!change.available) return;
+      void orderCache.recovered();
+      void rateLimiter.recovered?.();
+    });
 
     return {
       config,
@@ -93,6 +118,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       clock,
       secrets,
       redis,
+      redisHealth,
       keys,
       rateLimiter,
       usage,
@@ -100,21 +126,21 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       events,
       async close() {
         await usage.stop().catch((err) => log.error({ err }, 'final usage flush failed'));
+        // Closing is not an outage: stop reporting before the connections go.
+        stopRecovery();
+        stopRedisLog();
+        stopDbLog();
         for (const close of closers.reverse()) await close();
         await db.close();
       },
     };
   } catch (err) {
+    stopDbLog();
+    stopRedisLog();
     for (const close of closers.reverse()) await close().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }
-}
-
-/** The reason of a failure in one line: the driver's own error when a wrapper hides it. */
-function reasonOf(err: unknown): string {
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  return cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
 }
 
 /**
@@ -136,40 +162,4 @@ async function openConfiguredDb(config: Config): Promise<Db> {
     throw new ConfigError(variable, `cannot reach the database (${reasonOf(err)})`);
   }
   return db;
-}
-
-/**
- * Connection errors of a Redis client (ioredis reconnects by itself) are logged once per outage, instead
- * of ioredis printing "Unhandled error event" for each. Every client needs it: duplicates included.
- */
-export function logRedisOutages(client: Redis, log: Logger, name: string): void {
-  let down = false;
-  client.on('error', (err: Error) => {
-    if (down) return;
-    down = true;
-    log.warn({ err: { message: err.message }, client: name }, 'Redis connection error; reconnecting');
-  });
-  client.on('ready', () => {
-    down = false;
-  });
-}
-
-/** Connects to Redis, or names REDIS_URL. */
-async function connectRedis(url: string, log: Logger): Promise<Redis> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
-  let firstError: Error | null = null;
-  const remember = (err: Error) => {
-    firstError ??= err;
-  };
-  redis.on('error', remember);
-  try {
-    await redis.connect();
-  } catch (err) {
-    redis.disconnect();
-    // connect() rejects with "Connection is closed."; the socket's own error says why.
-    throw new ConfigError('REDIS_URL', `cannot connect to Redis (${reasonOf(firstError ?? err)})`);
-  }
-  redis.off('error', remember);
-  logRedisOutages(redis, log, 'main');
-  return redis;
 }

@@ -4,11 +4,17 @@
  *   api --env live|sandbox    one listener (scale-out; run workers separately)
  *   worker                    the webhook worker alone
  *   migrate                   apply pending migrations and exit
- * What each role starts is in roles.ts; this file reads the command line and handles signals.
+ * What each role starts is in roles.ts; this file reads the command line, handles signals and keeps
+ * the process-level last line of defence against dependency errors (dependencies.ts,
+ * installLastLineOfDefence): a dependency error that escapes every handler is logged and the process
+ * goes on; any other unhandled rejection or uncaught exception is logged and ends the process (exit 1),
+ * as Node would. Every client has its own error handling; this is only the net under it.
  */
 import { type Config, loadConfig } from './config.js';
 import { openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
+import { installLastLineOfDefence } from './dependencies.js';
+import { createLogger } from './logger.js';
 import { parseArgs, type Role, startRole, startupFailureLine } from './roles.js';
 
 const SHUTDOWN_TIMEOUT_MS = 8_000;
@@ -23,6 +29,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${startupFailureLine(err)}\n`);
     process.exit(1);
   }
+  installLastLineOfDefence(process, createLogger(config.logLevel));
 
   if (role.kind === 'migrate') {
     const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });

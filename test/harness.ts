@@ -31,6 +31,13 @@ export interface TestApp {
 
 export const TEST_OTP = '123456';
 
+/**
+ * The database deadline of test apps (server mode). Generous on purpose: test files run side by side on
+ * a shared, busy machine, where a healthy statement can take a second; the deadlines themselves are
+ * exercised by test/faults.test.ts, which asks for the production value (`dbTimeoutMs`).
+ */
+export const TEST_DB_TIMEOUT_MS = 15_000;
+
 /** A fresh, migrated database of the mode this run is in. */
 export async function freshDatabase(): Promise<{ db: Db; url: string | null; drop: () => Promise<void> }> {
   const databaseUrl = process.env.DATABASE_URL;
@@ -55,7 +62,7 @@ export async function freshDatabase(): Promise<{ db: Db; url: string | null; dro
   }
   await admin.end();
   const url = adminUrl(databaseUrl, name);
-  const db = await openDb({ databaseUrl: url, dataDir: '', poolSize: 5 });
+  const db = await openDb({ databaseUrl: url, dataDir: '', poolSize: 5, timeoutMs: TEST_DB_TIMEOUT_MS });
   return {
     db,
     url,
@@ -84,22 +91,40 @@ export interface TestAppOptions {
   log?: Logger;
   /** Share a database with another TestApp (two "processes" on one database). */
   db?: { db: Db; url: string | null };
+  /**
+   * Server mode: the app reaches its database through this URL instead (a fault proxy in front of the
+   * server: test/fault-proxy.ts). The fresh database is still created and dropped directly.
+   */
+  databaseUrl?: (url: string) => string;
+  /** Server mode: the app's database deadline (default TEST_DB_TIMEOUT_MS). */
+  dbTimeoutMs?: number;
+  /** Use the clock the configuration asks for (a SharedTestClock on a server) instead of a TestClock. */
+  configuredClock?: boolean;
 }
 
 /** A complete app (both listeners) on a fresh database. Call `close()` in afterAll. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const fresh = options.db ? { ...options.db, drop: async () => {} } : await freshDatabase();
-  // A second app on the same database gets its own pool, like a second process would.
-  const db = options.db && fresh.url ? await openDb({ databaseUrl: fresh.url, dataDir: '', poolSize: 5 }) : fresh.db;
+  // A second app on the same database gets its own pool, like a second process would; so does an app
+  // that reaches the database another way (through a proxy) or with another deadline.
+  const ownPool =
+    fresh.url !== null && (options.db !== undefined || options.databaseUrl !== undefined || options.dbTimeoutMs !== undefined);
+  const url = fresh.url && options.databaseUrl ? options.databaseUrl(fresh.url) : fresh.url;
+  const db =
+    ownPool && url
+      ? await openDb({ databaseUrl: url, dataDir: '', poolSize: 5, timeoutMs: options.dbTimeoutMs ?? TEST_DB_TIMEOUT_MS })
+      : fresh.db;
+  if (db !== fresh.db && !options.db) await fresh.db.close();
   // Each app gets its own Redis namespace (test files run in parallel on one Redis): a second "process"
   // on the same database is given the first one's by createSecondApp.
   const config = testConfig({
     REDIS_KEY_PREFIX: `test:${randomUUID()}`,
-    ...(fresh.url ? { DATABASE_URL: fresh.url } : {}),
+    ...(url ? { DATABASE_URL: url } : {}),
     ...options.env,
   });
-  const clock = new TestClock();
-  const ctx = await createContext(config, { db, clock, log: options.log });
+  const ctx = await createContext(config, { db, clock: options.configuredClock ? undefined : new TestClock(), log: options.log });
+  if (!(ctx.clock instanceof TestClock)) throw new Error('test apps run with TEST_CLOCK=1');
+  const clock = ctx.clock;
   const live = await buildApp(ctx, 'LIVE');
   const sandbox = await buildApp(ctx, 'SANDBOX');
   await live.ready();
@@ -121,8 +146,16 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 }
 
 /** Builds one more app on the database of `base`, as a second process would (multi-process tests). */
-export async function createSecondApp(base: TestApp, env: Record<string, string | undefined> = {}): Promise<TestApp> {
+export async function createSecondApp(
+  base: TestApp,
+  env: Record<string, string | undefined> = {},
+  options: Pick<TestAppOptions, 'dbTimeoutMs' | 'configuredClock' | 'log'> = {},
+): Promise<TestApp> {
   if (base.ctx.db.kind !== 'server') throw new Error('a second process needs the PostgreSQL server mode');
   const url = base.ctx.config.databaseUrl;
-  return createTestApp({ db: { db: base.ctx.db, url }, env: { REDIS_KEY_PREFIX: base.ctx.config.redisKeyPrefix, ...env } });
+  return createTestApp({
+    ...options,
+    db: { db: base.ctx.db, url },
+    env: { REDIS_KEY_PREFIX: base.ctx.config.redisKeyPrefix, ...env },
+  });
 }

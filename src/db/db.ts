@@ -2,11 +2,26 @@
  * The one data layer: PostgreSQL, either embedded (PGlite, in-process WASM) or a server (DATABASE_URL).
  * Both are reached through a `pg.Pool` so the same parameterised SQL runs on both: PGlite through
  * `createPgConfig` with a pool of one (PGlite is a single session), a server through a real pool.
+ *
+ * Faults of a server (decisions §11). Nothing here may end the process or hold a request:
+ *  - every client has an 'error' listener for its whole life, checked out or idle (pg emits 'error' on a
+ *    checked-out client that loses its connection, and an EventEmitter with no listener throws), and so
+ *    does the pool and every LISTEN connection;
+ *  - every statement and every transaction has a deadline (`timeoutMs`, 1.5 s by default) that covers
+ *    getting a connection too: past it the connection is destroyed (the server rolls the transaction
+ *    back) and the caller gets 503 ERR_DEPENDENCY_UNAVAILABLE. A request needing the database is so
+ *    answered within 2 s even when the server stops answering without closing anything (a network
+ *    partition), where only a deadline can tell;
+ *  - TCP keepalive finds dead idle connections; a broken client is never given back to the pool;
+ *  - `health` records outages (dependencies.ts): context.ts logs them, /readyz reports them.
+ * The embedded database cannot become unreachable: it has no deadlines.
  */
 import { mkdirSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
+import { DependencyHealth } from '../dependencies.js';
 import { AppError } from '../errors.js';
 
 // int8 (counts, qəpik sums) as JS numbers: every value we store is far below 2^53.
@@ -19,12 +34,39 @@ export interface Queryable {
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
 }
 
+export interface TxOptions {
+  /**
+   * `repeatable read`: every statement of the transaction reads one snapshot (a read made of several
+   * statements then answers as of one moment, never half before and half after a concurrent change).
+   */
+  isolation?: 'repeatable read';
+  readOnly?: boolean;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'embedded' | 'server';
+  /** Whether the database answers, as this process last saw it (outages are logged by context.ts). */
+  readonly health: DependencyHealth;
   /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
-  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
-  /** A dedicated connection (LISTEN, advisory locks); release it when done. */
+  tx<T>(fn: (q: Queryable) => Promise<T>, options?: TxOptions): Promise<T>;
+  /** A dedicated connection (advisory locks, migrations); release it when done. No deadline applies. */
   connect(): Promise<pg.PoolClient>;
+  /**
+   * The same database (same pool, same health) with another deadline per statement and transaction:
+   * background work (the worker) may wait longer than a request. Closing the view closes nothing.
+   */
+  withTimeout(timeoutMs: number): Db;
+  /**
+   * LISTENs on `channels` over a connection of its own (server only; embedded: nothing to hear), kept up
+   * through outages: a lost connection is opened again with a short backoff, and `onListening` runs
+   * each time listening (re)starts, so the caller can catch up with what it may have missed. Returns
+   * a function that stops listening.
+   */
+  listen(
+    channels: readonly string[],
+    onNotification: (channel: string, payload: string) => void,
+    onListening?: () => void,
+  ): () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,19 +75,31 @@ export interface DbOptions {
   dataDir: string;
   /** Server pool size; the embedded database always has exactly one session. */
   poolSize?: number;
+  /** Server only: the deadline of a statement or transaction, connection included (see the top). */
+  timeoutMs?: number;
 }
+
+/** A request's database work answers or fails within this (plus at most MIN_STATEMENT_MS): < 2 s. */
+export const DEFAULT_DB_TIMEOUT_MS = 1_500;
+/** A statement that got its connection late still gets this long (a busy pool is not an outage). */
+const MIN_STATEMENT_MS = 250;
+/** TCP keepalive probes on idle connections start after this (a silent peer is found, then dropped). */
+const KEEPALIVE_DELAY_MS = 10_000;
 
 // SQLSTATE classes that mean "the database is not reachable or not usable right now", as opposed to
 // an error in the statement: 08 connection exception, 53 insufficient resources, 57 operator
 // intervention (shutdown, crash recovery), 58 system error.
 const UNAVAILABLE_SQLSTATE = /^(08|53|57|58)/;
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
+/** pg-pool's error when no connection came free in time: the pool is busy, the database may be fine. */
+const POOL_BUSY = /timeout exceeded when trying to connect/;
 
 export function isUnavailableError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
+  if (err instanceof AppError) return err.code === 'ERR_DEPENDENCY_UNAVAILABLE';
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODES.has(code))) return true;
-  return /Connection terminated|connection timeout|Cannot use a pool after calling end|PGlite is closed|Client was closed|not queryable/i.test(
+  return /Connection terminated|connection timeout|Cannot use a pool after calling end|PGlite is closed|Client was closed|not queryable|did not answer within|timeout exceeded when trying to connect/i.test(
     err.message,
   );
 }
@@ -70,18 +124,53 @@ async function run<R>(client: pg.Pool | pg.PoolClient, text: string, params?: re
   }
 }
 
+/** The client's socket (pg-pool destroys it the same way when a connection attempt times out). */
+function destroyConnection(client: pg.PoolClient, err: Error): void {
+  (client as unknown as { connection?: { stream?: Socket } }).connection?.stream?.destroy(err);
+}
+
+function deadlineError(timeoutMs: number): Error {
+  return Object.assign(new Error(`PostgreSQL did not answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
+}
+
+/** Whether a client may go back to the pool after `err` (a statement error leaves it usable). */
+function clientBroken(client: pg.PoolClient, err: unknown): boolean {
+  const c = client as unknown as { _queryable?: boolean; _ending?: boolean };
+  return c._queryable === false || c._ending === true || isUnavailableError(err);
+}
+
+interface Shared {
+  kind: 'embedded' | 'server';
+  pool: pg.Pool;
+  health: DependencyHealth;
+  /** Options of a LISTEN connection (server). */
+  clientConfig: pg.ClientConfig | null;
+  onClose: () => Promise<void>;
+}
+
 class PoolDb implements Db {
+  readonly kind: 'embedded' | 'server';
+  readonly health: DependencyHealth;
+  private readonly pool: pg.Pool;
+  /** Deadlines apply to a server only. */
+  private readonly deadlines: boolean;
+
   constructor(
-    readonly kind: 'embedded' | 'server',
-    private readonly pool: pg.Pool,
-    private readonly onClose: () => Promise<void>,
+    private readonly shared: Shared,
+    private readonly timeoutMs: number,
+    private readonly owner: boolean,
   ) {
-    // An idle client losing its connection must not crash the process; the next query reports 503.
-    pool.on('error', () => {});
+    this.kind = shared.kind;
+    this.health = shared.health;
+    this.pool = shared.pool;
+    this.deadlines = shared.kind === 'server';
   }
 
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]> {
-    return this.kind === 'embedded' ? this.queryKeepingClient<R>(text, params) : run<R>(this.pool, text, params);
+    // Both run on a client checked out for the one statement (what pool.query does), so that a deadline
+    // can destroy exactly that connection and a broken one is dropped. For the embedded database it is
+    // also what keeps the one session in step (see queryKeepingClient).
+    return this.queryKeepingClient<R>(text, params);
   }
 
   /**
@@ -93,59 +182,212 @@ class PoolDb implements Db {
    * released normally handles the error and stays in step, as inside transactions.
    */
   private async queryKeepingClient<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
-    const client = await this.connect();
+    const token = this.health.begin();
+    const startedMs = Date.now();
+    const client = await this.checkout();
+    const timer = this.arm(client, startedMs);
+    let failure: unknown;
     try {
-      return await run<R>(client, text, params);
+      const rows = await run<R>(client, text, params);
+      this.health.succeeded(token);
+      return rows;
+    } catch (err) {
+      failure = err;
+      throw this.failed(err);
     } finally {
-      client.release();
+      if (timer) clearTimeout(timer);
+      // A server connection that failed (deadline, reset) is dropped; the embedded session never is.
+      client.release(this.kind === 'server' && failure !== undefined && clientBroken(client, failure));
     }
   }
 
-  async connect(): Promise<pg.PoolClient> {
+  connect(): Promise<pg.PoolClient> {
+    return this.checkout();
+  }
+
+  private async checkout(): Promise<pg.PoolClient> {
     try {
       return await this.pool.connect();
     } catch (err) {
-      throw translate(err);
+      throw this.failed(err);
     }
   }
 
-  async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.connect();
+  /** Reports an unreachable database to `health` and turns the error into the 503 AppError. */
+  private failed(err: unknown): unknown {
+    const translated = translate(err);
+    if (translated instanceof AppError && translated.code === 'ERR_DEPENDENCY_UNAVAILABLE') {
+      const cause = (translated as { cause?: unknown }).cause ?? err;
+      // A full pool is load, not an outage: answered 503 all the same, but not logged as one.
+      if (!(cause instanceof Error && POOL_BUSY.test(cause.message))) this.health.failed(cause);
+    }
+    return translated;
+  }
+
+  /** The deadline of work that began at `startedMs` on `client`: past it, the connection is destroyed. */
+  private arm(client: pg.PoolClient, startedMs: number): NodeJS.Timeout | null {
+    if (!this.deadlines) return null;
+    const left = Math.max(MIN_STATEMENT_MS, startedMs + this.timeoutMs - Date.now());
+    return setTimeout(() => destroyConnection(client, deadlineError(this.timeoutMs)), left);
+  }
+
+  async tx<T>(fn: (q: Queryable) => Promise<T>, options: TxOptions = {}): Promise<T> {
+    const token = this.health.begin();
+    const startedMs = Date.now();
+    const client = await this.checkout();
+    const timer = this.arm(client, startedMs);
     const q: Queryable = { query: (text, params) => run(client, text, params) };
+    const begin =
+      options.isolation || options.readOnly
+        ? `BEGIN${options.isolation ? ' ISOLATION LEVEL REPEATABLE READ' : ''}${options.readOnly ? ' READ ONLY' : ''}`
+        : 'BEGIN';
     try {
-      await run(client, 'BEGIN');
+      await run(client, begin);
       const result = await fn(q);
       await run(client, 'COMMIT');
+      if (timer) clearTimeout(timer);
       client.release();
+      this.health.succeeded(token);
       return result;
     } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-        client.release();
-      } catch {
-        // A server connection that cannot roll back is dropped. The embedded session is the only one
-        // there is: a replacement client would share it and go out of step (see queryKeepingClient).
-        client.release(this.kind === 'server');
+      if (timer) clearTimeout(timer);
+      if (this.kind === 'server' && clientBroken(client, err)) {
+        // The connection is gone or past its deadline: nothing to roll back on it (the server rolls the
+        // transaction back when the connection ends), and a ROLLBACK would only wait behind it.
+        client.release(true);
+      } else {
+        try {
+          await client.query('ROLLBACK');
+          client.release();
+        } catch {
+          // A server connection that cannot roll back is dropped. The embedded session is the only one
+          // there is: a replacement client would share it and go out of step (see queryKeepingClient).
+          client.release(this.kind === 'server');
+        }
       }
-      throw err;
+      throw this.failed(err);
     }
+  }
+
+  withTimeout(timeoutMs: number): Db {
+    return new PoolDb(this.shared, timeoutMs, false);
+  }
+
+  listen(
+    channels: readonly string[],
+    onNotification: (channel: string, payload: string) => void,
+    onListening?: () => void,
+  ): () => Promise<void> {
+    const config = this.shared.clientConfig;
+    if (!config) return async () => {};
+    return startListening(config, this.health, channels, onNotification, onListening);
   }
 
   async close(): Promise<void> {
+    if (!this.owner) return;
     await this.pool.end().catch(() => {});
-    await this.onClose();
+    await this.shared.onClose();
   }
+}
+
+/**
+ * A LISTEN connection that outlives outages. It is a client of its own, not one of the pool's (it is
+ * held for the life of the process). Errors end it; a new one is opened after 250 ms, doubling up to 2 s.
+ */
+function startListening(
+  config: pg.ClientConfig,
+  health: DependencyHealth,
+  channels: readonly string[],
+  onNotification: (channel: string, payload: string) => void,
+  onListening?: () => void,
+): () => Promise<void> {
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let backoffMs = 250;
+
+  const retry = () => {
+    if (stopped || timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void open();
+    }, backoffMs);
+    timer.unref();
+    backoffMs = Math.min(backoffMs * 2, 2_000);
+  };
+
+  const open = async () => {
+    if (stopped) return;
+    const token = health.begin();
+    const c = new pg.Client(config);
+    client = c;
+    let lost = false;
+    const lose = (err: unknown) => {
+      if (lost) return;
+      lost = true;
+      if (client === c) client = null;
+      if (isUnavailableError(err)) health.failed(err);
+      c.end().catch(() => {});
+      retry();
+    };
+    c.on('error', lose);
+    c.on('end', () => lose(new Error('Connection terminated unexpectedly')));
+    c.on('notification', (msg) => onNotification(msg.channel, msg.payload ?? ''));
+    try {
+      await c.connect();
+      for (const channel of channels) await c.query(`LISTEN ${channel}`);
+    } catch (err) {
+      lose(err);
+      return;
+    }
+    if (stopped || lost) {
+      if (!lost) c.end().catch(() => {});
+      return;
+    }
+    health.succeeded(token);
+    backoffMs = 250;
+    try {
+      onListening?.();
+    } catch {
+      // The caller's catch-up is its own business; listening goes on.
+    }
+  };
+
+  void open();
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    const c = client;
+    client = null;
+    if (c) {
+      c.removeAllListeners('notification');
+      c.removeAllListeners('end');
+      await c.end().catch(() => {});
+    }
+  };
 }
 
 export async function openDb(options: DbOptions): Promise<Db> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
+    const timeoutMs = options.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS;
+    const clientConfig: pg.ClientConfig = {
       connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: timeoutMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    };
+    const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+    const health = new DependencyHealth('PostgreSQL');
+    // Idle clients losing their connection: pg-pool drops them and emits here.
+    pool.on('error', (err) => health.failed(err));
+    // Every client, for its whole life: pg-pool listens only while a client is idle, and pg emits
+    // 'error' on a checked-out client whose connection fails (no listener: the process would crash).
+    pool.on('connect', (client) => {
+      client.on('error', (err) => {
+        if (isUnavailableError(err)) health.failed(err);
+      });
     });
-    return new PoolDb('server', pool, async () => {});
+    return new PoolDb({ kind: 'server', pool, health, clientConfig, onClose: async () => {} }, timeoutMs, true);
   }
   const dataDir = options.dataDir;
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
@@ -155,7 +397,18 @@ export async function openDb(options: DbOptions): Promise<Db> {
 /** Wraps an open PGlite instance; closing the Db closes it. */
 export function dbFromPglite(pglite: PGlite): Db {
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
-  return new PoolDb('embedded', pool, async () => {
-    if (!pglite.closed) await pglite.close();
-  });
+  pool.on('error', () => {});
+  return new PoolDb(
+    {
+      kind: 'embedded',
+      pool,
+      health: new DependencyHealth('PostgreSQL'),
+      clientConfig: null,
+      onClose: async () => {
+        if (!pglite.closed) await pglite.close();
+      },
+    },
+    0,
+    true,
+  );
 }

@@ -88,7 +88,11 @@ export const errorHandlerPlugin = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
       const appError = toAppError(err);
-      if (appError.statusCode >= 500) {
+      if (appError.code === 'ERR_DEPENDENCY_UNAVAILABLE') {
+        // The outage itself is logged once, when it starts and when it ends (context.ts); the request
+        // line still shows the 503. Per request, only at debug level.
+        request.log.debug({ err }, appError.message);
+      } else if (appError.statusCode >= 500) {
         request.log.error({ err }, appError.code === 'ERR_INTERNAL' ? 'unexpected error' : appError.message);
       } else {
         request.log.info({ errorCode: appError.code }, appError.message);

@@ -6,14 +6,26 @@
  * 5 minutes), and that must keep working when the test clock has been moved forward. It is at least one
  * second past the delivery's previous attempt, so a redelivery right after an attempt is still signed
  * afresh. Everything the schedule decides (next attempt, delivered at) uses the service clock.
+ *
+ * Our own database outage (decisions §11). An attempt whose outcome cannot be written because the
+ * database is unreachable is not counted against the endpoint, and the delivery is neither lost nor
+ * turned DEAD by it: while the lease holds, the worker keeps trying (250 ms, doubling to 2 s) to
+ *  - record the delivery as DELIVERED if the endpoint accepted it (sending it again would only make a
+ *    duplicate), or
+ *  - otherwise give the lease back without counting the attempt, so the delivery is attempted again as
+ *    soon as the database answers.
+ * If the lease runs out first, the row simply becomes due again, still uncounted; the endpoint may then
+ * get the event once more (delivery is at least once; receivers de-duplicate by the envelope id).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
+import { isUnavailableError } from '../db/db.js';
 import { toDeveloperDelivery } from '../modules/webhooks/deliveries.repo.js';
 import { emitDeliveryUpdated } from '../modules/webhooks/signals.js';
 import { SIGNATURE_HEADER, signatureHeader } from '../modules/webhooks/signature.js';
 import type { ClaimedDelivery } from './claim.js';
-import { type OutcomeWriter, releaseLease } from './record.js';
+import { type OutcomeWriter, type PendingOutcome, type RecordedOutcome, recordOutcomes, releaseLease } from './record.js';
 import { postWebhook, type SendResult } from './send.js';
 
 export const USER_AGENT = 'PartnerAPI-Webhooks/1';
@@ -63,12 +75,19 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     await releaseLease(ctx.db, claimed);
     return;
   }
-  const recorded = await deps.outcomes.record({
+  const outcome: PendingOutcome = {
     claimed,
     statusCode: result.statusCode,
     error: result.outcome === 'delivered' ? null : result.error,
     atMs: ctx.clock.nowMs(),
-  });
+  };
+  let recorded: RecordedOutcome | null;
+  try {
+    recorded = await deps.outcomes.record(outcome);
+  } catch (err) {
+    if (!isUnavailableError(err)) throw err;
+    recorded = await settleAfterOutage(deps, outcome);
+  }
   if (!recorded) {
     // Our lease was taken over or the delivery was redelivered or deleted meanwhile; the new owner's
     // outcome stands.
@@ -79,4 +98,35 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     ctx.log.warn({ webhookId: claimed.webhookId }, 'webhook disabled after consecutive dead deliveries');
   }
   emitDeliveryUpdated(ctx.events, claimed.partnerId, toDeveloperDelivery(recorded.delivery));
+}
+
+/** Margin kept before the lease ends: past it, the row is left to become due again by itself. */
+const LEASE_MARGIN_MS = 1_000;
+
+/**
+ * The outcome of `outcome`'s attempt could not be written: our database is out (see the top of the
+ * file). Returns the recorded delivery if a DELIVERED outcome could be written, null otherwise.
+ */
+async function settleAfterOutage(deps: AttemptDeps, outcome: PendingOutcome): Promise<RecordedOutcome | null> {
+  const { ctx, signal } = deps;
+  const { claimed } = outcome;
+  const delivered = outcome.error === null;
+  ctx.log.debug({ deliveryId: claimed.id, delivered }, 'attempt outcome not written (database unavailable); retrying');
+  let waitMs = 250;
+  while (!signal.aborted && Date.now() + waitMs < claimed.leaseEndsAtWallMs - LEASE_MARGIN_MS) {
+    await sleep(waitMs, undefined, { signal }).catch(() => {});
+    if (signal.aborted) break;
+    try {
+      if (delivered) {
+        const row = (await recordOutcomes(ctx.db, [outcome])).get(claimed.id);
+        return row ? { delivery: row, webhookDisabled: false } : null;
+      }
+      await releaseLease(ctx.db, claimed);
+      return null;
+    } catch (err) {
+      if (!isUnavailableError(err)) throw err;
+    }
+    waitMs = Math.min(waitMs * 2, 2_000);
+  }
+  return null;
 }

@@ -46,6 +46,8 @@ export interface ClaimedDelivery {
    * delivery's previous attempt if that is later, so no two attempts carry the same signature.
    */
   signedAtSec: number;
+  /** When the lease ends by the wall clock (how long an attempt may keep trying to record its outcome). */
+  leaseEndsAtWallMs: number;
 }
 
 export interface ClaimOptions {
@@ -163,6 +165,7 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
       secretCiphertext: r.secret_ciphertext,
       leaseToken,
       signedAtSec: Number(r.signed_at_sec),
+      leaseEndsAtWallMs: options.wallClockMs + options.leaseMs,
     }));
   });
 }

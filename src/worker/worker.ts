@@ -7,9 +7,16 @@
  * FOR UPDATE SKIP LOCKED, results are fenced by lease tokens (see claim.ts and record.ts). Work starts
  * within milliseconds of being queued (in-process events, LISTEN/NOTIFY on a server) and a short poll
  * catches everything else (retries coming due, another process without NOTIFY, a lost connection).
+ *
+ * Dependency outages (decisions §11) stop nothing: a loop whose database work fails runs again on the
+ * next wake-up or poll, the LISTEN connection comes back by itself (db.ts), an attempt whose outcome
+ * cannot be written is settled once the database answers (attempt.ts), and Redis is never needed (only
+ * the realtime channel uses it, and it falls back to this process). The outage is logged once, by the
+ * database's health (context.ts); the loops log their own failures only when they are something else.
  */
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
+import { isUnavailableError } from '../db/db.js';
 import { attemptDelivery } from './attempt.js';
 import { claimDueDeliveries } from './claim.js';
 import { fanOutBatch } from './fanout.js';
@@ -54,13 +61,24 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
 
 /** How long a freed slot may wait for others before it is refilled (see the wave refill below). */
 const REFILL_DELAY_MS = 10;
+/**
+ * The worker's database deadline: no request waits on it, so a busy database gets longer than the
+ * request deadline before the worker gives up on a statement (it still never hangs on a silent one).
+ */
+export const WORKER_DB_TIMEOUT_MS = 10_000;
 
-export function startWorker(ctx: AppContext, overrides: Partial<WorkerOptions> = {}): Worker {
+export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions> = {}): Worker {
   const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, ...overrides };
   if (options.leaseMs <= options.attemptTimeoutMs) {
     throw new RangeError('worker leaseMs must be longer than attemptTimeoutMs');
   }
+  const ctx: AppContext = { ...appCtx, db: appCtx.db.withTimeout(WORKER_DB_TIMEOUT_MS) };
   const log = ctx.log.child({ component: 'worker' });
+  // A database outage is logged once by its health; anything else a loop runs into is logged here.
+  const failed = (what: string) => (err: unknown) => {
+    if (isUnavailableError(err)) log.debug({ err }, `${what} (database unavailable)`);
+    else log.warn({ err }, what);
+  };
   const dispatcher = createDeliveryAgent({
     production: ctx.config.isProduction,
     connectTimeoutMs: options.attemptTimeoutMs,
@@ -88,61 +106,56 @@ export function startWorker(ctx: AppContext, overrides: Partial<WorkerOptions> =
     deliveries.trigger();
   };
 
-  const deliveries = new Pump(
-    async () => {
-      while (!closing) {
-        const free = options.concurrency - inFlight.size;
-        if (free <= 0) return;
-        const claimed = await claimDueDeliveries(ctx.db, {
-          nowMs: ctx.clock.nowMs(),
-          wallClockMs: Date.now(),
-          leaseMs: options.leaseMs,
-          limit: free,
-          perWebhookLimit: options.perWebhookConcurrency,
-          probe: !busy,
-        });
-        busy = claimed.length > 0;
-        for (const c of claimed) {
-          const attempt = attemptDelivery(
-            { ctx, dispatcher, timeoutMs: options.attemptTimeoutMs, signal: stopping.signal, outcomes },
-            c,
-          )
-            .catch((err) => log.error({ err, deliveryId: c.id }, 'delivery attempt failed unexpectedly'))
-            .finally(() => {
-              inFlight.delete(attempt);
-              // A slot (and possibly the webhook's cap) is free again.
-              doneSinceClaim++;
-              if (doneSinceClaim * 2 >= inFlightAtClaim) refill();
-              else refillTimer ??= setTimeout(refill, REFILL_DELAY_MS);
-            });
-          inFlight.add(attempt);
-        }
-        inFlightAtClaim = inFlight.size;
-        doneSinceClaim = 0;
-        if (claimed.length < free) return;
+  const deliveries = new Pump(async () => {
+    while (!closing) {
+      const free = options.concurrency - inFlight.size;
+      if (free <= 0) return;
+      const claimed = await claimDueDeliveries(ctx.db, {
+        nowMs: ctx.clock.nowMs(),
+        wallClockMs: Date.now(),
+        leaseMs: options.leaseMs,
+        limit: free,
+        perWebhookLimit: options.perWebhookConcurrency,
+        probe: !busy,
+      });
+      busy = claimed.length > 0;
+      for (const c of claimed) {
+        const attempt = attemptDelivery(
+          { ctx, dispatcher, timeoutMs: options.attemptTimeoutMs, signal: stopping.signal, outcomes },
+          c,
+        )
+          .catch((err) => {
+            // The lease expires and the delivery is attempted again, uncounted.
+            if (isUnavailableError(err)) log.debug({ err, deliveryId: c.id }, 'delivery attempt cut short by the database');
+            else log.error({ err, deliveryId: c.id }, 'delivery attempt failed unexpectedly');
+          })
+          .finally(() => {
+            inFlight.delete(attempt);
+            // A slot (and possibly the webhook's cap) is free again.
+            doneSinceClaim++;
+            if (doneSinceClaim * 2 >= inFlightAtClaim) refill();
+            else refillTimer ??= setTimeout(refill, REFILL_DELAY_MS);
+          });
+        inFlight.add(attempt);
       }
-    },
-    (err) => log.warn({ err }, 'claiming deliveries failed'),
-  );
+      inFlightAtClaim = inFlight.size;
+      doneSinceClaim = 0;
+      if (claimed.length < free) return;
+    }
+  }, failed('claiming deliveries failed'));
 
-  const fanout = new Pump(
-    async () => {
-      while (!closing) {
-        const { processed, queued } = await fanOutBatch(ctx, options.fanoutBatchSize);
-        if (queued > 0) deliveries.trigger();
-        if (processed < options.fanoutBatchSize) return;
-      }
-    },
-    (err) => log.warn({ err }, 'outbox fan-out failed'),
-  );
+  const fanout = new Pump(async () => {
+    while (!closing) {
+      const { processed, queued } = await fanOutBatch(ctx, options.fanoutBatchSize);
+      if (queued > 0) deliveries.trigger();
+      if (processed < options.fanoutBatchSize) return;
+    }
+  }, failed('outbox fan-out failed'));
 
-  const purge = new Pump(
-    async () => {
-      const purged = await purgeExpired(ctx);
-      if (purged.deliveries || purged.outbox) log.info(purged, 'purged expired webhook data');
-    },
-    (err) => log.warn({ err }, 'retention purge failed'),
-  );
+  const purge = new Pump(async () => {
+    const purged = await purgeExpired(ctx);
+    if (purged.deliveries || purged.outbox) log.info(purged, 'purged expired webhook data');
+  }, failed('retention purge failed'));
 
   const unsubscribe = subscribeWakeups(ctx, {
     outbox: fanout.trigger,

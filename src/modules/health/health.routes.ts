@@ -5,7 +5,15 @@ import { errorResponses } from '../../shared/schemas.js';
 
 const Health = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
 
-/** Liveness (the process answers) and readiness (the database answers). Not part of the public API. */
+/**
+ * Liveness and readiness probes (decisions §11). Not part of the public API.
+ *  - GET /healthz: the process is up and its event loop turns. Always 200 while it answers at all, a
+ *    dependency outage included: restarting the process would not bring a dependency back.
+ *  - GET /readyz: this process can serve requests that need the database: 200 when `SELECT 1` answers
+ *    within the database deadline, 503 ERR_DEPENDENCY_UNAVAILABLE otherwise. Redis is not part of it:
+ *    the service runs without Redis (per-process fallbacks), so taking a process out of a load balancer
+ *    for a Redis outage would only lose capacity.
+ */
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', { schema: { hide: true, response: { 200: Health } } }, async () => ({ status: 'ok' as const }));
 

@@ -15,8 +15,15 @@
  * anyway, compares the two in the same round trip; on a mismatch the request adopts the new
  * generation, reloads the key and is checked again (api-key-auth.ts). The pub/sub message (wired in
  * context.ts) still clears caches early.
+ *
+ * While Redis is unreachable neither can work (decisions §11): no change is announced and no request is
+ * checked against the generation. Cached records are then served for DEGRADED_TTL_MS at most after they
+ * were read (whenever that was), and records read during the outage keep that short life after it, so a
+ * revocation made anywhere reaches every process within about 2 s plus one database read. The process
+ * that made a change it could not announce announces it once Redis is back (redis-rate-limiter.ts).
  */
 import type { Db } from '../../db/db.js';
+import type { DependencyHealth } from '../../dependencies.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
 
 export interface ResolvedKey {
@@ -45,11 +52,14 @@ export interface KeyLookup {
 
 const TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 5_000;
+/** A record's life while cross-process announcements cannot work (Redis unreachable). */
+export const DEGRADED_TTL_MS = 2_000;
 const MAX_ENTRIES = 50_000;
 /** Before the first shared check a process knows no generation, so its first check always reloads. */
 const UNKNOWN_GENERATION = '?';
 
 interface Entry extends KeyLookup {
+  loadedAt: number;
   expiresAt: number;
 }
 
@@ -61,12 +71,19 @@ export class KeyResolver {
   private generation = UNKNOWN_GENERATION;
   private publish: (() => void) | null = null;
   private bumpGeneration: (() => Promise<void>) | null = null;
+  /** Redis's health when changes are announced through it (see the module comment). */
+  private shared: DependencyHealth | null = null;
 
   constructor(private readonly db: Db) {}
 
   /** Wires cross-process invalidation: `publish` announces, `invalidateLocal` is called on announcements. */
   setPublisher(publish: () => void): void {
     this.publish = publish;
+  }
+
+  /** Changes are announced through Redis, which `health` follows: while it is out, records live 2 s. */
+  setSharedInvalidation(health: DependencyHealth): void {
+    this.shared = health;
   }
 
   /** Wires the shared generation counter (Redis); see the module comment. */
@@ -82,7 +99,12 @@ export class KeyResolver {
   lookup(hash: string): Promise<KeyLookup> | KeyLookup {
     // Real time, not the test clock: this is cache freshness, not a business rule.
     const hit = this.cache.get(hash);
-    if (hit && hit.expiresAt > Date.now()) return hit;
+    if (hit) {
+      const now = Date.now();
+      if (hit.expiresAt > now && (this.shared === null || this.shared.available || now - hit.loadedAt < DEGRADED_TTL_MS)) {
+        return hit;
+      }
+    }
     const pending = this.loading.get(hash);
     if (pending) return pending;
     const load = this.load(hash);
@@ -125,7 +147,10 @@ export class KeyResolver {
     const generation = this.generation;
     try {
       const key = await this.query(hash);
-      const lookup: Entry = { key, generation, expiresAt: Date.now() + (key ? TTL_MS : NEGATIVE_TTL_MS) };
+      const now = Date.now();
+      const degraded = this.shared !== null && !this.shared.available;
+      const ttl = degraded ? DEGRADED_TTL_MS : key ? TTL_MS : NEGATIVE_TTL_MS;
+      const lookup: Entry = { key, generation, loadedAt: now, expiresAt: now + ttl };
       // A load that started before an invalidation may have read the old row: serve it to the requests
       // that were already waiting (they began before the change), but do not keep it.
       if (epoch === this.epoch) {

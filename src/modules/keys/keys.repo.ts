@@ -152,6 +152,24 @@ export async function retireKey(
   return toRecord(rows[0]);
 }
 
+/**
+ * The key a key acts for now: itself, or the newest key of its rotation chain (orders and webhooks move
+ * forward at each rotation). Read when a cached record may predate a rotation (partner-events.ts).
+ */
+export async function findActsForKeyId(partnerId: string, keyId: string, q: Queryable): Promise<string | null> {
+  const rows = await q.query<{ id: string }>(
+    `WITH RECURSIVE chain AS (
+       SELECT k.id, k.successor_id, 0 AS depth FROM api_keys k WHERE k.partner_id = $1 AND k.id = $2
+       UNION ALL
+       SELECT s.id, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.successor_id
+       WHERE c.depth < 100
+     )
+     SELECT id FROM chain ORDER BY depth DESC LIMIT 1`,
+    [partnerId, keyId],
+  );
+  return rows[0]?.id ?? null;
+}
+
 /** Moves the orders assigned to `fromKeyId` to `toKeyId` (both the partner's); returns how many. */
 export async function moveOrders(partnerId: string, fromKeyId: string, toKeyId: string, q: Queryable): Promise<number> {
   const rows = await q.query<{ n: number }>(

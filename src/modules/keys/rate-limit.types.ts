@@ -50,6 +50,8 @@ export interface RateLimiter {
     cacheGeneration?: string,
     watch?: readonly [string, string],
   ): RateLimitOutcome | Promise<RateLimitOutcome>;
+  /** Redis answers again after an outage: announce what could not be announced meanwhile. */
+  recovered?(): Promise<void>;
 }
 
 export function isStale(outcome: RateLimitOutcome): outcome is StaleKeyCache {

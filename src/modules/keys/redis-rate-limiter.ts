@@ -14,8 +14,10 @@
  * drives it like the in-process limiter. The same call also carries the key-cache generation check
  * (see KeyResolver): a partner request costs at most one Redis round trip and no database one.
  *
- * If Redis is unreachable the limiter degrades to the in-process limiter (per-process windows, logged)
- * rather than failing partner traffic; it returns to Redis on the next successful call.
+ * If Redis is unreachable the limiter degrades to the in-process limiter (per-process windows) rather
+ * than failing partner traffic, at once when the connection is known to be down and after 250 ms at
+ * most otherwise (redis.ts); it returns to Redis on the next successful call. The outage is logged once,
+ * by the Redis health (context.ts), not per call.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -141,12 +143,11 @@ interface PendingHit {
   resolve: (outcome: RateLimitOutcome) => void;
 }
 
-const WARN_EVERY_MS = 10_000;
-
 export class RedisRateLimiter implements RateLimiter {
   private readonly client: WithScript;
   private readonly fallback: MemoryRateLimiter;
-  private lastWarnMs = 0;
+  /** A key change could not be announced (Redis out): announce it once Redis answers again. */
+  private bumpPending = false;
   /** Hits waiting for the next batch, by key, limit, window, generation and watched keys. */
   private pending = new Map<string, PendingHit[]>();
   private scheduled = false;
@@ -219,7 +220,7 @@ export class RedisRateLimiter implements RateLimiter {
         hits.length,
       );
     } catch (err) {
-      this.warn(err);
+      this.log.debug({ err }, 'Redis rate limiter unavailable; per-process limit used');
       for (const hit of hits) hit.resolve(this.fallback.decide(keyId, limit, windowMs));
       return;
     }
@@ -244,20 +245,19 @@ export class RedisRateLimiter implements RateLimiter {
   /**
    * Announces a key change to every process's key cache (checked on each partner request). Never
    * throws: the change is already committed; if Redis is down, other processes fall back to their
-   * cache lifetime and the pub/sub message.
+   * short outage cache lifetime (key-resolver.ts), and the announcement is made when Redis is back.
    */
   async bumpKeyCacheGeneration(): Promise<void> {
     try {
       await this.redis.incr(this.generationKey);
+      this.bumpPending = false;
     } catch (err) {
-      this.log.error({ err }, 'could not announce a key change through Redis');
+      this.bumpPending = true;
+      this.log.debug({ err }, 'could not announce a key change through Redis; it will be when Redis is back');
     }
   }
 
-  private warn(err: unknown): void {
-    const now = Date.now();
-    if (now - this.lastWarnMs < WARN_EVERY_MS) return;
-    this.lastWarnMs = now;
-    this.log.warn({ err }, 'Redis rate limiter unavailable; using per-process limits until it answers');
+  async recovered(): Promise<void> {
+    if (this.bumpPending) await this.bumpKeyCacheGeneration();
   }
 }

@@ -14,11 +14,21 @@
  *
  * Events with an Idempotency-Key keep a transaction of their own (the key is claimed and the answer
  * stored with the change, under a savepoint).
+ *
+ * An event racing its key's rotation answers as if the two ran one after the other: the key record the
+ * request was authenticated with may predate the rotation, whose transaction moves the key's orders to
+ * the successor (a rotated-out key acts for its successor: decisions §5). So when a locked order is
+ * assigned to another key than the record says, the key's current successor is read in the same
+ * transaction (only then: the usual path costs nothing more) and the event is judged with it. The
+ * order lock orders the two: a rotation that has not committed waits for the event, or the event sees
+ * the order already moved and the rotation committed. An event racing a revoke is judged as having come
+ * first (it was admitted before the revoke answered); one arriving after is refused at admission.
  */
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
+import { findActsForKeyId } from '../keys/keys.repo.js';
 import {
   claimIdempotencyKey,
   type IdempotencyScope,
@@ -128,6 +138,20 @@ function partnerEventChange(
   );
 }
 
+/**
+ * `key`, with the key it acts for read again when `order` is assigned to another key than the record
+ * says (the record may predate a rotation: see the top of the file).
+ */
+function currentKey(q: Queryable, key: ResolvedKey, order: LockedOrder | null): ResolvedKey | Promise<ResolvedKey> {
+  if (!order || order.assignedKeyId === null || order.assignedKeyId === key.actsForKeyId) return key;
+  return reloadActsFor(q, key);
+}
+
+async function reloadActsFor(q: Queryable, key: ResolvedKey): Promise<ResolvedKey> {
+  const actsFor = await findActsForKeyId(key.partnerId, key.id, q);
+  return actsFor && actsFor !== key.actsForKeyId ? { ...key, actsForKeyId: actsFor } : key;
+}
+
 /** POST /v1/partner/orders/{code}/events, with the optional Idempotency-Key. */
 export async function recordPartnerEvent(
   deps: OrdersDeps,
@@ -150,6 +174,7 @@ export async function recordPartnerEvent(
   };
 
   type Outcome = { kind: 'ok'; result: PartnerEventResult } | { kind: 'error'; error: AppError };
+  let actingKey = key;
   const outcome = await deps.db.tx<Outcome>(async (q) => {
     const now = deps.clock.now();
     const claim = await claimIdempotencyKey(q, idem, now);
@@ -168,7 +193,8 @@ export async function recordPartnerEvent(
     try {
       // The row lock serialises racing events on one order: the loser waits, then sees the new status.
       const order = await lockOrderByCode(q, code);
-      const pieces = await recordStatusChange(q, partnerEventChange(key, environment, order, body, now));
+      actingKey = await currentKey(q, key, order);
+      const pieces = await recordStatusChange(q, partnerEventChange(actingKey, environment, order, body, now));
       const json = partnerOrderJson(pieces, pii);
       await saveIdempotentResponse(q, idem, 201, json);
       return { kind: 'ok', result: { order: json, replayed: false } };
@@ -181,7 +207,7 @@ export async function recordPartnerEvent(
     }
   });
   if (outcome.kind === 'error') throw outcome.error;
-  if (!outcome.result.replayed) await committed(deps, [{ environment, keyId: key.actsForKeyId }]);
+  if (!outcome.result.replayed) await committed(deps, [{ environment, keyId: actingKey.actsForKeyId }]);
   return outcome.result;
 }
 
@@ -267,7 +293,9 @@ class PartnerEventWriter {
   }
 
   private async commit(group: PendingEvent[]): Promise<void> {
-    type Decided = { event: PendingEvent; change: StatusChange } | { event: PendingEvent; error: AppError };
+    type Decided =
+      | { event: PendingEvent; key: ResolvedKey; change: StatusChange }
+      | { event: PendingEvent; key: ResolvedKey; error: AppError };
     let decided: Decided[];
     let written: Map<string, PartnerOrderPieces>;
     try {
@@ -281,17 +309,18 @@ class PartnerEventWriter {
             )
           ).map((o) => [o.code, o]),
         );
-        const outcomes = group.map((event): Decided => {
+        const outcomes: Decided[] = [];
+        for (const event of group) {
+          const order = orders.get(event.code) ?? null;
+          const current = currentKey(q, event.key, order);
+          const key = current instanceof Promise ? await current : current;
           try {
-            return {
-              event,
-              change: partnerEventChange(event.key, event.environment, orders.get(event.code) ?? null, event.body, now),
-            };
+            outcomes.push({ event, key, change: partnerEventChange(key, event.environment, order, event.body, now) });
           } catch (err) {
-            if (err instanceof AppError) return { event, error: err };
-            throw err;
+            if (err instanceof AppError) outcomes.push({ event, key, error: err });
+            else throw err;
           }
-        });
+        }
         const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
         return [outcomes, changes.length > 0 ? await recordStatusChanges(q, changes) : new Map()] as const;
       });
@@ -314,7 +343,7 @@ class PartnerEventWriter {
       if (accepted.length > 0) {
         await committed(
           this.deps,
-          accepted.map((d) => ({ environment: d.event.environment, keyId: d.event.key.actsForKeyId })),
+          accepted.map((d) => ({ environment: d.event.environment, keyId: d.key.actsForKeyId })),
         );
       }
     } finally {

@@ -21,7 +21,10 @@
  * entries; another process could keep serving an entry tagged with the unchanged counter, so no entry
  * is served after MAX_AGE_MS whatever its tag. The same bound covers counters that Redis loses
  * (a restart without persistence, eviction) and so could count up to an old tag again. While the
- * limiter cannot reach Redis it reports no counters and reads go to the database.
+ * limiter cannot reach Redis it reports no counters and reads go to the database (decisions §11: never
+ * a stale answer during an outage). When Redis answers again (`recovered`) every process drops what it
+ * cached before the outage, and a process that could not announce a change announces a change of
+ * everything, so nothing cached anywhere before the outage is served after it.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -52,6 +55,8 @@ export class PartnerOrderCache {
   /** Local counters (embedded mode). */
   private readonly local = new Map<string, number>();
   private localAll = 0;
+  /** A change could not be announced (Redis out): announce a change of everything once it is back. */
+  private announcePending = false;
   private readonly redisPrefix: string;
   readonly mode: 'local' | 'redis' | 'off';
 
@@ -139,11 +144,17 @@ export class PartnerOrderCache {
       if (failed) throw failed[0];
     } catch (err) {
       this.clear();
-      this.log?.error(
-        { err },
-        'could not announce an order change through Redis; other processes may serve it stale for up to 10 s',
-      );
+      this.announcePending = true;
+      this.log?.debug({ err }, 'could not announce an order change through Redis; it will be when Redis is back');
     }
+  }
+
+  /** Redis answers again after an outage (see "Failure bounds"). Never throws. */
+  async recovered(): Promise<void> {
+    this.clear();
+    if (this.mode !== 'redis' || !this.announcePending) return;
+    this.announcePending = false;
+    await this.changed('all');
   }
 
   clear(): void {

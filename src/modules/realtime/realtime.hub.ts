@@ -22,8 +22,9 @@ import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
-import { type AppContext, logRedisOutages } from '../../context.js';
+import type { AppContext } from '../../context.js';
 import { ERROR_STATUS } from '../../errors.js';
+import { duplicateRedis } from '../../redis.js';
 import { type Principal, verifyAccessToken } from '../auth/tokens.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
@@ -94,10 +95,11 @@ export class RealtimeHub {
   attach(httpServer?: HttpServer): RealtimeServer {
     const io: RealtimeServer = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
     if (this.ctx.redis) {
-      const pub = this.ctx.redis.duplicate();
-      const sub = this.ctx.redis.duplicate();
-      logRedisOutages(pub, this.ctx.log, 'realtime-pub');
-      logRedisOutages(sub, this.ctx.log, 'realtime-sub');
+      // The adapter never awaits its PUBLISH commands: duplicateRedis handles their rejections. While
+      // Redis is out a batch is emitted to this process's sockets only (decisions §11) and its PUBLISH
+      // fails at once; nothing is queued to be sent late.
+      const pub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-pub');
+      const sub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-sub', { subscriber: true });
       this.redisClients.push(pub, sub);
       io.adapter(createAdapter(pub, sub, { key: `${this.ctx.config.redisKeyPrefix}:realtime` }));
     }

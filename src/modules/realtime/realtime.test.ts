@@ -6,6 +6,7 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp } from '../../../test/harness.js';
+import { duplicateRedis } from '../../redis.js';
 import { signAccessToken } from '../auth/tokens.js';
 
 function urlOf(t: TestApp, listener: 'live' | 'sandbox' = 'live'): string {
@@ -216,9 +217,11 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       // A process of another version publishing something else on the channel is ignored (no throw
       // inside the adapter's handler, which would be an unhandled rejection), and updates still flow.
       const stranger = new Server();
-      const pub = (first.ctx.redis as Redis).duplicate();
-      const sub = (first.ctx.redis as Redis).duplicate();
+      const pub = duplicateRedis(first.ctx.redis as Redis, first.ctx.log, 'stranger-pub');
+      const sub = duplicateRedis(first.ctx.redis as Redis, first.ctx.log, 'stranger-sub', { subscriber: true });
       try {
+        // Connections without an offline queue refuse commands until they are up.
+        await until(() => pub.status === 'ready' && sub.status === 'ready');
         stranger.adapter(createAdapter(pub, sub, { key: `${first.ctx.config.redisKeyPrefix}:realtime` }));
         for (const odd of [null, 'text', { hub: 'other' }, { hub: 'other', messages: 'nope' }]) {
           stranger.of('/realtime').serverSideEmit('realtime.batch', odd);

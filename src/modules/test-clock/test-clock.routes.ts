@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { isTestClock } from '../../clock.js';
+import { isTestClock, SharedTestClock } from '../../clock.js';
 import { DateTime, errorResponses } from '../../shared/schemas.js';
 
 const ClockState = Type.Object({ now: DateTime() }, { additionalProperties: false });
@@ -9,20 +9,27 @@ const AdvanceClock = Type.Object(
   { additionalProperties: false },
 );
 
-/** Test clock (decisions §10): registered only with TEST_CLOCK=1, refused in production by config. */
+/**
+ * Test clock (decisions §10): registered only with TEST_CLOCK=1, refused in production by config. On a
+ * PostgreSQL server the clock is shared by every process (decisions §11, clock.ts): the POST answers once
+ * the advance is in the database and announced, and the GET reads the database first, so any process
+ * asked after an advance answers the advanced time.
+ */
 export const testClockRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const clock = app.ctx.clock;
   if (!isTestClock(clock)) return;
 
-  app.get('/v1/test/clock', { schema: { hide: true, response: { 200: ClockState } } }, async () => ({
-    now: clock.now().toISOString(),
-  }));
+  app.get('/v1/test/clock', { schema: { hide: true, response: { 200: ClockState, ...errorResponses(503) } } }, async () => {
+    if (clock instanceof SharedTestClock) await clock.sync();
+    return { now: clock.now().toISOString() };
+  });
 
   app.post(
     '/v1/test/clock',
-    { schema: { hide: true, body: AdvanceClock, response: { 200: ClockState, ...errorResponses(400) } } },
+    { schema: { hide: true, body: AdvanceClock, response: { 200: ClockState, ...errorResponses(400, 503) } } },
     async (request) => {
-      clock.advance(request.body.advanceSec);
+      if (clock instanceof SharedTestClock) await clock.advanceShared(request.body.advanceSec);
+      else clock.advance(request.body.advanceSec);
       return { now: clock.now().toISOString() };
     },
   );

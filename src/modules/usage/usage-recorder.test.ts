@@ -16,8 +16,11 @@ function gatedDb(before: () => Promise<void>): Db {
   const db = t.ctx.db;
   return {
     kind: db.kind,
+    health: db.health,
     query: (text, params) => db.query(text, params),
     connect: () => db.connect(),
+    withTimeout: () => db,
+    listen: () => async () => {},
     close: async () => {},
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       await before();

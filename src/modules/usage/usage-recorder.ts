@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/db.js';
+import { type Db, isUnavailableError } from '../../db/db.js';
 import type { DailyUsage, UsageRecorder } from '../keys/rate-limit.types.js';
 import { addUsage, readUsage, type UsageIncrement } from './usage.repo.js';
 
@@ -79,7 +79,11 @@ export class BatchedUsageRecorder implements UsageRecorder {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.flush().catch((err) => this.log.error({ err }, 'usage flush failed')), FLUSH_MS);
+    // A database outage is logged once by the database's health (context.ts), not by every flush; the
+    // counts are kept for the next one.
+    const failed = (err: unknown) =>
+      isUnavailableError(err) ? this.log.debug({ err }, 'usage flush failed') : this.log.error({ err }, 'usage flush failed');
+    this.timer = setInterval(() => void this.flush().catch(failed), FLUSH_MS);
     this.timer.unref();
   }
 

@@ -93,17 +93,23 @@ export async function insertWebhook(
   return toDeveloperWebhook(rows[0]);
 }
 
-/** The partner's webhook and its key; `lock` takes the row for an update or delete. */
+/**
+ * The partner's webhook and its key. `lock: true` takes the row for an update or delete; `lock: 'share'`
+ * keeps it from being deleted until the transaction ends (what inserting a delivery that references it
+ * needs: a DELETE waits, or has already happened and the webhook is not found; updates and the worker's
+ * claims are not held up).
+ */
 export async function findWebhookWithKey(
   partnerId: string,
   webhookId: string,
   q: Queryable,
-  options: { lock?: boolean } = {},
+  options: { lock?: boolean | 'share' } = {},
 ): Promise<WebhookWithKey | null> {
+  const lock = options.lock === 'share' ? ' FOR KEY SHARE OF w' : options.lock ? ' FOR NO KEY UPDATE OF w' : '';
   const rows = await q.query<WebhookRow & { key_scopes: ApiKeyScope[]; key_environment: ApiKeyEnvironment }>(
     `SELECT ${COLUMNS}, k.scopes AS key_scopes, k.environment AS key_environment
        FROM webhooks w JOIN api_keys k ON k.id = w.api_key_id
-      WHERE w.partner_id = $1 AND w.id = $2${options.lock ? ' FOR NO KEY UPDATE OF w' : ''}`,
+      WHERE w.partner_id = $1 AND w.id = $2${lock}`,
     [partnerId, webhookId],
   );
   const row = rows[0];

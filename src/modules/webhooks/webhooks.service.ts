@@ -4,6 +4,13 @@
  *
  * Every route but the list acts for the webhook's own key, which must carry `webhooks:manage`.
  * Anything of another partner, and any id that is not a UUID, is simply not found (404).
+ *
+ * Races with a DELETE of the same webhook answer as if the two had run one after the other, never 500:
+ * update and delete lock the webhook row; a ping locks it against deletion before
+ * queueing its delivery (FOR KEY SHARE), so it either finishes first or finds the webhook gone (404),
+ * never inserts a delivery for a deleted webhook; a redelivery updates the delivery row, which the
+ * delete's cascade either waits for or has removed (404); the deliveries list reads the webhook and its
+ * deliveries in one snapshot, so it shows the webhook as it was before the delete or not at all.
  */
 import type { AppContext } from '../../context.js';
 import { AppError, notFound } from '../../errors.js';
@@ -130,20 +137,26 @@ export async function listWebhookDeliveries(
   query: { status?: WebhookDeliveryStatus; page?: number; pageSize?: number },
 ): Promise<PageOfDeveloperDelivery> {
   if (!isUuid(webhookId)) throw webhookNotFound();
-  const found = await findWebhookWithKey(partnerId, webhookId, deps.db);
-  if (!found) throw webhookNotFound();
-  requireManageScope(found.keyScopes);
   const page = query.page ?? 1;
   const pageSize = query.pageSize ?? 20;
-  const { total, items } = await listDeliveries(partnerId, webhookId, { status: query.status, page, pageSize }, deps.db);
-  return { page, pageSize, total, items };
+  // One snapshot for the webhook, the count and the page (see the top of the file).
+  return deps.db.tx(
+    async (q) => {
+      const found = await findWebhookWithKey(partnerId, webhookId, q);
+      if (!found) throw webhookNotFound();
+      requireManageScope(found.keyScopes);
+      const { total, items } = await listDeliveries(partnerId, webhookId, { status: query.status, page, pageSize }, q);
+      return { page, pageSize, total, items };
+    },
+    { isolation: 'repeatable read', readOnly: true },
+  );
 }
 
 /** Queues a really signed `ping` through the normal delivery path (spec 6 rule 4). */
 export async function sendTestPing(deps: WebhooksDeps, partnerId: string, webhookId: string): Promise<DeveloperDelivery> {
   if (!isUuid(webhookId)) throw webhookNotFound();
   const delivery = await deps.db.tx(async (q) => {
-    const found = await findWebhookWithKey(partnerId, webhookId, q);
+    const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: 'share' });
     if (!found) throw webhookNotFound();
     requireManageScope(found.keyScopes);
     if (!found.webhook.isActive) {
