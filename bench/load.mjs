@@ -1,9 +1,17 @@
 // Load generator, run as a child process by bench/run.ts so that it does not share the server's event
 // loop. Reads one scenario as JSON from argv[2], prints autocannon's result as JSON on stdout.
-//   { url, connections, duration, method?, headers?, body?, paths?: string[], cycle?: { codes, steps } }
+//   { url, connections, duration, method?, headers?, body?, paths?: string[], apiKeys?: string[],
+//     cycle?: { codes, steps, pathTemplate? }, create?: { body, apiKeyId } }
+//  - paths: each request takes the next path (and the next of apiKeys as x-api-key, when given);
+//  - cycle: a sequence of POSTs on one order per connection (pathTemplate, `{code}` replaced; partner
+//    events by default), each new cycle taking the next code; the run ends when the codes are used;
+//  - create: POST /v1/admin/orders with `body`, then POST …/{code}/assign to `apiKeyId`, again and
+//    again; prints the codes it created (`codes`).
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const scenario = JSON.parse(process.argv[2]);
+// The scenario as JSON, or `@file` holding it.
+const scenario = JSON.parse(process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2]);
 const options = {
   url: scenario.url,
   connections: scenario.connections,
@@ -11,19 +19,37 @@ const options = {
   headers: scenario.headers ?? {},
 };
 
+const created = [];
 if (scenario.paths) {
-  // Rotate through many paths (e.g. different order codes) so caches cannot serve a single row.
+  // Rotate through many paths (e.g. different order codes) so caches cannot serve a single row, and
+  // through many keys when given.
   let i = 0;
+  let k = 0;
+  const keys = scenario.apiKeys;
+  const body = scenario.body === undefined ? undefined : JSON.stringify(scenario.body);
   options.requests = [
     {
-      method: 'GET',
-      setupRequest: (req) => ({ ...req, path: scenario.paths[i++ % scenario.paths.length] }),
+      method: scenario.method ?? 'GET',
+      ...(body === undefined ? {} : { body }),
+      setupRequest: (req) => ({
+        ...req,
+        path: scenario.paths[i++ % scenario.paths.length],
+        ...(keys ? { headers: { ...req.headers, 'x-api-key': keys[k++ % keys.length] } } : {}),
+      }),
     },
   ];
+  if (body !== undefined) options.headers = { 'content-type': 'application/json', ...options.headers };
 } else if (scenario.cycle) {
   // A sequence of requests on one order per connection; each new cycle takes the next order.
   let next = 0;
-  const { codes, steps } = scenario.cycle;
+  const { steps } = scenario.cycle;
+  // autocannon shares `amount` equally among connections: each must run whole cycles, so the codes
+  // are cut to a multiple of the connections (otherwise a connection would run out mid-way).
+  const codes = scenario.cycle.codes.slice(
+    0,
+    Math.floor(scenario.cycle.codes.length / scenario.connections) * scenario.connections,
+  );
+  const template = scenario.cycle.pathTemplate ?? '/v1/partner/orders/{code}/events';
   options.requests = steps.map((step, index) => ({
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(scenario.headers ?? {}) },
@@ -32,11 +58,34 @@ if (scenario.paths) {
         if (next >= codes.length) return null;
         context.code = codes[next++];
       }
-      return { ...req, path: `/v1/partner/orders/${context.code}/events`, body: JSON.stringify(step) };
+      return { ...req, path: template.replace('{code}', context.code), body: JSON.stringify(step) };
     },
   }));
   options.amount = codes.length * steps.length;
   delete options.duration;
+} else if (scenario.create) {
+  // An operator placing orders: create, then assign the order it got back.
+  const headers = { 'content-type': 'application/json', ...(scenario.headers ?? {}) };
+  const body = JSON.stringify(scenario.create.body);
+  const assign = JSON.stringify({ apiKeyId: scenario.create.apiKeyId });
+  options.requests = [
+    {
+      method: 'POST',
+      path: '/v1/admin/orders',
+      headers,
+      body,
+      onResponse: (status, responseBody, context) => {
+        context.code = status === 201 ? JSON.parse(responseBody).code : null;
+        if (context.code) created.push(context.code);
+      },
+    },
+    {
+      method: 'POST',
+      headers,
+      setupRequest: (req, context) =>
+        context.code ? { ...req, path: `/v1/admin/orders/${context.code}/assign`, body: assign } : null,
+    },
+  ];
 } else {
   options.method = scenario.method ?? 'GET';
   if (scenario.body) options.body = JSON.stringify(scenario.body);
@@ -63,5 +112,6 @@ process.stdout.write(
     errors: result.errors,
     timeouts: result.timeouts,
     duration: seconds,
+    ...(scenario.create ? { codes: created } : {}),
   }),
 );
