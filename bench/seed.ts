@@ -106,7 +106,7 @@ export const seededCode = (g: number) => `B${String(g).padStart(8, '0')}`;
 export async function seedOrders(
   db: SeedDb,
   range: { from: number; to: number },
-  options: { keyIds: string[]; zoneId: string; now: Date; progress?: boolean },
+  options: { keyIds: string[]; zoneId: string; now: Date; progress?: boolean; afterChunk?: () => Promise<void> },
 ): Promise<void> {
   const { keyIds, zoneId, now } = options;
   const item = (p: number) =>
@@ -147,6 +147,7 @@ export async function seedOrders(
       );
     });
     if (options.progress && range.to - range.from > 200_000) console.log(`  ${to} orders`);
+    await options.afterChunk?.();
   }
 }
 

@@ -8,7 +8,9 @@
  * It runs on a database of its own, from empty: first a short "day one" of the same writes on the
  * empty table (every session of the app plans its statements then, as in a new deployment), then, for
  * each size, the table is topped up in bulk SQL (its own session) and the writes are measured in
- * rounds, each right after a bare-route measurement. Nothing runs ANALYZE (autovacuum is off on the
+ * rounds, each right after a bare-route measurement. While the table grows, a burst of writes every
+ * 10 s keeps every session of the app's pool in use, as a live deployment's traffic does (an idle pool
+ * connection is closed after 30 s, and a new session would plan afresh on the grown table). Nothing runs ANALYZE (autovacuum is off on the
  * benchmark's server, and a deployment's table may go long without one): the plans the sessions hold
  * are the ones they made. Before migration 0013 this is where creation grew with the table.
  */
@@ -136,10 +138,24 @@ export async function benchOperatorWrites(options: WriteBenchOptions): Promise<W
       const [{ n }] = await seeding.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
       if (n < size) {
         const t0 = Date.now();
+        let keptAlive = Date.now();
+        const keepAlive = async () => {
+          if (Date.now() - keptAlive < 10_000) return;
+          keptAlive = Date.now();
+          await Promise.all(
+            Array.from({ length: options.connections }, () =>
+              fetch(`${base}/v1/admin/orders`, {
+                method: 'POST',
+                headers: { ...headers, 'content-type': 'application/json' },
+                body: JSON.stringify(body),
+              }).then((res) => res.arrayBuffer()),
+            ),
+          );
+        };
         await seedOrders(
           seeding,
           { from: seeded + 1, to: seeded + (size - n) },
-          { keyIds: [key.id], zoneId, now, progress: true },
+          { keyIds: [key.id], zoneId, now, progress: true, afterChunk: keepAlive },
         );
         seeded += size - n;
         console.log(`writes: topped up to ${size} orders in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
