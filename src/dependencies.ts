@@ -6,7 +6,9 @@
  * A dependency is declared down by the first failure that means "unreachable" (a refused or reset
  * connection, a deadline passed) and up again by the first success of an operation that STARTED after
  * it went down: an operation already under way when the outage began, answered on a connection that
- * happened to survive, proves nothing, and counting it would make one outage look like several.
+ * happened to survive, proves nothing, and counting it would make one outage look like several. In the
+ * same way an operation that started before the dependency came back and fails after it does not start
+ * a new outage (a connection event, which is news of now, always counts).
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
@@ -17,6 +19,8 @@ export class DependencyHealth {
   private down: { sinceMs: number; seq: number; reason: string } | null = null;
   /** Counts operations begun: an operation begun after the outage started carries a later number. */
   private seq = 0;
+  /** `seq` when the dependency last came back. */
+  private upSeq = 0;
   private readonly emitter = new EventEmitter();
 
   constructor(readonly name: DependencyName) {}
@@ -30,9 +34,13 @@ export class DependencyHealth {
     return ++this.seq;
   }
 
-  /** An operation failed because the dependency is unreachable. */
-  failed(err: unknown): void {
+  /**
+   * An operation begun at `token` failed because the dependency is unreachable; without a token (a
+   * connection error event) the failure is news of now.
+   */
+  failed(err: unknown, token?: number): void {
     if (this.down) return;
+    if (token !== undefined && token <= this.upSeq) return;
     this.down = { sinceMs: Date.now(), seq: this.seq, reason: reasonOf(err) };
     this.emitter.emit('change', { available: false, reason: this.down.reason });
   }
@@ -46,6 +54,7 @@ export class DependencyHealth {
     if (token !== undefined && token <= this.down.seq) return;
     const downForMs = Date.now() - this.down.sinceMs;
     this.down = null;
+    this.upSeq = this.seq;
     this.emitter.emit('change', { available: true, downForMs });
   }
 

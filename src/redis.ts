@@ -71,9 +71,13 @@ function guardCommands(client: Redis, health?: DependencyHealth): void {
     const token = health.begin();
     const sent = send(command, stream);
     sent.then(
-      () => health.succeeded(token),
+      // A command answered while the connection is still starting up (ioredis lets a few through before
+      // its ready check) is not yet proof: the 'ready' event is.
+      () => {
+        if (client.status === 'ready') health.succeeded(token);
+      },
       (err: unknown) => {
-        if (isDependencyError(err)) health.failed(err);
+        if (isDependencyError(err)) health.failed(err, token);
       },
     );
     return sent;

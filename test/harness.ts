@@ -100,6 +100,8 @@ export interface TestAppOptions {
   dbTimeoutMs?: number;
   /** Use the clock the configuration asks for (a SharedTestClock on a server) instead of a TestClock. */
   configuredClock?: boolean;
+  /** Wraps the app's database (test/gated-db.ts: holding a statement to force the order of a race). */
+  wrapDb?: (db: Db) => Db;
 }
 
 /** A complete app (both listeners) on a fresh database. Call `close()` in afterAll. */
@@ -115,6 +117,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       ? await openDb({ databaseUrl: url, dataDir: '', poolSize: 5, timeoutMs: options.dbTimeoutMs ?? TEST_DB_TIMEOUT_MS })
       : fresh.db;
   if (db !== fresh.db && !options.db) await fresh.db.close();
+  const appDb = options.wrapDb ? options.wrapDb(db) : db;
   // Each app gets its own Redis namespace (test files run in parallel on one Redis): a second "process"
   // on the same database is given the first one's by createSecondApp.
   const config = testConfig({
@@ -122,7 +125,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...(url ? { DATABASE_URL: url } : {}),
     ...options.env,
   });
-  const ctx = await createContext(config, { db, clock: options.configuredClock ? undefined : new TestClock(), log: options.log });
+  const ctx = await createContext(config, {
+    db: appDb,
+    clock: options.configuredClock ? undefined : new TestClock(),
+    log: options.log,
+  });
   if (!(ctx.clock instanceof TestClock)) throw new Error('test apps run with TEST_CLOCK=1');
   const clock = ctx.clock;
   const live = await buildApp(ctx, 'LIVE');

@@ -184,7 +184,7 @@ class PoolDb implements Db {
   private async queryKeepingClient<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
     const token = this.health.begin();
     const startedMs = Date.now();
-    const client = await this.checkout();
+    const client = await this.checkout(token);
     const timer = this.arm(client, startedMs);
     let failure: unknown;
     try {
@@ -193,7 +193,7 @@ class PoolDb implements Db {
       return rows;
     } catch (err) {
       failure = err;
-      throw this.failed(err);
+      throw this.failed(err, token);
     } finally {
       if (timer) clearTimeout(timer);
       // A server connection that failed (deadline, reset) is dropped; the embedded session never is.
@@ -205,21 +205,24 @@ class PoolDb implements Db {
     return this.checkout();
   }
 
-  private async checkout(): Promise<pg.PoolClient> {
+  private async checkout(token?: number): Promise<pg.PoolClient> {
     try {
       return await this.pool.connect();
     } catch (err) {
-      throw this.failed(err);
+      throw this.failed(err, token);
     }
   }
 
-  /** Reports an unreachable database to `health` and turns the error into the 503 AppError. */
-  private failed(err: unknown): unknown {
+  /**
+   * Reports an unreachable database to `health` (for an operation begun at `token`) and turns the error
+   * into the 503 AppError.
+   */
+  private failed(err: unknown, token?: number): unknown {
     const translated = translate(err);
     if (translated instanceof AppError && translated.code === 'ERR_DEPENDENCY_UNAVAILABLE') {
       const cause = (translated as { cause?: unknown }).cause ?? err;
       // A full pool is load, not an outage: answered 503 all the same, but not logged as one.
-      if (!(cause instanceof Error && POOL_BUSY.test(cause.message))) this.health.failed(cause);
+      if (!(cause instanceof Error && POOL_BUSY.test(cause.message))) this.health.failed(cause, token);
     }
     return translated;
   }
@@ -234,7 +237,7 @@ class PoolDb implements Db {
   async tx<T>(fn: (q: Queryable) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const token = this.health.begin();
     const startedMs = Date.now();
-    const client = await this.checkout();
+    const client = await this.checkout(token);
     const timer = this.arm(client, startedMs);
     const q: Queryable = { query: (text, params) => run(client, text, params) };
     const begin =
@@ -265,7 +268,7 @@ class PoolDb implements Db {
           client.release(this.kind === 'server');
         }
       }
-      throw this.failed(err);
+      throw this.failed(err, token);
     }
   }
 
@@ -326,7 +329,7 @@ function startListening(
       if (lost) return;
       lost = true;
       if (client === c) client = null;
-      if (isUnavailableError(err)) health.failed(err);
+      if (isUnavailableError(err)) health.failed(err, token);
       c.end().catch(() => {});
       retry();
     };

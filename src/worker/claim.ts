@@ -61,6 +61,8 @@ export interface ClaimOptions {
   perWebhookLimit: number;
   /** Look for due work with a cheap read first (default); skip it when the last claim found work. */
   probe?: boolean;
+  /** The token of this claim's leases (fresh for every claim; the caller keeps it: see releaseClaim). */
+  leaseToken?: string;
 }
 
 export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise<ClaimedDelivery[]> {
@@ -77,7 +79,7 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
     );
     if (due.length === 0) return [];
   }
-  const leaseToken = randomUUID();
+  const leaseToken = options.leaseToken ?? randomUUID();
   return db.tx(async (q) => {
     // 1. Candidates, oldest due first, and their webhooks, both locked without waiting. The NOT IN
     //    prefilter (webhooks already at the cap) reads this statement's snapshot and only saves work;
@@ -168,4 +170,18 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
       leaseEndsAtWallMs: options.wallClockMs + options.leaseMs,
     }));
   });
+}
+
+/**
+ * Gives back whatever a claim leased, if anything: for a claim whose transaction failed in a way that
+ * leaves its outcome unknown (the connection was lost around COMMIT: it may have committed, and then
+ * its rows would wait for their lease to expire with no attempt in flight). Leases are fenced by their
+ * token, so this touches only that claim's rows; the rows it leased were due, hence the index range.
+ */
+export async function releaseClaim(db: Db, leaseToken: string, nowMs: number): Promise<void> {
+  await db.query(
+    `UPDATE webhook_deliveries SET locked_until = NULL, lease_token = NULL
+      WHERE status IN ('PENDING', 'FAILED') AND next_attempt_at <= $2 AND lease_token = $1`,
+    [leaseToken, new Date(nowMs)],
+  );
 }

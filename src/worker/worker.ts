@@ -14,11 +14,12 @@
  * the realtime channel uses it, and it falls back to this process). The outage is logged once, by the
  * database's health (context.ts); the loops log their own failures only when they are something else.
  */
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db.js';
 import { attemptDelivery } from './attempt.js';
-import { claimDueDeliveries } from './claim.js';
+import { claimDueDeliveries, releaseClaim } from './claim.js';
 import { fanOutBatch } from './fanout.js';
 import { Pump } from './pump.js';
 import { purgeExpired } from './purge.js';
@@ -106,18 +107,36 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     deliveries.trigger();
   };
 
+  // Claims whose transaction failed with the database unreachable: they may have committed (the
+  // connection was lost around COMMIT), so their leases are given back once the database answers,
+  // before anything else is claimed, instead of holding those rows for a whole lease with no attempt.
+  const unsettledClaims = new Map<string, number>();
+
   const deliveries = new Pump(async () => {
+    for (const [token, atMs] of unsettledClaims) {
+      await releaseClaim(ctx.db, token, atMs);
+      unsettledClaims.delete(token);
+    }
     while (!closing) {
       const free = options.concurrency - inFlight.size;
       if (free <= 0) return;
-      const claimed = await claimDueDeliveries(ctx.db, {
-        nowMs: ctx.clock.nowMs(),
-        wallClockMs: Date.now(),
-        leaseMs: options.leaseMs,
-        limit: free,
-        perWebhookLimit: options.perWebhookConcurrency,
-        probe: !busy,
-      });
+      const nowMs = ctx.clock.nowMs();
+      const leaseToken = randomUUID();
+      let claimed: Awaited<ReturnType<typeof claimDueDeliveries>>;
+      try {
+        claimed = await claimDueDeliveries(ctx.db, {
+          nowMs,
+          wallClockMs: Date.now(),
+          leaseMs: options.leaseMs,
+          limit: free,
+          perWebhookLimit: options.perWebhookConcurrency,
+          probe: !busy,
+          leaseToken,
+        });
+      } catch (err) {
+        if (isUnavailableError(err)) unsettledClaims.set(leaseToken, nowMs);
+        throw err;
+      }
       busy = claimed.length > 0;
       for (const c of claimed) {
         const attempt = attemptDelivery(
