@@ -276,15 +276,70 @@ export interface NewOrder {
   createdAt: Date;
 }
 
-/** Inserts the order and its items; false when the code is already taken (the caller draws another). */
-export async function insertOrder(q: Queryable, order: NewOrder): Promise<boolean> {
-  const inserted = await q.query(
-    `INSERT INTO orders (id, code, environment, status, payment_method, payment_status, total_qepik, cod_amount_qepik,
-                         area, zone_id, time_window_start, time_window_end, customer, assigned_key_id, partner_assigned_at,
-                         created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)
-     ON CONFLICT (code) DO NOTHING
-     RETURNING id`,
+export type NewOrderOutcome =
+  | { kind: 'inserted'; pieces: PartnerOrderPieces }
+  /** The code is already taken: the caller draws another. */
+  | { kind: 'code-taken' }
+  /** `zoneId` names no zone: nothing was written. */
+  | { kind: 'no-zone' };
+
+/**
+ * A new order in ONE statement (so ONE round trip, atomic without a transaction of its own): the
+ * order, its items, its timeline entries (`statuses`, in order, all at `createdAt`) and its outbox
+ * events (`outbox`, in order, each with `data = { order }`, the new snapshot with customer), and the
+ * order's PartnerOrder pieces back.
+ *
+ * The order row is rendered once: it is inserted with its items' and timeline's texts already made by
+ * the read model's own functions (0006) and `pv_last_event` set to its last timeline entry, so the
+ * items and timeline triggers find nothing to re-render (migration 0014; before, a creation rendered
+ * the order three times and took five statements). Timeline ids come from the table's sequence in
+ * this statement. No NOTIFY: the caller wakes consumers after COMMIT (`outboxCommitted`).
+ */
+export async function insertNewOrderRow(
+  q: Queryable,
+  order: NewOrder,
+  timeline: { statuses: OrderStatus[]; actor: OrderEventRow['actor'] },
+  outbox: Array<{ eventId: string; type: WebhookEvent }>,
+): Promise<NewOrderOutcome> {
+  const rows = await q.query<{ zone_ok: boolean; head: string | null; customer: string | null; tail: string | null }>(
+    `WITH zone AS (
+       SELECT $10::uuid IS NULL OR EXISTS (SELECT 1 FROM zones z WHERE z.id = $10::uuid) AS ok
+     ), timeline AS MATERIALIZED (
+       SELECT nextval('order_events_id_seq') AS id, s.status
+         FROM zone, unnest($21::text[]) WITH ORDINALITY AS s(status, n)
+        WHERE zone.ok
+        ORDER BY s.n
+     ), items AS MATERIALIZED (
+       SELECT * FROM unnest($17::int[], $18::jsonb[], $19::int[], $20::bigint[]) AS t(position, name, qty, price)
+     ), o AS (
+       INSERT INTO orders (id, code, environment, status, payment_method, payment_status, total_qepik, cod_amount_qepik,
+                           area, zone_id, time_window_start, time_window_end, customer, assigned_key_id, partner_assigned_at,
+                           created_at, updated_at, pv_items, pv_timeline, pv_last_event)
+       SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint, $9::text, $10::uuid,
+              $11::timestamptz, $12::timestamptz, $13::jsonb, $14::uuid, $15::timestamptz, $16::timestamptz, $16::timestamptz,
+              (SELECT '[' || coalesce(string_agg('{"name":' || localized_text_json(i.name) || ',"qty":' || i.qty
+                                                 || ',"unitPriceQepik":' || i.price || '}', ',' ORDER BY i.position), '') || ']'
+                 FROM items i),
+              (SELECT '[' || coalesce(string_agg(timeline_entry_json(e.status, $16::timestamptz), ',' ORDER BY e.id), '') || ']'
+                 FROM timeline e),
+              coalesce((SELECT max(e.id) FROM timeline e), 0)
+         FROM zone WHERE zone.ok
+       ON CONFLICT (code) DO NOTHING
+       RETURNING id, pv_head, pv_customer, pv_tail
+     ), item_rows AS (
+       INSERT INTO order_items (order_id, position, name, qty, unit_price_qepik)
+       SELECT o.id, i.position, i.name, i.qty, i.price FROM o, items i
+     ), event_rows AS (
+       INSERT INTO order_events (id, order_id, status, at, actor)
+       SELECT e.id, o.id, e.status, $16::timestamptz, $22::text FROM o, timeline e ORDER BY e.id
+     ), outbox_rows AS (
+       INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)
+       SELECT x.event_id, x.type, $3::text, o.id, $14::uuid,
+              jsonb_build_object('order', (o.pv_head || coalesce(o.pv_customer, 'null') || o.pv_tail)::jsonb), $16::timestamptz
+         FROM o, unnest($23::text[], $24::text[]) WITH ORDINALITY AS x(event_id, type, k)
+        ORDER BY x.k
+     )
+     SELECT zone.ok AS zone_ok, o.pv_head AS head, o.pv_customer AS customer, o.pv_tail AS tail FROM zone LEFT JOIN o ON true`,
     [
       order.id,
       order.code,
@@ -302,22 +357,20 @@ export async function insertOrder(q: Queryable, order: NewOrder): Promise<boolea
       order.assignedKeyId,
       order.partnerAssignedAt,
       order.createdAt,
-    ],
-  );
-  if (inserted.length === 0) return false;
-  await q.query(
-    `INSERT INTO order_items (order_id, position, name, qty, unit_price_qepik)
-     SELECT $1, t.position, t.name, t.qty, t.price
-       FROM unnest($2::int[], $3::jsonb[], $4::int[], $5::bigint[]) AS t(position, name, qty, price)`,
-    [
-      order.id,
       order.items.map((_, i) => i),
       order.items.map((item) => JSON.stringify(item.name)),
       order.items.map((item) => item.qty),
       order.items.map((item) => item.unitPriceQepik),
+      timeline.statuses,
+      timeline.actor,
+      outbox.map((o) => o.eventId),
+      outbox.map((o) => o.type),
     ],
   );
-  return true;
+  const row = rows[0];
+  if (!row.zone_ok) return { kind: 'no-zone' };
+  if (row.head === null || row.tail === null) return { kind: 'code-taken' };
+  return { kind: 'inserted', pieces: { head: row.head, customer: row.customer, tail: row.tail } };
 }
 
 export interface OrderEventRow {
@@ -331,29 +384,6 @@ export interface OrderEventRow {
   codCollectedQepik?: number | null;
   partnerReportedAt?: string | null;
   apiKeyId?: string | null;
-}
-
-/** Appends timeline entries (in the given order, which is the timeline's order). */
-export async function insertOrderEvents(q: Queryable, events: OrderEventRow[]): Promise<void> {
-  for (const e of events) {
-    await q.query(
-      `INSERT INTO order_events (order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
-                                 partner_reported_at, api_key_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        e.orderId,
-        e.status,
-        e.at,
-        e.actor,
-        e.note ?? null,
-        e.partnerNote ?? null,
-        e.failReason ?? null,
-        e.codCollectedQepik ?? null,
-        e.partnerReportedAt ?? null,
-        e.apiKeyId ?? null,
-      ],
-    );
-  }
 }
 
 /** The columns the rules need, read with a row lock (SELECT … FOR UPDATE) for the rest of the transaction. */
@@ -524,25 +554,66 @@ export async function recordStatusChange(q: Queryable, change: StatusChange): Pr
   return pieces;
 }
 
-export async function assignOrderToKey(q: Queryable, orderId: string, apiKeyId: string, now: Date): Promise<void> {
-  await q.query('UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3 WHERE id = $1', [
-    orderId,
-    apiKeyId,
-    now,
-  ]);
-}
-
 export interface AssignableKey {
   id: string;
   environment: ApiKeyEnvironment;
   revokedAt: Date | null;
 }
 
-export async function findKeyForAssignment(q: Queryable, apiKeyId: string): Promise<AssignableKey | null> {
-  const rows = await q.query<{ id: string; environment: ApiKeyEnvironment; revoked_at: Date | null }>(
-    'SELECT id, environment, revoked_at FROM api_keys WHERE id = $1',
-    [apiKeyId],
+/**
+ * The order to assign, locked (as lockOrderByCode), and the key it is to be assigned to, in one
+ * statement; `order` null: no such order; `key` null: no such key.
+ */
+export async function lockOrderForAssignment(
+  q: Queryable,
+  code: string,
+  apiKeyId: string,
+): Promise<{ order: LockedOrder | null; key: AssignableKey | null }> {
+  const rows = await q.query<
+    LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
+  >(
+    `SELECT ${LOCKED_COLUMNS.split(', ')
+      .map((c) => `o.${c}`)
+      .join(', ')}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
+       FROM orders o LEFT JOIN api_keys k ON k.id = $2
+      WHERE o.code = $1
+        FOR UPDATE OF o`,
+    [code, apiKeyId],
   );
   const r = rows[0];
-  return r ? { id: r.id, environment: r.environment, revokedAt: r.revoked_at } : null;
+  if (!r) return { order: null, key: null };
+  return {
+    order: lockedOrder(r),
+    key:
+      r.key_id === null
+        ? null
+        : { id: r.key_id, environment: r.key_environment as ApiKeyEnvironment, revokedAt: r.key_revoked_at },
+  };
+}
+
+/**
+ * Assigns the order (locked by the caller) to the key and writes its `order.assigned_to_partner`
+ * outbox event carrying the new snapshot, in one statement; returns the order's new pieces. No NOTIFY:
+ * the caller wakes consumers after COMMIT (`outboxCommitted`).
+ */
+export async function assignOrderToKey(
+  q: Queryable,
+  change: { orderId: string; apiKeyId: string; environment: ApiKeyEnvironment; eventId: string },
+  now: Date,
+): Promise<PartnerOrderPieces> {
+  const rows = await q.query<PartnerOrderPieces>(
+    `WITH o AS (
+       UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3 WHERE id = $1
+       RETURNING id, pv_head, pv_customer, pv_tail
+     ), outbox_row AS (
+       INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)
+       SELECT $4, 'order.assigned_to_partner', $5, o.id, $2,
+              jsonb_build_object('order', (o.pv_head || coalesce(o.pv_customer, 'null') || o.pv_tail)::jsonb), $3
+         FROM o
+     )
+     SELECT pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM o`,
+    [change.orderId, change.apiKeyId, now, change.eventId, change.environment],
+  );
+  if (!rows[0]) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
+  return rows[0];
 }

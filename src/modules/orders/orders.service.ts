@@ -7,21 +7,20 @@
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../shared/ids.js';
-import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
+import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
 import { parseInstant, parseOptionalInstant } from './instants.js';
 import {
   assignOrderToKey,
   findAdminOrderByCode,
-  findKeyForAssignment,
-  insertOrder,
-  insertOrderEvents,
+  insertNewOrderRow,
   type JsonBytes,
   type JsonText,
   listVisibleOrders,
   loadPartnerOrder,
   lockOrderByCode,
+  lockOrderForAssignment,
   type NewOrder,
   type OrderEventRow,
   type OrderListFilters,
@@ -39,10 +38,9 @@ import type {
   PartnerCustomer,
   PartnerOrder,
 } from './orders.schemas.js';
-import { appendOutbox, newEventId, outboxCommitted, statusChangeEventTypes } from './outbox.js';
+import { newEventId, outboxCommitted, statusChangeEventTypes } from './outbox.js';
 import { type OrderChange, scopeId } from './read-cache.js';
 import { assertPlatformTransition, FINAL_STATUSES } from './state-machine.js';
-import { zoneExists } from './zones.repo.js';
 
 /** What the order services need from the context (AppContext satisfies it). */
 export interface OrdersDeps {
@@ -186,42 +184,23 @@ function normaliseCustomer(input: CreateOrderDto['customer']): PartnerCustomer |
 
 /**
  * Inserts an order with a fresh code (drawing again on the rare collision), its timeline, and the
- * outbox events of its creation, on transaction `q`. Returns the snapshot with customer.
+ * outbox events of its creation (order.placed, and order.assigned_to_partner for an order created
+ * assigned), on `q` (the pool: one statement is atomic on its own; or a transaction). Returns the
+ * snapshot with customer; an unknown zone is 404. The caller calls `outboxCommitted` after COMMIT.
  */
 export async function insertNewOrder(
   q: Queryable,
   order: Omit<NewOrder, 'code'>,
   timeline: { statuses: OrderStatus[]; actor: OrderEventRow['actor'] },
 ): Promise<PartnerOrder> {
-  let inserted = false;
-  for (let attempt = 0; attempt < CODE_ATTEMPTS && !inserted; attempt++) {
-    inserted = await insertOrder(q, { ...order, code: newOrderCode() });
+  const outbox: Array<{ eventId: string; type: WebhookEvent }> = [{ eventId: newEventId(), type: 'order.placed' }];
+  if (order.assignedKeyId !== null) outbox.push({ eventId: newEventId(), type: 'order.assigned_to_partner' });
+  for (let attempt = 0; attempt < CODE_ATTEMPTS; attempt++) {
+    const outcome = await insertNewOrderRow(q, { ...order, code: newOrderCode() }, timeline, outbox);
+    if (outcome.kind === 'no-zone') throw notFound('Zone');
+    if (outcome.kind === 'inserted') return JSON.parse(partnerOrderJson(outcome.pieces, true)) as PartnerOrder;
   }
-  if (!inserted) throw new Error('could not draw a free order code');
-  await insertOrderEvents(
-    q,
-    timeline.statuses.map((status) => ({ orderId: order.id, status, at: order.createdAt, actor: timeline.actor })),
-  );
-  const snapshot = await snapshotOf(q, order.id);
-  await appendOutbox(q, {
-    type: 'order.placed',
-    environment: order.environment,
-    orderId: order.id,
-    assignedKeyId: order.assignedKeyId,
-    data: { order: snapshot },
-    createdAt: order.createdAt,
-  });
-  if (order.assignedKeyId !== null) {
-    await appendOutbox(q, {
-      type: 'order.assigned_to_partner',
-      environment: order.environment,
-      orderId: order.id,
-      assignedKeyId: order.assignedKeyId,
-      data: { order: snapshot },
-      createdAt: order.createdAt,
-    });
-  }
-  return snapshot;
+  throw new Error('could not draw a free order code');
 }
 
 /** POST /v1/admin/orders: a new order in PLACED. */
@@ -237,35 +216,32 @@ export async function createOrder(deps: OrdersDeps, body: CreateOrderDto): Promi
   if (timeWindowStart !== null && timeWindowEnd !== null && Date.parse(timeWindowEnd) <= Date.parse(timeWindowStart)) {
     throw validationError('timeWindowEnd', 'must be after timeWindowStart');
   }
-  const zoneId = body.zoneId ?? null;
   const environment = envOf(body.environment);
-  const snapshot = await deps.db.tx(async (q) => {
-    if (zoneId !== null && !(await zoneExists(q, zoneId))) throw notFound('Zone');
-    return insertNewOrder(
-      q,
-      {
-        id: newId(),
-        environment,
-        status: 'PLACED',
-        paymentMethod: body.paymentMethod,
-        paymentStatus: body.paymentStatus ?? 'UNPAID',
-        totalQepik: body.totalQepik,
-        codAmountQepik: body.codAmountQepik,
-        area: body.area ?? null,
-        zoneId,
-        timeWindowStart,
-        timeWindowEnd,
-        customer: normaliseCustomer(body.customer),
-        assignedKeyId: null,
-        partnerAssignedAt: null,
-        items: body.items,
-        createdAt: deps.clock.now(),
-      },
-      { statuses: ['PLACED'], actor: 'ADMIN' },
-    );
-  });
+  // One statement (insertNewOrderRow): no transaction of its own needed.
+  const snapshot = await insertNewOrder(
+    deps.db,
+    {
+      id: newId(),
+      environment,
+      status: 'PLACED',
+      paymentMethod: body.paymentMethod,
+      paymentStatus: body.paymentStatus ?? 'UNPAID',
+      totalQepik: body.totalQepik,
+      codAmountQepik: body.codAmountQepik,
+      area: body.area ?? null,
+      zoneId: body.zoneId ?? null,
+      timeWindowStart,
+      timeWindowEnd,
+      customer: normaliseCustomer(body.customer),
+      assignedKeyId: null,
+      partnerAssignedAt: null,
+      items: body.items,
+      createdAt: deps.clock.now(),
+    },
+    { statuses: ['PLACED'], actor: 'ADMIN' },
+  );
   await deps.orderCache.changed({ environment, keyIds: [] });
-  deps.events.emit('outbox');
+  outboxCommitted(deps);
   return adminView(snapshot, environment, null);
 }
 
@@ -284,9 +260,8 @@ export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: stri
   let changed: OrderChange | null = null;
   const view = await deps.db.tx(async (q) => {
     const now = deps.clock.now();
-    const order = await lockOrderByCode(q, code);
+    const { order, key } = await lockOrderForAssignment(q, code, apiKeyId);
     if (!order) throw notFound('Order');
-    const key = await findKeyForAssignment(q, apiKeyId);
     if (!key) throw notFound('API key');
     if (key.revokedAt !== null) {
       throw new AppError(
@@ -306,22 +281,17 @@ export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: stri
     if (order.assignedKeyId === key.id) {
       return adminView(await snapshotOf(q, order.id), order.environment, key.id);
     }
-    await assignOrderToKey(q, order.id, key.id, now);
+    const pieces = await assignOrderToKey(
+      q,
+      { orderId: order.id, apiKeyId: key.id, environment: order.environment, eventId: newEventId() },
+      now,
+    );
     changed = { environment: order.environment, keyIds: [order.assignedKeyId, key.id] };
-    const snapshot = await snapshotOf(q, order.id);
-    await appendOutbox(q, {
-      type: 'order.assigned_to_partner',
-      environment: order.environment,
-      orderId: order.id,
-      assignedKeyId: key.id,
-      data: { order: snapshot },
-      createdAt: now,
-    });
-    return adminView(snapshot, order.environment, key.id);
+    return adminView(JSON.parse(partnerOrderJson(pieces, true)) as PartnerOrder, order.environment, key.id);
   });
   if (changed) {
     await deps.orderCache.changed(changed);
-    deps.events.emit('outbox');
+    outboxCommitted(deps);
   }
   return view;
 }

@@ -9,7 +9,7 @@ import type { LocalizedText, PaymentMethod } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
 import type { PartnerCustomer, PartnerOrder } from './orders.schemas.js';
 import { hasPii, insertNewOrder, type OrdersDeps } from './orders.service.js';
-import { withoutCustomer } from './outbox.js';
+import { outboxCommitted, withoutCustomer } from './outbox.js';
 import { someZoneIds } from './zones.repo.js';
 
 interface Product {
@@ -119,6 +119,6 @@ export async function createSandboxOrder(
     );
   });
   await deps.orderCache.changed({ environment: 'SANDBOX', keyIds: [key.actsForKeyId] });
-  deps.events.emit('outbox');
+  outboxCommitted(deps);
   return hasPii(key) ? snapshot : withoutCustomer(snapshot);
 }

@@ -10,10 +10,6 @@ export async function insertZone(q: Queryable, zone: ZoneRow, now: Date): Promis
   await q.query('INSERT INTO zones (id, name, created_at) VALUES ($1, $2, $3)', [zone.id, JSON.stringify(zone.name), now]);
 }
 
-export async function zoneExists(q: Queryable, id: string): Promise<boolean> {
-  return (await q.query('SELECT 1 FROM zones WHERE id = $1', [id])).length > 0;
-}
-
 /** A few zone ids (for the sandbox helper's realistic test orders). */
 export async function someZoneIds(q: Queryable, limit: number): Promise<string[]> {
   const rows = await q.query<{ id: string }>('SELECT id FROM zones ORDER BY created_at LIMIT $1', [limit]);
