@@ -174,7 +174,12 @@ export async function benchOperatorWrites(options: WriteBenchOptions): Promise<W
           duration: options.duration,
         });
         before = cpuSample();
-        const walk = await options.load(walkScenario(create.codes ?? []));
+        // Too few orders created to give every connection one (creation at a standstill): no walk.
+        const codes = create.codes ?? [];
+        const walk =
+          codes.length >= options.connections
+            ? await options.load(walkScenario(codes))
+            : { requests: 0, total: 0, p50: Number.NaN, p99: Number.NaN, non2xx: 0 };
         addCpu(walkCpu, before);
         rounds.push({ bare: bare.requests, create, walk, walkBare: walkBare.requests });
       }
@@ -203,11 +208,13 @@ export async function benchOperatorWrites(options: WriteBenchOptions): Promise<W
         p99: median(rounds.map((r) => r.walk.p99)),
         ratio: median(rounds.map((r) => r.walk.requests / r.walkBare)),
         non2xx: rounds.reduce((sum, r) => sum + r.walk.non2xx, 0),
-        cpu: perRequest(
-          walkCpu,
-          rounds.reduce((sum, r) => sum + r.walk.total, 0),
-          servers,
-        ),
+        cpu: rounds.some((r) => r.walk.total > 0)
+          ? perRequest(
+              walkCpu,
+              rounds.reduce((sum, r) => sum + r.walk.total, 0),
+              servers,
+            )
+          : null,
       });
       for (const f of figures.slice(-2)) {
         console.log(
