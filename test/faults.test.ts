@@ -518,12 +518,12 @@ describe.skipIf(!serverMode)('Redis outage', () => {
       return res.statusCode === 401 && res.json().code === 'ERR_API_KEY_REVOKED' && Date.now();
     }, 10_000);
     expect(refusedMs - revokedMs).toBeLessThan(5_000);
-    await waitFor(() => okSince(revokedMs) >= 40);
+    await waitFor(() => okSince(revokedMs) >= 60);
 
     // 2. Refused: every connection reset, new ones reset at once.
     const refusedFromMs = Date.now();
     redisProxy.down();
-    await waitFor(() => okSince(refusedFromMs) >= 40);
+    await waitFor(() => okSince(refusedFromMs) >= 60);
 
     // 3. Back.
     const backMs = Date.now();
@@ -534,6 +534,7 @@ describe.skipIf(!serverMode)('Redis outage', () => {
     await Promise.all(clients);
 
     const during = answers.filter((x) => x.startedMs >= outageMs && x.startedMs < backMs);
+    // (At least 60 answered in each of the two phases above: enough for a p99 that means something.)
     expect(during.length).toBeGreaterThanOrEqual(120);
     expect(during.every((x) => x.status === 200)).toBe(true);
     expect(p99(during.map((x) => x.ms))).toBeLessThan(1_000);
