@@ -24,7 +24,6 @@ import { AppError } from '../errors.js';
 import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
 import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
 import { isStale, type RateLimitDecision, type RateLimitOutcome } from '../modules/keys/rate-limit.types.js';
-import { scopeOf } from '../modules/orders/orders.service.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../shared/schemas.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -137,7 +136,7 @@ export const apiKeyAuthPlugin = fp(
         // After a few reloads in a row (keys changing faster than we can read them) stop checking.
         const generation = reloads < MAX_RELOADS ? lookup.generation : '';
         // Routes that read orders learn their scope's cache version from the same call.
-        const watch = readsOrders ? orderCache.watchKeys(scopeOf(key, environment)) : undefined;
+        const watch = readsOrders ? orderCache.watchKeysFor(key, environment) : undefined;
         const outcome = rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation, watch);
         return outcome instanceof Promise ? outcome.then((o) => withOutcome(o, reloads)) : withOutcome(outcome, reloads);
       }
@@ -166,7 +165,7 @@ export const apiKeyAuthPlugin = fp(
         if (scope && !key?.scopes.includes(scope)) {
           throw new AppError('ERR_API_KEY_SCOPE', `This API key lacks the scope ${scope}`);
         }
-        if (readsOrders && key) request.orderVersion = orderCache.versionOf(scopeOf(key, environment), decision.watched);
+        if (readsOrders && key) request.orderVersion = orderCache.versionFor(key, environment, decision.watched);
       }
     }
 

@@ -21,11 +21,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db.js';
-import { toDeveloperDelivery } from '../modules/webhooks/deliveries.repo.js';
+import type { ClaimedDelivery } from '../modules/webhooks/queue/claim-due-deliveries.js';
+import { toDeveloperDelivery } from '../modules/webhooks/queue/delivery-rows.js';
+import { type PendingOutcome, type RecordedOutcome, recordOutcomes } from '../modules/webhooks/queue/record-outcomes.js';
+import { releaseLease } from '../modules/webhooks/queue/release-leases.js';
 import { emitDeliveryUpdated } from '../modules/webhooks/signals.js';
 import { SIGNATURE_HEADER, signatureHeader } from '../modules/webhooks/signature.js';
-import type { ClaimedDelivery } from './claim.js';
-import { type OutcomeWriter, type PendingOutcome, type RecordedOutcome, recordOutcomes, releaseLease } from './record.js';
+import type { OutcomeWriter } from './outcome-writer.js';
 import { postWebhook, type SendResult } from './send.js';
 
 export const USER_AGENT = 'PartnerAPI-Webhooks/1';
@@ -36,7 +38,7 @@ export interface AttemptDeps {
   timeoutMs: number;
   /** Aborted when the worker stops. */
   signal: AbortSignal;
-  /** Writes outcomes in batches (see record.ts). */
+  /** Writes outcomes in batches (see outcome-writer.ts). */
   outcomes: OutcomeWriter;
 }
 
@@ -72,7 +74,7 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
   }
 
   if (result.outcome === 'aborted') {
-    await releaseLease(ctx.db, claimed);
+    await releaseLease(claimed, ctx.db);
     return;
   }
   const outcome: PendingOutcome = {
@@ -118,10 +120,10 @@ async function settleAfterOutage(deps: AttemptDeps, outcome: PendingOutcome): Pr
     if (signal.aborted) break;
     try {
       if (delivered) {
-        const row = (await recordOutcomes(ctx.db, [outcome])).get(claimed.id);
+        const row = (await recordOutcomes([outcome], ctx.db)).get(claimed.id);
         return row ? { delivery: row, webhookDisabled: false } : null;
       }
-      await releaseLease(ctx.db, claimed);
+      await releaseLease(claimed, ctx.db);
       return null;
     } catch (err) {
       if (!isUnavailableError(err)) throw err;

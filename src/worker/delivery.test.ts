@@ -9,7 +9,9 @@ import { createTestApp, type TestApp } from '../../test/harness.js';
 import { type ReceivedRequest, WebhookReceiver } from '../../test/webhook-receiver.js';
 import { PartnerOrder } from '../modules/orders/orders.schemas.js';
 import { advanceTo, assign, createOrder } from '../modules/orders/orders.test-helpers.js';
-import type { DeliveryUpdated, OutboxEvent } from '../modules/webhooks/signals.js';
+import type { ProcessedOutboxEvent } from '../modules/orders/outbox.js';
+import { RETRY_DELAYS_MS } from '../modules/webhooks/retry-schedule.js';
+import type { DeliveryUpdated } from '../modules/webhooks/signals.js';
 import {
   ALL_EVENTS,
   appendOrderEvent,
@@ -22,7 +24,6 @@ import {
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';
 import type { ApiKeyScope, WebhookEvent } from '../shared/schemas.js';
-import { RETRY_DELAYS_MS } from './schedule.js';
 import { startWorker, type Worker } from './worker.js';
 
 const stripe = new Stripe('sk_test_not_used');
@@ -379,9 +380,9 @@ describe('fan-out and signed delivery', () => {
   it('announces processed outbox rows and every delivery change after commit', async () => {
     const s = await setup();
     receiver.on(s.path, { status: 202 });
-    const processed: OutboxEvent[] = [];
+    const processed: ProcessedOutboxEvent[] = [];
     const updates: DeliveryUpdated[] = [];
-    const onProcessed = (rows: OutboxEvent[]) => processed.push(...rows);
+    const onProcessed = (rows: ProcessedOutboxEvent[]) => processed.push(...rows);
     const onUpdated = (u: DeliveryUpdated) => updates.push(u);
     t.ctx.events.on('outbox.processed', onProcessed);
     t.ctx.events.on('delivery.updated', onUpdated);

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp } from '../../test/harness.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
+import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
 import { createWebhookVia, devAuth, waitFor, waitForDeliveries } from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';
-import { claimDueDeliveries } from './claim.js';
+import { OutcomeWriter } from './outcome-writer.js';
 import { purgeExpired } from './purge.js';
-import { OutcomeWriter } from './record.js';
 import { startWorker } from './worker.js';
 
 const DAY_MS = 86_400_000;
@@ -64,6 +64,14 @@ function deliveryIdsReceived(path: string): string[] {
   return receiver.requestsTo(path).map((r) => String(r.headers['x-partner-delivery']));
 }
 
+/** Claims what is due as a worker would (a 60 s lease), without attempting anything. */
+function claimAsAWorker() {
+  return claimDueDeliveries(
+    { nowMs: t.clock.nowMs(), wallClockMs: Date.now(), leaseMs: 60_000, limit: 10, perWebhookLimit: 4 },
+    t.ctx.db,
+  );
+}
+
 describe('several workers', () => {
   it('two workers on one app never send a delivery twice', async () => {
     const hooks = await Promise.all([setup(), setup(), setup()]);
@@ -94,13 +102,7 @@ describe('several workers', () => {
     const h = await setup();
     const id = await ping(t, h.partner, h.hookId);
     // The "dead" worker: it claimed the row (a 60 s lease) and never came back.
-    const [claimed] = await claimDueDeliveries(t.ctx.db, {
-      nowMs: t.clock.nowMs(),
-      wallClockMs: Date.now(),
-      leaseMs: 60_000,
-      limit: 10,
-      perWebhookLimit: 4,
-    });
+    const [claimed] = await claimAsAWorker();
     expect(claimed.id).toBe(id);
     const survivor = startWorker(t.ctx, { pollIntervalMs: 20 });
     try {
@@ -189,13 +191,7 @@ describe('outcomes written in batches', () => {
     const h = await setup();
     const ids = [await ping(t, h.partner, h.hookId), await ping(t, h.partner, h.hookId), await ping(t, h.partner, h.hookId)];
     await t.ctx.db.query('UPDATE webhooks SET consecutive_failures = 7 WHERE id = $1', [h.hookId]);
-    const claimed = await claimDueDeliveries(t.ctx.db, {
-      nowMs: t.clock.nowMs(),
-      wallClockMs: Date.now(),
-      leaseMs: 60_000,
-      limit: 10,
-      perWebhookLimit: 4,
-    });
+    const claimed = await claimAsAWorker();
     expect(claimed.map((c) => c.id).sort()).toEqual([...ids].sort());
     const [a, b, c] = claimed;
     const writer = new OutcomeWriter(t.ctx.db);

@@ -5,7 +5,8 @@
  * backoff; meanwhile the poll keeps everything moving, only a little later.
  */
 import type { AppContext } from '../context.js';
-import { DELIVERIES_DUE_CHANNEL, DELIVERIES_DUE_EVENT, OUTBOX_CHANNEL } from '../modules/webhooks/signals.js';
+import { OUTBOX_CHANNEL, OUTBOX_EVENT } from '../modules/orders/outbox.js';
+import { DELIVERIES_DUE_CHANNEL, DELIVERIES_DUE_EVENT } from '../modules/webhooks/signals.js';
 
 export interface WakeHandlers {
   outbox: () => void;
@@ -15,7 +16,7 @@ export interface WakeHandlers {
 }
 
 export function subscribeWakeups(ctx: AppContext, handlers: WakeHandlers): () => Promise<void> {
-  ctx.events.on('outbox', handlers.outbox);
+  ctx.events.on(OUTBOX_EVENT, handlers.outbox);
   ctx.events.on(DELIVERIES_DUE_EVENT, handlers.deliveries);
   ctx.events.on('wake', handlers.clock);
 
@@ -33,7 +34,7 @@ export function subscribeWakeups(ctx: AppContext, handlers: WakeHandlers): () =>
   );
 
   return async () => {
-    ctx.events.off('outbox', handlers.outbox);
+    ctx.events.off(OUTBOX_EVENT, handlers.outbox);
     ctx.events.off(DELIVERIES_DUE_EVENT, handlers.deliveries);
     ctx.events.off('wake', handlers.clock);
     await stopListening();

@@ -4,7 +4,8 @@
  *   outbox ──fan-out──▶ webhook_deliveries (PENDING) ──claim + lease──▶ POST ──▶ DELIVERED / FAILED / DEAD
  *
  * Any number of workers (in one process or many) can run against one database: fan-out and claims use
- * FOR UPDATE SKIP LOCKED, results are fenced by lease tokens (see claim.ts and record.ts). Work starts
+ * FOR UPDATE SKIP LOCKED, results are fenced by lease tokens (the queue's SQL, one file per operation,
+ * is src/modules/webhooks/queue/). Work starts
  * within milliseconds of being queued (in-process events, LISTEN/NOTIFY on a server) and a short poll
  * catches everything else (retries coming due, another process without NOTIFY, a lost connection).
  *
@@ -18,12 +19,13 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db.js';
+import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
+import { releaseClaim } from '../modules/webhooks/queue/release-leases.js';
 import { attemptDelivery } from './attempt.js';
-import { claimDueDeliveries, releaseClaim } from './claim.js';
 import { fanOutBatch } from './fanout.js';
+import { OutcomeWriter } from './outcome-writer.js';
 import { Pump } from './pump.js';
 import { purgeExpired } from './purge.js';
-import { OutcomeWriter } from './record.js';
 import { createDeliveryAgent, type DeliveryAgentOptions } from './ssrf-guard.js';
 import { subscribeWakeups } from './wakeups.js';
 
@@ -114,7 +116,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
 
   const deliveries = new Pump(async () => {
     for (const [token, atMs] of unsettledClaims) {
-      await releaseClaim(ctx.db, token, atMs);
+      await releaseClaim(token, atMs, ctx.db);
       unsettledClaims.delete(token);
     }
     while (!closing) {
@@ -124,15 +126,18 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
       const leaseToken = randomUUID();
       let claimed: Awaited<ReturnType<typeof claimDueDeliveries>>;
       try {
-        claimed = await claimDueDeliveries(ctx.db, {
-          nowMs,
-          wallClockMs: Date.now(),
-          leaseMs: options.leaseMs,
-          limit: free,
-          perWebhookLimit: options.perWebhookConcurrency,
-          probe: !busy,
-          leaseToken,
-        });
+        claimed = await claimDueDeliveries(
+          {
+            nowMs,
+            wallClockMs: Date.now(),
+            leaseMs: options.leaseMs,
+            limit: free,
+            perWebhookLimit: options.perWebhookConcurrency,
+            probe: !busy,
+            leaseToken,
+          },
+          ctx.db,
+        );
       } catch (err) {
         if (isUnavailableError(err)) unsettledClaims.set(leaseToken, nowMs);
         throw err;

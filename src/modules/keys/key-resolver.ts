@@ -25,6 +25,7 @@
 import type { Db } from '../../db/db.js';
 import type { DependencyHealth } from '../../dependencies.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+import { findKeyByHash } from './keys.repo.js';
 
 export interface ResolvedKey {
   id: string;
@@ -163,45 +164,7 @@ export class KeyResolver {
     }
   }
 
-  private async query(hash: string): Promise<ResolvedKey | null> {
-    const rows = await this.db.query<{
-      id: string;
-      partner_id: string;
-      partner_name: string;
-      name: string;
-      environment: ApiKeyEnvironment;
-      scopes: ApiKeyScope[];
-      rate_limit: number;
-      receives_all_orders: boolean;
-      revoked_at: Date | null;
-      acts_for_key_id: string;
-    }>(
-      `WITH RECURSIVE chain AS (
-         SELECT k.id, k.successor_id, 0 AS depth FROM api_keys k WHERE k.key_hash = $1
-         UNION ALL
-         SELECT s.id, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.successor_id
-         WHERE c.depth < 100
-       )
-       SELECT k.id, k.partner_id, p.name AS partner_name, k.name, k.environment, k.scopes, k.rate_limit,
-              k.receives_all_orders, k.revoked_at,
-              (SELECT c.id FROM chain c ORDER BY c.depth DESC LIMIT 1) AS acts_for_key_id
-         FROM api_keys k JOIN partners p ON p.id = k.partner_id
-        WHERE k.key_hash = $1`,
-      [hash],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    return {
-      id: row.id,
-      partnerId: row.partner_id,
-      partnerName: row.partner_name,
-      name: row.name,
-      environment: row.environment,
-      scopes: row.scopes,
-      rateLimit: row.rate_limit,
-      receivesAllOrders: row.receives_all_orders,
-      revokedAtMs: row.revoked_at ? row.revoked_at.getTime() : null,
-      actsForKeyId: row.acts_for_key_id,
-    };
+  private query(hash: string): Promise<ResolvedKey | null> {
+    return findKeyByHash(hash, this.db);
   }
 }

@@ -1,9 +1,17 @@
 /**
- * SQL of the api_keys table. Every function that touches a partner's keys takes the partner id first
- * and filters by it; the one operator function says so in its name. Queryable (a transaction) last.
+ * SQL of the api_keys table: every statement whose subject is a key lives here. Every function that
+ * touches a partner's keys takes the partner id first and filters by it; the few that reach a key by
+ * something else say what in their name (by hash: the authentication; the owner of a key id: realtime;
+ * as operator). Queryable (a transaction) last.
+ *
+ * Statements about another table that read a key's columns in the same round trip (a webhook with its
+ * key's scopes, the operator's assignment locking an order and reading its key, the fan-out's
+ * subscribers, a key's order list checking the key's environment) stay with that table's SQL: split,
+ * each would cost a round trip.
  */
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+import type { ResolvedKey } from './key-resolver.js';
 
 export interface KeyRecord {
   id: string;
@@ -213,4 +221,95 @@ export async function updateKeyAsOperator(
     [id, patch.rateLimit ?? null, patch.receivesAllOrders ?? null],
   );
   return rows[0] ? toRecord(rows[0]) : null;
+}
+
+/**
+ * The key of an `X-Api-Key` (by the SHA-256 of the key) with its partner's name and the key it acts
+ * for now (itself, or the newest key of its rotation chain); the authentication's one read (KeyResolver).
+ */
+export async function findKeyByHash(hash: string, q: Queryable): Promise<ResolvedKey | null> {
+  const rows = await q.query<{
+    id: string;
+    partner_id: string;
+    partner_name: string;
+    name: string;
+    environment: ApiKeyEnvironment;
+    scopes: ApiKeyScope[];
+    rate_limit: number;
+    receives_all_orders: boolean;
+    revoked_at: Date | null;
+    acts_for_key_id: string;
+  }>(
+    `WITH RECURSIVE chain AS (
+       SELECT k.id, k.successor_id, 0 AS depth FROM api_keys k WHERE k.key_hash = $1
+       UNION ALL
+       SELECT s.id, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.successor_id
+       WHERE c.depth < 100
+     )
+     SELECT k.id, k.partner_id, p.name AS partner_name, k.name, k.environment, k.scopes, k.rate_limit,
+            k.receives_all_orders, k.revoked_at,
+            (SELECT c.id FROM chain c ORDER BY c.depth DESC LIMIT 1) AS acts_for_key_id
+       FROM api_keys k JOIN partners p ON p.id = k.partner_id
+      WHERE k.key_hash = $1`,
+    [hash],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    partnerName: row.partner_name,
+    name: row.name,
+    environment: row.environment,
+    scopes: row.scopes,
+    rateLimit: row.rate_limit,
+    receivesAllOrders: row.receives_all_orders,
+    revokedAtMs: row.revoked_at ? row.revoked_at.getTime() : null,
+    actsForKeyId: row.acts_for_key_id,
+  };
+}
+
+/** Who owns the key `keyId` and what it may see (realtime: the partner room an order event goes to). */
+export async function findKeyOwner(keyId: string, q: Queryable): Promise<{ partnerId: string; scopes: ApiKeyScope[] } | null> {
+  const rows = await q.query<{ partner_id: string; scopes: ApiKeyScope[] }>(
+    'SELECT partner_id, scopes FROM api_keys WHERE id = $1',
+    [keyId],
+  );
+  return rows[0] ? { partnerId: rows[0].partner_id, scopes: rows[0].scopes } : null;
+}
+
+/** The key a webhook is created for. */
+export interface KeyForWebhooks {
+  id: string;
+  scopes: ApiKeyScope[];
+  environment: ApiKeyEnvironment;
+  revokedAt: Date | null;
+}
+
+/**
+ * The partner's key, locked against concurrent webhook creation for it (the 5-per-key limit is a
+ * count-then-insert; FOR NO KEY UPDATE serialises creators without blocking foreign-key inserts that
+ * reference the key, such as order assignment).
+ */
+export async function lockKeyForWebhooks(partnerId: string, keyId: string, q: Queryable): Promise<KeyForWebhooks | null> {
+  const rows = await q.query<{ id: string; scopes: ApiKeyScope[]; environment: ApiKeyEnvironment; revoked_at: Date | null }>(
+    'SELECT id, scopes, environment, revoked_at FROM api_keys WHERE partner_id = $1 AND id = $2 FOR NO KEY UPDATE',
+    [partnerId, keyId],
+  );
+  const row = rows[0];
+  return row ? { id: row.id, scopes: row.scopes, environment: row.environment, revokedAt: row.revoked_at } : null;
+}
+
+/**
+ * Moves each key's `last_used_at` forward to the latest of `uses` for it (the usage flush: only
+ * requests the key was accepted for count). The keys are those the authentication found.
+ */
+export async function markKeysUsed(uses: ReadonlyArray<{ keyId: string; lastUsedMs: number }>, q: Queryable): Promise<void> {
+  if (uses.length === 0) return;
+  await q.query(
+    `UPDATE api_keys k SET last_used_at = GREATEST(COALESCE(k.last_used_at, t.u), t.u)
+       FROM (SELECT k AS id, max(u) AS u FROM unnest($1::uuid[], $2::timestamptz[]) AS x(k, u) GROUP BY k) t
+      WHERE k.id = t.id`,
+    [uses.map((c) => c.keyId), uses.map((c) => new Date(c.lastUsedMs))],
+  );
 }

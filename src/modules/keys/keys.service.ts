@@ -7,7 +7,8 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
-import type { OrderChange } from '../orders/read-cache.js';
+import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import type { UsageRecorder } from '../usage/usage.types.js';
 import { generateKey } from './key-format.js';
 import type { KeyResolver } from './key-resolver.js';
 import {
@@ -32,7 +33,6 @@ import type {
   DeveloperKeyUsageSeries,
   UpdateKeyByOperatorDto,
 } from './keys.schemas.js';
-import type { UsageRecorder } from './rate-limit.types.js';
 
 export const MAX_ACTIVE_KEYS = 10;
 export const ROTATION_GRACE_MS = 24 * 3600 * 1000;
@@ -43,8 +43,11 @@ export interface KeysDeps {
   clock: Clock;
   keys: KeyResolver;
   usage: UsageRecorder;
-  /** Told when a rotation moves orders to the successor (src/modules/orders/read-cache.ts). */
-  orderCache: { changed(change: OrderChange): Promise<void> };
+  /**
+   * Told when a rotation moves orders to the successor: the orders' read cache
+   * (src/modules/orders/read-cache.ts), as this service needs it.
+   */
+  orderCache: { changed(change: { environment: ApiKeyEnvironment; keyIds: string[] }): Promise<void> };
 }
 
 export function toDeveloperKey(key: KeyRecord, nowMs: number): DeveloperKey {

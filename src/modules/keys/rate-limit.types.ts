@@ -1,6 +1,6 @@
 /**
  * What the partner authentication needs from a rate limiter (implementations: rate-limiter.ts for one
- * process, redis-rate-limiter.ts shared by every process) and from the usage recorder.
+ * process, redis-rate-limiter.ts shared by every process). The usage recorder's are usage/usage.types.ts.
  */
 export interface RateLimitDecision {
   allowed: boolean;
@@ -56,35 +56,4 @@ export interface RateLimiter {
 
 export function isStale(outcome: RateLimitOutcome): outcome is StaleKeyCache {
   return (outcome as StaleKeyCache).stale === true;
-}
-
-/** Counters of one key for one UTC day. */
-export interface DailyUsage {
-  /** UTC calendar day, `YYYY-MM-DD`. */
-  day: string;
-  requests: number;
-  /** 4xx answers, 429 included. */
-  clientErrors: number;
-  /** 5xx answers. */
-  serverErrors: number;
-}
-
-/** Per-key per-UTC-day request counters, aggregated in memory and flushed in batches. */
-export interface UsageRecorder {
-  /**
-   * Counts one partner request made with `keyId`, whatever its outcome. `used`: the key was accepted
-   * (not revoked, of this listener's environment); only such a request moves the key's `lastUsedAt`.
-   */
-  record(keyId: string, statusCode: number, used: boolean): void;
-  /**
-   * The last `days` UTC days of `keyId` (zero-filled, oldest first, ending today by the clock).
-   * Exact for everything this process recorded (flushed rows plus counts not yet flushed); rows other
-   * processes flushed show within a second. `fresh` skips the short snapshot cache.
-   * Answers at once (no promise) when a fresh snapshot is at hand.
-   */
-  series(keyId: string, days: number, options?: { fresh?: boolean }): DailyUsage[] | Promise<DailyUsage[]>;
-  /** Writes everything aggregated so far. */
-  flush(): Promise<void>;
-  /** Stops the periodic flush after a final flush. */
-  stop(): Promise<void>;
 }

@@ -1,4 +1,7 @@
-/** Van batch SQL. A batch's orders are the orders whose batch_code points at it, in batch_position order. */
+/**
+ * Van batch SQL. A batch's orders are the orders whose batch_code points at it, in batch_position order.
+ * The Queryable comes last, as in every repo.
+ */
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { BatchStatus } from './orders.schemas.js';
@@ -15,7 +18,7 @@ export interface BatchCandidate {
  * Locks the listed orders (FOR UPDATE, in code order so two concurrent batch creations over the same
  * orders queue up instead of deadlocking) and reports the batch each is currently on.
  */
-export async function lockOrdersForBatch(q: Queryable, codes: string[]): Promise<BatchCandidate[]> {
+export async function lockOrdersForBatch(codes: string[], q: Queryable): Promise<BatchCandidate[]> {
   const rows = await q.query<{
     id: string;
     code: string;
@@ -40,7 +43,7 @@ export async function lockOrdersForBatch(q: Queryable, codes: string[]): Promise
 }
 
 /** Inserts an OPEN batch; false when the code is taken (the caller draws another). */
-export async function insertBatch(q: Queryable, code: string, now: Date): Promise<boolean> {
+export async function insertBatch(code: string, now: Date, q: Queryable): Promise<boolean> {
   const rows = await q.query(
     `INSERT INTO batches (code, status, created_at, updated_at) VALUES ($1, 'OPEN', $2, $2)
      ON CONFLICT (code) DO NOTHING RETURNING 1`,
@@ -50,7 +53,7 @@ export async function insertBatch(q: Queryable, code: string, now: Date): Promis
 }
 
 /** Puts the orders on the batch, in the given order. Their PartnerOrder.batch changes, so updated_at moves. */
-export async function putOrdersOnBatch(q: Queryable, batchCode: string, orderIds: string[], now: Date): Promise<void> {
+export async function putOrdersOnBatch(batchCode: string, orderIds: string[], now: Date, q: Queryable): Promise<void> {
   await q.query(
     `UPDATE orders o SET batch_code = $1, batch_position = t.position, updated_at = $3
        FROM unnest($2::uuid[]) WITH ORDINALITY AS t(id, position)
@@ -59,7 +62,7 @@ export async function putOrdersOnBatch(q: Queryable, batchCode: string, orderIds
   );
 }
 
-export async function lockBatch(q: Queryable, code: string): Promise<{ code: string; status: BatchStatus } | null> {
+export async function lockBatch(code: string, q: Queryable): Promise<{ code: string; status: BatchStatus } | null> {
   const rows = await q.query<{ code: string; status: BatchStatus }>(
     'SELECT code, status FROM batches WHERE code = $1 FOR UPDATE',
     [code],
@@ -67,15 +70,15 @@ export async function lockBatch(q: Queryable, code: string): Promise<{ code: str
   return rows[0] ?? null;
 }
 
-export async function updateBatchStatus(q: Queryable, code: string, status: BatchStatus, now: Date): Promise<void> {
+export async function updateBatchStatus(code: string, status: BatchStatus, now: Date, q: Queryable): Promise<void> {
   await q.query('UPDATE batches SET status = $2, updated_at = $3 WHERE code = $1', [code, status, now]);
   // The batch status is part of each order's partner view: incremental sync (updatedSince) must see it.
   await q.query('UPDATE orders SET updated_at = $2 WHERE batch_code = $1', [code, now]);
 }
 
 export async function batchOrders(
-  q: Queryable,
   code: string,
+  q: Queryable,
 ): Promise<{ codes: string[]; environment: ApiKeyEnvironment | null }> {
   const rows = await q.query<{ code: string; environment: ApiKeyEnvironment }>(
     'SELECT code, environment FROM orders WHERE batch_code = $1 ORDER BY batch_position, code',

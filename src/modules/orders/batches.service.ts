@@ -1,10 +1,12 @@
 /**
  * Van batches (decisions §3): an operator groups orders of one environment into a batch that moves
- * OPEN → DISPATCHED → COMPLETED. Completing a batch emits `batch.completed`.
+ * OPEN → DISPATCHED → COMPLETED. Completing a batch emits `batch.completed`. A batch shows in each of
+ * its orders, so every change announces a change of everything to the read cache (rare, bulk).
  */
 import { AppError, notFound } from '../../errors.js';
 import { batchOrders, insertBatch, lockBatch, lockOrdersForBatch, putOrdersOnBatch, updateBatchStatus } from './batches.repo.js';
 import { CODE_ATTEMPTS, newBatchCode } from './codes.js';
+import { commitOrderChange } from './order-change.js';
 import type { Batch, BatchStatus } from './orders.schemas.js';
 import type { OrdersDeps } from './orders.service.js';
 import { appendOutbox } from './outbox.js';
@@ -16,9 +18,9 @@ import { assertBatchTransition } from './state-machine.js';
  * previous batch is COMPLETED (a failed delivery going out again) may join a new batch.
  */
 export async function createBatch(deps: OrdersDeps, orderCodes: string[]): Promise<Batch> {
-  const batch = await deps.db.tx(async (q) => {
+  return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const found = await lockOrdersForBatch(q, orderCodes);
+    const found = await lockOrdersForBatch(orderCodes, tx);
     const byCode = new Map(found.map((o) => [o.code, o]));
     const missing = orderCodes.filter((c) => !byCode.has(c));
     if (missing.length > 0) {
@@ -38,47 +40,44 @@ export async function createBatch(deps: OrdersDeps, orderCodes: string[]): Promi
     let code: string | null = null;
     for (let attempt = 0; attempt < CODE_ATTEMPTS && code === null; attempt++) {
       const candidate = newBatchCode();
-      if (await insertBatch(q, candidate, now)) code = candidate;
+      if (await insertBatch(candidate, now, tx)) code = candidate;
     }
     if (code === null) throw new Error('could not draw a free batch code');
     await putOrdersOnBatch(
-      q,
       code,
       orderCodes.map((c) => byCode.get(c)!.id),
       now,
+      tx,
     );
+    tx.changed('all');
     return { code, status: 'OPEN', orderCodes: [...orderCodes] } satisfies Batch;
   });
-  // A batch shows in each of its orders (rare, bulk: every cached read is dropped).
-  await deps.orderCache.changed('all');
-  return batch;
 }
 
 /** POST /v1/admin/batches/{code}/status: OPEN → DISPATCHED → COMPLETED only. */
 export async function changeBatchStatus(deps: OrdersDeps, code: string, status: BatchStatus): Promise<Batch> {
-  let completed = false;
-  const batch = await deps.db.tx(async (q) => {
+  return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const current = await lockBatch(q, code);
+    const current = await lockBatch(code, tx);
     if (!current) throw notFound('Batch');
     assertBatchTransition(current.status, status);
-    await updateBatchStatus(q, code, status, now);
-    const orders = await batchOrders(q, code);
+    await updateBatchStatus(code, status, now, tx);
+    const orders = await batchOrders(code, tx);
     const result: Batch = { code, status, orderCodes: orders.codes };
     if (status === 'COMPLETED' && orders.environment !== null) {
-      await appendOutbox(q, {
-        type: 'batch.completed',
-        environment: orders.environment,
-        orderId: null,
-        assignedKeyId: null,
-        data: { batch: result },
-        createdAt: now,
-      });
-      completed = true;
+      await appendOutbox(
+        {
+          type: 'batch.completed',
+          environment: orders.environment,
+          orderId: null,
+          assignedKeyId: null,
+          data: { batch: result },
+          createdAt: now,
+        },
+        tx,
+      );
     }
+    tx.changed('all');
     return result;
   });
-  await deps.orderCache.changed('all');
-  if (completed) deps.events.emit('outbox');
-  return batch;
 }

@@ -179,9 +179,9 @@ describe('purgeExpiredIdempotencyKeys', () => {
         (r) => r.key,
       );
     expect(await rows()).toEqual(['new-1', 'old-1', 'old-2']);
-    expect(await purgeExpiredIdempotencyKeys(t.ctx.db, t.clock.now())).toBeGreaterThanOrEqual(2);
+    expect(await purgeExpiredIdempotencyKeys(t.clock.now(), t.ctx.db)).toBeGreaterThanOrEqual(2);
     expect(await rows()).toEqual(['new-1']);
-    expect(await purgeExpiredIdempotencyKeys(t.ctx.db, t.clock.nowMs())).toBe(0);
+    expect(await purgeExpiredIdempotencyKeys(t.clock.nowMs(), t.ctx.db)).toBe(0);
   });
 
   it('never stores 5xx or 429 answers', () => {

@@ -50,7 +50,7 @@ export function requestHash(target: string, body: unknown): string {
  * Claims the key for this request inside transaction `q`, or finds the answer stored for it.
  * An expired row (older than 24 h, not yet purged) is taken over as if it did not exist.
  */
-export async function claimIdempotencyKey(q: Queryable, scope: IdempotencyScope, now: Date): Promise<IdempotencyClaim> {
+export async function claimIdempotencyKey(scope: IdempotencyScope, now: Date, q: Queryable): Promise<IdempotencyClaim> {
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
   // Two rounds at most: the second covers a purge deleting the row between the two statements.
   for (let round = 0; round < 2; round++) {
@@ -83,10 +83,10 @@ export async function claimIdempotencyKey(q: Queryable, scope: IdempotencyScope,
 
 /** Stores the answer (its JSON text) for a claimed key (same transaction as the claim). */
 export async function saveIdempotentResponse(
-  q: Queryable,
   scope: IdempotencyScope,
   statusCode: number,
   responseJson: string,
+  q: Queryable,
 ): Promise<void> {
   await q.query('UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE api_key_id = $1 AND key = $2', [
     scope.apiKeyId,
@@ -102,7 +102,7 @@ export function isStorableError(err: AppError): boolean {
 }
 
 /** Deletes idempotency rows older than 24 h (the worker calls it periodically); returns how many. */
-export async function purgeExpiredIdempotencyKeys(db: Queryable | Db, now: Date | number): Promise<number> {
+export async function purgeExpiredIdempotencyKeys(now: Date | number, db: Queryable | Db): Promise<number> {
   const nowMs = typeof now === 'number' ? now : now.getTime();
   const rows = await db.query<{ n: number }>(
     'WITH gone AS (DELETE FROM idempotency_keys WHERE created_at < $1 RETURNING 1) SELECT count(*)::int AS n FROM gone',

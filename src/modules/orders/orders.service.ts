@@ -1,8 +1,8 @@
 /**
  * Order rules: partner reads and events (spec 3.1, 4.1; decisions §4), the operator's order API
  * (decisions §3). No Fastify here: handlers pass the authenticated key or nothing (admin), services
- * throw AppError. Every change writes its outbox events in its own transaction and wakes the worker
- * after COMMIT.
+ * throw AppError. Every change runs through commitOrderChange (order-change.ts): its outbox events are
+ * written with it, and after COMMIT the read cache is told and the outbox consumers are woken.
  */
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
@@ -11,25 +11,24 @@ import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/
 import type { ResolvedKey } from '../keys/key-resolver.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
 import { parseInstant, parseOptionalInstant } from './instants.js';
+import { commitOrderChange, type OrderChangeDeps } from './order-change.js';
 import {
-  assignOrderToKey,
   findAdminOrderByCode,
-  insertNewOrderRow,
-  type JsonBytes,
-  type JsonText,
   listVisibleOrders,
   loadPartnerOrder,
+  type OrderListFilters,
+  VisibleOrderLoader,
+} from './order-reads.repo.js';
+import {
+  assignOrderToKey,
+  insertNewOrderRow,
   lockOrderByCode,
   lockOrderForAssignment,
   type NewOrder,
   type OrderEventRow,
-  type OrderListFilters,
-  type PartnerOrderScope,
-  partnerOrderJson,
   recordStatusChange,
   type StatusChange,
-  VisibleOrderLoader,
-} from './orders.repo.js';
+} from './order-writes.repo.js';
 import type {
   AdminOrder,
   CreateOrderDto,
@@ -38,41 +37,30 @@ import type {
   PartnerCustomer,
   PartnerOrder,
 } from './orders.schemas.js';
-import { newEventId, outboxCommitted, statusChangeEventTypes } from './outbox.js';
-import { type OrderChange, scopeId } from './read-cache.js';
+import { newEventId, type OutboxTx, statusChangeEventTypes } from './outbox.js';
+import { scopeId } from './read-cache.js';
 import { assertPlatformTransition, FINAL_STATUSES } from './state-machine.js';
+import { type JsonBytes, type JsonText, partnerOrderText, scopeOf, seesCustomer } from './visibility.js';
 
 /** What the order services need from the context (AppContext satisfies it). */
-export interface OrdersDeps {
-  db: { kind?: 'embedded' | 'server'; query: Queryable['query']; tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> };
+export interface OrdersDeps extends OrderChangeDeps {
   clock: { now(): Date; nowMs(): number };
-  events: { emit(event: 'outbox'): boolean };
-  /** Cached partner reads (read-cache.ts); every change is announced to it after COMMIT. */
-  orderCache: {
+  /** Cached partner reads (read-cache.ts); every change is announced to it after COMMIT (commitOrderChange). */
+  orderCache: OrderChangeDeps['orderCache'] & {
     get(key: string, version: string): Buffer | null | undefined;
     set(key: string, version: string, text: string | null): Buffer | null;
-    changed(change: OrderChange): Promise<void>;
   };
 }
 
 const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
-
-export function hasPii(key: ResolvedKey): boolean {
-  return key.scopes.includes('orders:pii');
-}
-
-/** The orders a key sees on a listener: its (acted-for) key's orders, or all of the environment's. */
-export function scopeOf(key: ResolvedKey, environment: ApiKeyEnvironment): PartnerOrderScope {
-  return { environment, keyId: key.receivesAllOrders ? null : key.actsForKeyId };
-}
 
 /** The admin view from a PartnerOrder snapshot with customer (saves reading the order again). */
 function adminView(snapshot: PartnerOrder, environment: ApiKeyEnvironment, assignedKeyId: string | null): AdminOrder {
   return { ...snapshot, environment: environment === 'LIVE' ? 'live' : 'sandbox', assignedKeyId };
 }
 
-async function snapshotOf(q: Queryable, orderId: string): Promise<PartnerOrder> {
-  const order = await loadPartnerOrder(q, orderId, { pii: true });
+async function snapshotOf(orderId: string, q: Queryable): Promise<PartnerOrder> {
+  const order = await loadPartnerOrder(orderId, { pii: true }, q);
   if (!order) throw new Error(`order ${orderId} vanished inside its own transaction`);
   return order;
 }
@@ -80,7 +68,6 @@ async function snapshotOf(q: Queryable, orderId: string): Promise<PartnerOrder> 
 /**
  * The status change of an order (row, timeline entry, and its outbox events: status_changed, plus
  * delivered / cancelled), to be written by recordStatusChange(s) on the transaction holding the row lock.
- * The caller calls `outboxCommitted` after COMMIT.
  */
 export function statusChangeOf(
   order: { id: string; environment: ApiKeyEnvironment; assignedKeyId: string | null; status: OrderStatus },
@@ -119,7 +106,7 @@ export async function listPartnerOrders(
   if (query.to !== undefined) filters.to = parseInstant('to', query.to);
   if (query.updatedSince !== undefined) filters.updatedSince = parseInstant('updatedSince', query.updatedSince);
   const scope = scopeOf(key, environment);
-  const pii = hasPii(key);
+  const pii = seesCustomer(key);
   // Instants are normalised by parseInstant: two spellings of one query share an entry.
   const cacheKey =
     version === null
@@ -154,7 +141,7 @@ export async function getPartnerOrder(
   version: string | null,
 ): Promise<JsonText<PartnerOrder> | JsonBytes<PartnerOrder>> {
   const scope = scopeOf(key, environment);
-  const pii = hasPii(key);
+  const pii = seesCustomer(key);
   const cacheKey = version === null ? null : `${scopeId(scope)}|${pii ? 1 : 0}|order|${code}`;
   let order: JsonText<PartnerOrder> | JsonBytes<PartnerOrder> | null | undefined =
     cacheKey !== null && version !== null ? deps.orderCache.get(cacheKey, version) : undefined;
@@ -185,20 +172,20 @@ function normaliseCustomer(input: CreateOrderDto['customer']): PartnerCustomer |
 /**
  * Inserts an order with a fresh code (drawing again on the rare collision), its timeline, and the
  * outbox events of its creation (order.placed, and order.assigned_to_partner for an order created
- * assigned), on `q` (the pool: one statement is atomic on its own; or a transaction). Returns the
- * snapshot with customer; an unknown zone is 404. The caller calls `outboxCommitted` after COMMIT.
+ * assigned), on `tx` (commitOrderChange's, on the pool: one statement is atomic on its own; or in a
+ * transaction). Returns the snapshot with customer; an unknown zone is 404.
  */
 export async function insertNewOrder(
-  q: Queryable,
   order: Omit<NewOrder, 'code'>,
   timeline: { statuses: OrderStatus[]; actor: OrderEventRow['actor'] },
+  tx: OutboxTx,
 ): Promise<PartnerOrder> {
   const outbox: Array<{ eventId: string; type: WebhookEvent }> = [{ eventId: newEventId(), type: 'order.placed' }];
   if (order.assignedKeyId !== null) outbox.push({ eventId: newEventId(), type: 'order.assigned_to_partner' });
   for (let attempt = 0; attempt < CODE_ATTEMPTS; attempt++) {
-    const outcome = await insertNewOrderRow(q, { ...order, code: newOrderCode() }, timeline, outbox);
+    const outcome = await insertNewOrderRow({ ...order, code: newOrderCode() }, timeline, outbox, tx);
     if (outcome.kind === 'no-zone') throw notFound('Zone');
-    if (outcome.kind === 'inserted') return JSON.parse(partnerOrderJson(outcome.pieces, true)) as PartnerOrder;
+    if (outcome.kind === 'inserted') return JSON.parse(partnerOrderText(outcome.pieces, true)) as PartnerOrder;
   }
   throw new Error('could not draw a free order code');
 }
@@ -218,35 +205,41 @@ export async function createOrder(deps: OrdersDeps, body: CreateOrderDto): Promi
   }
   const environment = envOf(body.environment);
   // One statement (insertNewOrderRow): no transaction of its own needed.
-  const snapshot = await insertNewOrder(
-    deps.db,
-    {
-      id: newId(),
-      environment,
-      status: 'PLACED',
-      paymentMethod: body.paymentMethod,
-      paymentStatus: body.paymentStatus ?? 'UNPAID',
-      totalQepik: body.totalQepik,
-      codAmountQepik: body.codAmountQepik,
-      area: body.area ?? null,
-      zoneId: body.zoneId ?? null,
-      timeWindowStart,
-      timeWindowEnd,
-      customer: normaliseCustomer(body.customer),
-      assignedKeyId: null,
-      partnerAssignedAt: null,
-      items: body.items,
-      createdAt: deps.clock.now(),
+  const snapshot = await commitOrderChange(
+    deps,
+    async (tx) => {
+      const order = await insertNewOrder(
+        {
+          id: newId(),
+          environment,
+          status: 'PLACED',
+          paymentMethod: body.paymentMethod,
+          paymentStatus: body.paymentStatus ?? 'UNPAID',
+          totalQepik: body.totalQepik,
+          codAmountQepik: body.codAmountQepik,
+          area: body.area ?? null,
+          zoneId: body.zoneId ?? null,
+          timeWindowStart,
+          timeWindowEnd,
+          customer: normaliseCustomer(body.customer),
+          assignedKeyId: null,
+          partnerAssignedAt: null,
+          items: body.items,
+          createdAt: deps.clock.now(),
+        },
+        { statuses: ['PLACED'], actor: 'ADMIN' },
+        tx,
+      );
+      tx.changed({ environment, keyIds: [] });
+      return order;
     },
-    { statuses: ['PLACED'], actor: 'ADMIN' },
+    { transaction: false },
   );
-  await deps.orderCache.changed({ environment, keyIds: [] });
-  outboxCommitted(deps);
   return adminView(snapshot, environment, null);
 }
 
 export async function getAdminOrder(deps: OrdersDeps, code: string): Promise<AdminOrder> {
-  const order = await findAdminOrderByCode(deps.db, code);
+  const order = await findAdminOrderByCode(code, deps.db);
   if (!order) throw notFound('Order');
   return order;
 }
@@ -257,10 +250,9 @@ export async function getAdminOrder(deps: OrdersDeps, code: string): Promise<Adm
  * final state: 409 ERR_CONFLICT. Assigning to the key it already has changes nothing.
  */
 export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: string): Promise<AdminOrder> {
-  let changed: OrderChange | null = null;
-  const view = await deps.db.tx(async (q) => {
+  return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const { order, key } = await lockOrderForAssignment(q, code, apiKeyId);
+    const { order, key } = await lockOrderForAssignment(code, apiKeyId, tx);
     if (!order) throw notFound('Order');
     if (!key) throw notFound('API key');
     if (key.revokedAt !== null) {
@@ -279,21 +271,16 @@ export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: stri
       throw new AppError('ERR_CONFLICT', `The order is ${order.status}; a finished order cannot be assigned`);
     }
     if (order.assignedKeyId === key.id) {
-      return adminView(await snapshotOf(q, order.id), order.environment, key.id);
+      return adminView(await snapshotOf(order.id, tx), order.environment, key.id);
     }
     const pieces = await assignOrderToKey(
-      q,
       { orderId: order.id, apiKeyId: key.id, environment: order.environment, eventId: newEventId() },
       now,
+      tx,
     );
-    changed = { environment: order.environment, keyIds: [order.assignedKeyId, key.id] };
-    return adminView(JSON.parse(partnerOrderJson(pieces, true)) as PartnerOrder, order.environment, key.id);
+    tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId, key.id] });
+    return adminView(JSON.parse(partnerOrderText(pieces, true)) as PartnerOrder, order.environment, key.id);
   });
-  if (changed) {
-    await deps.orderCache.changed(changed);
-    outboxCommitted(deps);
-  }
-  return view;
 }
 
 /** POST /v1/admin/orders/{code}/status: the platform transitions of decisions §4. */
@@ -302,20 +289,16 @@ export async function changeOrderStatus(
   code: string,
   body: { status: OrderStatus; note?: string },
 ): Promise<AdminOrder> {
-  let changed: OrderChange | null = null;
-  const view = await deps.db.tx(async (q) => {
+  return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const order = await lockOrderByCode(q, code);
+    const order = await lockOrderByCode(code, tx);
     if (!order) throw notFound('Order');
     assertPlatformTransition(order.status, body.status);
-    changed = { environment: order.environment, keyIds: [order.assignedKeyId] };
     const pieces = await recordStatusChange(
-      q,
       statusChangeOf(order, body.status, { actor: 'ADMIN', note: body.note ?? null }, now),
+      tx,
     );
-    return adminView(JSON.parse(partnerOrderJson(pieces, true)) as PartnerOrder, order.environment, order.assignedKeyId);
+    tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId] });
+    return adminView(JSON.parse(partnerOrderText(pieces, true)) as PartnerOrder, order.environment, order.assignedKeyId);
   });
-  if (changed) await deps.orderCache.changed(changed);
-  outboxCommitted(deps);
-  return view;
 }

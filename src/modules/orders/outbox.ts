@@ -1,20 +1,42 @@
 /**
- * Domain events (the transactional outbox). Every order change writes its events here IN THE SAME
- * TRANSACTION as the change, so an event exists exactly when its change committed; the caller emits
- * `ctx.events.emit('outbox')` after COMMIT to wake the worker in-process.
+ * The outbox (domain events of orders) and its whole contract: how rows are written, how consumers are
+ * woken, what a row carries. The one place for it; producers and consumers import from here.
  *
- * Contract for consumers (webhook fan-out, realtime):
- *  - order events: `data = { order: PartnerOrder WITH customer filled, previousStatus? }`, `order_id`
- *    the order, `assigned_key_id` the order's key at that moment (null when unassigned). A consumer
- *    delivering to a key without `orders:pii` must null `customer` (see `withoutCustomer`).
+ * Writing. Every order change writes its events IN THE SAME TRANSACTION as the change (or in the same
+ * statement), so an event exists exactly when its change committed. Rows are written only through an
+ * `OutboxTx`, which only commitOrderChange (order-change.ts) hands out: the statements that write rows
+ * (`appendOutbox` here; the order statements of order-writes.repo.ts, which build their rows with
+ * `OUTBOX_INSERT` and `outboxOrderDataSql`) mark it, and after COMMIT commitOrderChange wakes the
+ * consumers (`outboxCommitted`). That is the one wake-up protocol: nothing NOTIFYs inside a transaction.
+ *
+ * Waking. In-process: `events.emit(OUTBOX_EVENT)`. Other processes (PostgreSQL server): NOTIFY
+ * OUTBOX_CHANNEL after COMMIT, coalesced. A lost wake-up only delays: the worker also polls (400 ms).
+ *
+ * Rows (what consumers read):
+ *  - order events (`order.placed`, `order.assigned_to_partner`, `order.status_changed`,
+ *    `order.delivered`, `order.cancelled`): `data = { order, previousStatus? }`, `order` the full
+ *    PartnerOrder WITH `customer` filled, `order_id` the order, `assigned_key_id` the order's key at that
+ *    moment (null when unassigned). A consumer shows the order as the receiving key sees it
+ *    (`orderAsSeenBy`, visibility.ts) and routes by keySeesOrder.
  *  - `batch.completed`: `data = { batch: { code, status, orderCodes } }`, `order_id` and
  *    `assigned_key_id` null, `environment` the environment of the batch's orders.
+ *
+ * Consumed by the worker's fan-out (src/worker/fanout.ts), which routes rows to webhooks (decisions §6,
+ * src/modules/webhooks/routing.ts), marks them processed and, after each committed batch, emits
+ * OUTBOX_PROCESSED_EVENT with the rows (`ProcessedOutboxEvent[]`) for the realtime channel.
  */
 import { randomInt } from 'node:crypto';
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
-import { OUTBOX_CHANNEL } from '../webhooks/signals.js';
 import type { Batch, PartnerOrder } from './orders.schemas.js';
+import { orderJsonSql } from './visibility.js';
+
+/** NOTIFY channel: outbox rows were committed; workers of other processes should fan out now. */
+export const OUTBOX_CHANNEL = 'partner_api_outbox';
+/** In-process event (ctx.events): outbox rows were committed. */
+export const OUTBOX_EVENT = 'outbox';
+/** In-process event (ctx.events): a fan-out batch committed; payload `ProcessedOutboxEvent[]`. */
+export const OUTBOX_PROCESSED_EVENT = 'outbox.processed';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -34,7 +56,8 @@ export interface BatchEventData {
   batch: Batch;
 }
 
-export interface OutboxEvent {
+/** An event to append (appendOutbox). */
+export interface NewOutboxEvent {
   type: WebhookEvent;
   environment: ApiKeyEnvironment;
   orderId: string | null;
@@ -44,55 +67,89 @@ export interface OutboxEvent {
   createdAt: Date;
 }
 
+/** One processed outbox row, as OUTBOX_PROCESSED_EVENT carries it (the realtime channel). */
+export interface ProcessedOutboxEvent {
+  eventId: string;
+  type: string;
+  environment: ApiKeyEnvironment;
+  orderId: string | null;
+  assignedKeyId: string | null;
+  data: Record<string, unknown>;
+}
+
+/** The events a status change emits (decisions §6): always status_changed, plus delivered / cancelled. */
+export function statusChangeEventTypes(to: OrderStatus): WebhookEvent[] {
+  const types: WebhookEvent[] = ['order.status_changed'];
+  if (to === 'DELIVERED') types.push('order.delivered');
+  if (to === 'CANCELLED') types.push('order.cancelled');
+  return types;
+}
+
+// --- Writing ---------------------------------------------------------------------------------------
+
 /**
- * Appends one event; call it with the transaction of the change it describes. The same statement
- * NOTIFYs OUTBOX_CHANNEL, which PostgreSQL delivers only when the transaction commits (and once per
- * transaction however many events it wrote), so workers in other processes wake at once; in-process
- * the caller emits `ctx.events.emit('outbox')` after COMMIT.
+ * A transaction (or, for a change made by one statement, the pool) that may write outbox rows: a
+ * statement that wrote some calls `wroteOutbox()`, and the consumers are woken after COMMIT. Only
+ * commitOrderChange (order-change.ts) makes one, so no outbox row can be written without its wake-up.
  */
-export async function appendOutbox(q: Queryable, event: OutboxEvent): Promise<string> {
+export interface OutboxTx extends Queryable {
+  wroteOutbox(): void;
+}
+
+/** The start of every statement that writes outbox rows (the rows' columns, in this order). */
+export const OUTBOX_INSERT = 'INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)';
+
+/**
+ * The `data` of an order event in SQL: the order row `alias` as its PartnerOrder WITH customer (the
+ * snapshot the change just made, taken inside PostgreSQL), and `previousStatus` when given.
+ */
+export function outboxOrderDataSql(alias: string, previousStatus?: string): string {
+  const order = `'order', (${orderJsonSql(true, alias)})::jsonb`;
+  return previousStatus === undefined
+    ? `jsonb_build_object(${order})`
+    : `jsonb_build_object(${order}, 'previousStatus', ${previousStatus})`;
+}
+
+/** Appends one event in the transaction of the change it describes (batch completion). */
+export async function appendOutbox(event: NewOutboxEvent, tx: OutboxTx): Promise<string> {
   const eventId = newEventId();
-  await q.query(
-    `WITH wake AS (SELECT pg_notify($8, ''))
-     INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)
-     SELECT $1::text, $2::text, $3::text, $4::uuid, $5::uuid, $6::jsonb, $7::timestamptz FROM wake`,
-    [
-      eventId,
-      event.type,
-      event.environment,
-      event.orderId,
-      event.assignedKeyId,
-      JSON.stringify(event.data),
-      event.createdAt,
-      OUTBOX_CHANNEL,
-    ],
-  );
+  await tx.query(`${OUTBOX_INSERT} VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    eventId,
+    event.type,
+    event.environment,
+    event.orderId,
+    event.assignedKeyId,
+    JSON.stringify(event.data),
+    event.createdAt,
+  ]);
+  tx.wroteOutbox();
   return eventId;
 }
 
-/** What `outboxCommitted` needs (OrdersDeps / AppContext satisfy it). */
+// --- Waking ----------------------------------------------------------------------------------------
+
+/** What `outboxCommitted` needs (AppContext satisfies it). */
 export interface OutboxSignalDeps {
   db: { kind?: 'embedded' | 'server'; query: Queryable['query'] };
-  events: { emit(event: 'outbox'): boolean };
+  events: { emit(event: typeof OUTBOX_EVENT): boolean };
 }
 
 /** Per database: whether a wake-up NOTIFY is in flight, and whether another commit happened meanwhile. */
 const pendingNotify = new WeakMap<object, { again: boolean }>();
 
 /**
- * Wakes outbox consumers after the COMMIT of rows written WITHOUT a NOTIFY in their transaction (the
- * status-change path, `recordStatusChange`): in-process at once, and on a PostgreSQL server other
- * processes through one NOTIFY OUTBOX_CHANNEL, coalesced: while one is in flight, further commits
- * only ask for one more after it.
+ * Wakes outbox consumers after the COMMIT of outbox rows (commitOrderChange calls it): in-process at
+ * once, and on a PostgreSQL server other processes through one NOTIFY OUTBOX_CHANNEL, coalesced: while
+ * one is in flight, further commits only ask for one more after it.
  *
- * Why not NOTIFY inside the change's transaction, as `appendOutbox` does: PostgreSQL serialises the
- * commits of all transactions that NOTIFY (a database-wide lock held from pre-commit until the commit
- * record is flushed), so every partner event waited for the previous one's WAL flush. The wake-up
- * carries no data, needs no durability (synchronous_commit off for it) and may be lost in a crash
- * between COMMIT and NOTIFY: the worker's poll then picks the rows up a little later.
+ * Why not NOTIFY inside the change's transaction: PostgreSQL serialises the commits of all transactions
+ * that NOTIFY (a database-wide lock held from pre-commit until the commit record is flushed), so every
+ * partner event waited for the previous one's WAL flush. The wake-up carries no data, needs no
+ * durability (synchronous_commit off for it) and may be lost in a crash between COMMIT and NOTIFY: the
+ * worker's poll then picks the rows up a little later.
  */
 export function outboxCommitted(deps: OutboxSignalDeps): void {
-  deps.events.emit('outbox');
+  deps.events.emit(OUTBOX_EVENT);
   if (deps.db.kind !== 'server') return;
   const db = deps.db;
   const pending = pendingNotify.get(db);
@@ -113,17 +170,4 @@ export function outboxCommitted(deps: OutboxSignalDeps): void {
       });
   };
   send();
-}
-
-/** The events a status change emits (decisions §6): always status_changed, plus delivered / cancelled. */
-export function statusChangeEventTypes(to: OrderStatus): WebhookEvent[] {
-  const types: WebhookEvent[] = ['order.status_changed'];
-  if (to === 'DELIVERED') types.push('order.delivered');
-  if (to === 'CANCELLED') types.push('order.cancelled');
-  return types;
-}
-
-/** The order as a key without `orders:pii` sees it. */
-export function withoutCustomer<T extends { customer: unknown }>(order: T): T {
-  return order.customer === null ? order : { ...order, customer: null };
 }

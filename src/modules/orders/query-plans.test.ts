@@ -11,7 +11,8 @@ import { createKey, createPartner, type TestKey } from '../../../test/factories.
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import type { Queryable } from '../../db/db.js';
 import type { OrderStatus } from '../../shared/schemas.js';
-import { listVisibleOrders, type OrderListFilters, type PartnerOrderScope, VisibleOrderLoader } from './orders.repo.js';
+import { listVisibleOrders, type OrderListFilters, VisibleOrderLoader } from './order-reads.repo.js';
+import type { PartnerOrderScope } from './visibility.js';
 
 /** Key `a` holds a tenth of the live orders: the shape of a real deployment, where a key sees a slice. */
 const ORDERS = { a: 1000, b: 8000, sandbox: 1000 };

@@ -8,8 +8,9 @@
  * still the tag; otherwise the read goes to the database and the entry is replaced.
  *
  * Versions are counters: one per key, one per environment, one for everything (bulk changes: batches).
- * Every service that changes orders announces the change after its COMMIT and before it answers
- * (`changed`), so a client that saw its write acknowledged never reads the order as it was before.
+ * Every change of orders announces itself after its COMMIT and before it answers (`changed`, called
+ * by commitOrderChange in order-change.ts; a key rotation, which moves orders, calls it too), so a
+ * client that saw its write acknowledged never reads the order as it was before.
  * - Embedded database (one process): the counters live in this object; reading them is free.
  * - PostgreSQL server with Redis (several processes): the counters are Redis keys. A read needs them
  *   fresh, and a partner request already makes one Redis call, the rate-limit script: the script reads
@@ -29,7 +30,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import type { PartnerOrderScope } from './orders.repo.js';
+import { type PartnerOrderScope, type RequestKey, scopeOf } from './visibility.js';
 
 /** Bytes of answers kept per process (their UTF-8 JSON plus a little per entry). */
 export const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
@@ -79,6 +80,16 @@ export class PartnerOrderCache {
   watchKeys(scope: PartnerOrderScope): readonly [string, string] | undefined {
     if (this.mode !== 'redis') return undefined;
     return [`${this.redisPrefix}all`, this.redisPrefix + scopeId(scope)];
+  }
+
+  /** watchKeys of a partner request made with `key` on `environment` (its scope: visibility.ts). */
+  watchKeysFor(key: RequestKey, environment: ApiKeyEnvironment): readonly [string, string] | undefined {
+    return this.mode === 'redis' ? this.watchKeys(scopeOf(key, environment)) : undefined;
+  }
+
+  /** versionOf for a partner request made with `key` on `environment`. */
+  versionFor(key: RequestKey, environment: ApiKeyEnvironment, watched: string | undefined): string | null {
+    return this.versionOf(scopeOf(key, environment), watched);
   }
 
   /**

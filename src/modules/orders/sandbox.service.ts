@@ -7,9 +7,10 @@ import { randomInt } from 'node:crypto';
 import { newId } from '../../shared/ids.js';
 import type { LocalizedText, PaymentMethod } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
+import { commitOrderChange } from './order-change.js';
 import type { PartnerCustomer, PartnerOrder } from './orders.schemas.js';
-import { hasPii, insertNewOrder, type OrdersDeps } from './orders.service.js';
-import { outboxCommitted, withoutCustomer } from './outbox.js';
+import { insertNewOrder, type OrdersDeps } from './orders.service.js';
+import { orderAsSeenBy } from './visibility.js';
 import { someZoneIds } from './zones.repo.js';
 
 interface Product {
@@ -91,11 +92,10 @@ export async function createSandboxOrder(
   };
   const now = deps.clock.now();
   const window = timeWindow(now);
-  const snapshot = await deps.db.tx(async (q) => {
-    const zones = await someZoneIds(q, 5);
+  const snapshot = await commitOrderChange(deps, async (tx) => {
+    const zones = await someZoneIds(5, tx);
     const zoneId = zones.length > 0 && randomInt(2) === 0 ? pick(zones) : null;
-    return insertNewOrder(
-      q,
+    const order = await insertNewOrder(
       {
         id: newId(),
         environment: 'SANDBOX',
@@ -116,9 +116,10 @@ export async function createSandboxOrder(
         createdAt: now,
       },
       { statuses: ['PLACED', 'VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'], actor: 'SYSTEM' },
+      tx,
     );
+    tx.changed({ environment: 'SANDBOX', keyIds: [key.actsForKeyId] });
+    return order;
   });
-  await deps.orderCache.changed({ environment: 'SANDBOX', keyIds: [key.actsForKeyId] });
-  outboxCommitted(deps);
-  return hasPii(key) ? snapshot : withoutCustomer(snapshot);
+  return orderAsSeenBy(key, snapshot);
 }

@@ -1,5 +1,5 @@
 import type { ResolvedKey } from '../keys/key-resolver.js';
-import type { DailyUsage, UsageRecorder } from '../keys/rate-limit.types.js';
+import type { DailyUsage, UsageRecorder } from '../usage/usage.types.js';
 import type { PartnerMe } from './partner-me.schemas.js';
 
 /**

@@ -4,8 +4,8 @@
  * the connection with `ERR_UNAUTHORIZED`, and a token that expires during a connection ends it.
  *
  * Rooms: `partner:<partnerId>` (every PARTNER user of that partner) and `admins`. Events:
- *   order.updated    { order }     → the partner owning the order's key (customer only with orders:pii)
- *                                    and admins (with customer)
+ *   order.updated    { order }     → the partner owning the order's key (the order as that key sees it:
+ *                                    orderAsSeenBy, visibility.ts) and admins (with customer)
  *   delivery.updated { delivery }  → the partner owning the webhook
  * They come from what the worker has committed (outbox rows it fanned out, delivery state changes), so
  * nothing is emitted for a change that rolled back.
@@ -25,20 +25,18 @@ import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
 import { ERROR_STATUS } from '../../errors.js';
 import { duplicateRedis } from '../../redis.js';
+import type { ApiKeyScope } from '../../shared/schemas.js';
 import { type Principal, verifyAccessToken } from '../auth/tokens.js';
+import { findKeyOwner } from '../keys/keys.repo.js';
+import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../orders/outbox.js';
+import { orderAsSeenBy } from '../orders/visibility.js';
+import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated } from '../webhooks/signals.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
 
-interface OutboxEvent {
-  type: string;
-  orderId: string | null;
-  assignedKeyId: string | null;
-  data: { order?: Record<string, unknown> & { customer?: unknown } };
-}
-
 interface KeyOwner {
   partnerId: string;
-  pii: boolean;
+  scopes: ApiKeyScope[];
 }
 
 // Order events that describe the same change as a status_changed row emitted beside them.
@@ -79,15 +77,15 @@ export class RealtimeHub {
   private closed = false;
 
   constructor(private readonly ctx: AppContext) {
-    const onOutbox = (rows: OutboxEvent[]) =>
+    const onOutbox = (rows: ProcessedOutboxEvent[]) =>
       void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
-    const onDelivery = (event: { partnerId: string; delivery: unknown }) =>
+    const onDelivery = (event: DeliveryUpdated) =>
       this.emit(`partner:${event.partnerId}`, 'delivery.updated', { delivery: event.delivery });
-    ctx.events.on('outbox.processed', onOutbox);
-    ctx.events.on('delivery.updated', onDelivery);
+    ctx.events.on(OUTBOX_PROCESSED_EVENT, onOutbox);
+    ctx.events.on(DELIVERY_UPDATED_EVENT, onDelivery);
     this.unsubscribe.push(
-      () => ctx.events.off('outbox.processed', onOutbox),
-      () => ctx.events.off('delivery.updated', onDelivery),
+      () => ctx.events.off(OUTBOX_PROCESSED_EVENT, onOutbox),
+      () => ctx.events.off(DELIVERY_UPDATED_EVENT, onDelivery),
     );
   }
 
@@ -210,28 +208,24 @@ export class RealtimeHub {
     }
   }
 
-  private async publishOrders(rows: OutboxEvent[]): Promise<void> {
+  private async publishOrders(rows: ProcessedOutboxEvent[]): Promise<void> {
     for (const row of rows) {
-      const order = row.data?.order;
+      const order = (row.data as { order?: { customer?: unknown } } | undefined)?.order;
       if (!order || REDUNDANT_ORDER_EVENTS.has(row.type)) continue;
       this.emit('admins', 'order.updated', { order });
       if (!row.assignedKeyId) continue;
       const owner = await this.ownerOf(row.assignedKeyId);
       if (!owner) continue;
-      this.emit(`partner:${owner.partnerId}`, 'order.updated', { order: owner.pii ? order : { ...order, customer: null } });
+      this.emit(`partner:${owner.partnerId}`, 'order.updated', { order: orderAsSeenBy(owner, order) });
     }
   }
 
   private async ownerOf(keyId: string): Promise<KeyOwner | null> {
     const known = this.keyOwners.get(keyId);
     if (known) return known;
-    const rows = await this.ctx.db.query<{ partner_id: string; scopes: string[] }>(
-      'SELECT partner_id, scopes FROM api_keys WHERE id = $1',
-      [keyId],
-    );
-    if (!rows[0]) return null;
+    const owner = await findKeyOwner(keyId, this.ctx.db);
+    if (!owner) return null;
     // Scopes of a key never change after creation, and its partner never does: safe to remember.
-    const owner = { partnerId: rows[0].partner_id, pii: rows[0].scopes.includes('orders:pii') };
     if (this.keyOwners.size > 100_000) this.keyOwners.clear();
     this.keyOwners.set(keyId, owner);
     return owner;

@@ -32,9 +32,9 @@ describe('purgeExpiredUsage', () => {
         utcDay(now - ago * DAY_MS),
       ]);
     }
-    expect(await purgeExpiredUsage(t.ctx.db, t.clock.now())).toBe(3);
+    expect(await purgeExpiredUsage(t.clock.now(), t.ctx.db)).toBe(3);
     expect(await storedDays(key.id)).toEqual([34, 1, 0].map((ago) => utcDay(now - ago * DAY_MS)));
-    expect(await purgeExpiredUsage(t.ctx.db, t.clock.now())).toBe(0);
+    expect(await purgeExpiredUsage(t.clock.now(), t.ctx.db)).toBe(0);
   });
 
   it('lets a day of counted requests go once it is 35 days old (test clock), the series shows it until then', async () => {
@@ -60,14 +60,14 @@ describe('purgeExpiredUsage', () => {
     };
 
     t.clock.advance(34 * 86400);
-    await purgeExpiredUsage(t.ctx.db, t.clock.now());
+    await purgeExpiredUsage(t.clock.now(), t.ctx.db);
     expect(await storedDays(key.id)).toEqual([firstDay]);
     const oldest = await usage35();
     expect(oldest.items[0]).toEqual({ day: firstDay, requests: 1, clientErrors: 0, serverErrors: 0 });
     expect(oldest.totalRequests).toBe(1);
 
     t.clock.advance(86400);
-    expect(await purgeExpiredUsage(t.ctx.db, t.clock.now())).toBeGreaterThanOrEqual(1);
+    expect(await purgeExpiredUsage(t.clock.now(), t.ctx.db)).toBeGreaterThanOrEqual(1);
     expect(await storedDays(key.id)).toEqual([]);
     const gone = await usage35();
     expect(gone.items[0].day).toBe(utcDay(t.clock.nowMs() - 34 * DAY_MS));

@@ -10,7 +10,7 @@ import { daysEnding, USAGE_RETENTION_DAYS } from './usage-recorder.js';
  * Deletes the counters of days older than the 35 UTC days ending with the day of `now` (today and the
  * 34 before it are kept: exactly what the longest usage series shows). Returns how many rows went.
  */
-export async function purgeExpiredUsage(db: Db, now: Date): Promise<number> {
+export async function purgeExpiredUsage(now: Date, db: Db): Promise<number> {
   const [firstKeptDay] = daysEnding(now.getTime(), USAGE_RETENTION_DAYS);
   return deleteUsageBefore(firstKeptDay, db);
 }

@@ -15,8 +15,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { type Db, isUnavailableError } from '../../db/db.js';
-import type { DailyUsage, UsageRecorder } from '../keys/rate-limit.types.js';
+import { markKeysUsed } from '../keys/keys.repo.js';
 import { addUsage, readUsage, type UsageIncrement } from './usage.repo.js';
+import type { DailyUsage, UsageRecorder } from './usage.types.js';
 
 const FLUSH_MS = 1_000;
 const SNAPSHOT_TTL_MS = 1_000;
@@ -156,7 +157,13 @@ export class BatchedUsageRecorder implements UsageRecorder {
     this.inFlight = batch;
     const sorted = [...batch.values()].sort((a, b) => (a.keyId === b.keyId ? cmp(a.day, b.day) : cmp(a.keyId, b.keyId)));
     try {
-      await this.db.tx((q) => addUsage(sorted, q));
+      await this.db.tx(async (q) => {
+        await addUsage(sorted, q);
+        await markKeysUsed(
+          sorted.flatMap((c) => (c.lastUsedMs === null ? [] : [{ keyId: c.keyId, lastUsedMs: c.lastUsedMs }])),
+          q,
+        );
+      });
       // Committed: the batch is in the database now, so snapshots of the previous epoch are stale.
       this.epoch++;
       this.inFlight = null;

@@ -4,15 +4,19 @@
  * key found through the partner-scoped keys repo).
  */
 import type { Queryable } from '../../db/db.js';
-import type { DailyUsage } from '../keys/rate-limit.types.js';
+import type { DailyUsage } from './usage.types.js';
 
 export interface UsageIncrement extends DailyUsage {
   keyId: string;
-  /** The latest request in the batch that the key was accepted for, for api_keys.last_used_at (null: none). */
+  /** The latest request in the batch that the key was accepted for, for its lastUsedAt (null: none). */
   lastUsedMs: number | null;
 }
 
-/** Adds a batch of counters (additive upsert, so several processes can flush the same rows). */
+/**
+ * Adds a batch of counters (additive upsert, so several processes can flush the same rows). Callers
+ * pass the batch sorted by key and day so concurrent flushes of several processes lock rows in one
+ * order; should PostgreSQL still pick one as a deadlock victim, its counts are retried.
+ */
 export async function addUsage(batch: readonly UsageIncrement[], q: Queryable): Promise<void> {
   if (batch.length === 0) return;
   await q.query(
@@ -29,16 +33,6 @@ export async function addUsage(batch: readonly UsageIncrement[], q: Queryable): 
       batch.map((c) => c.clientErrors),
       batch.map((c) => c.serverErrors),
     ],
-  );
-  // Callers pass the batch sorted by key and day so concurrent flushes of several processes lock rows
-  // in one order; should PostgreSQL still pick one as a deadlock victim, its counts are retried.
-  const used = batch.filter((c) => c.lastUsedMs !== null);
-  if (used.length === 0) return;
-  await q.query(
-    `UPDATE api_keys k SET last_used_at = GREATEST(COALESCE(k.last_used_at, t.u), t.u)
-       FROM (SELECT k AS id, max(u) AS u FROM unnest($1::uuid[], $2::timestamptz[]) AS x(k, u) GROUP BY k) t
-      WHERE k.id = t.id`,
-    [used.map((c) => c.keyId), used.map((c) => new Date(c.lastUsedMs as number))],
   );
 }
 

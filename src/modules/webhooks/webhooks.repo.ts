@@ -26,14 +26,6 @@ export interface WebhookWithKey {
   keyEnvironment: ApiKeyEnvironment;
 }
 
-/** The key a webhook is created for. */
-export interface WebhookKey {
-  id: string;
-  scopes: ApiKeyScope[];
-  environment: ApiKeyEnvironment;
-  revokedAt: Date | null;
-}
-
 const COLUMNS =
   'w.id, w.partner_id, w.api_key_id, w.url, w.events, w.secret_ciphertext, w.is_active, w.consecutive_failures, w.created_at';
 
@@ -55,20 +47,6 @@ export async function listWebhooks(partnerId: string, q: Queryable): Promise<Dev
     [partnerId],
   );
   return rows.map(toDeveloperWebhook);
-}
-
-/**
- * The partner's key, locked against concurrent webhook creation for it (the 5-per-key limit is a
- * count-then-insert; FOR NO KEY UPDATE serialises creators without blocking foreign-key inserts that
- * reference the key, such as order assignment).
- */
-export async function lockKeyForWebhooks(partnerId: string, keyId: string, q: Queryable): Promise<WebhookKey | null> {
-  const rows = await q.query<{ id: string; scopes: ApiKeyScope[]; environment: ApiKeyEnvironment; revoked_at: Date | null }>(
-    'SELECT id, scopes, environment, revoked_at FROM api_keys WHERE partner_id = $1 AND id = $2 FOR NO KEY UPDATE',
-    [partnerId, keyId],
-  );
-  const row = rows[0];
-  return row ? { id: row.id, scopes: row.scopes, environment: row.environment, revokedAt: row.revoked_at } : null;
 }
 
 export async function countWebhooksOfKey(partnerId: string, keyId: string, q: Queryable): Promise<number> {

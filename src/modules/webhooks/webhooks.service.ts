@@ -16,14 +16,12 @@ import type { AppContext } from '../../context.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import type { ApiKeyScope, WebhookDeliveryStatus } from '../../shared/schemas.js';
-import {
-  findDeliveryWithKey,
-  insertDeliveries,
-  listDeliveries,
-  requeueDelivery,
-  toDeveloperDelivery,
-} from './deliveries.repo.js';
+import { lockKeyForWebhooks } from '../keys/keys.repo.js';
 import { newEventId, serializeEnvelope } from './envelope.js';
+import { toDeveloperDelivery } from './queue/delivery-rows.js';
+import { insertDeliveries } from './queue/insert-deliveries.js';
+import { findDeliveryWithKey, listDeliveries } from './queue/read-deliveries.js';
+import { requeueDelivery } from './queue/requeue-delivery.js';
 import { emitDeliveryUpdated, notifyDeliveriesDue, signalDeliveriesDue } from './signals.js';
 import { generateSigningSecret } from './signature.js';
 import { assertWebhookUrlAllowed } from './url-policy.js';
@@ -33,7 +31,6 @@ import {
   findWebhookWithKey,
   insertWebhook,
   listWebhooks,
-  lockKeyForWebhooks,
   updateWebhook,
 } from './webhooks.repo.js';
 import {

@@ -1,7 +1,7 @@
 /**
  * Helpers for the webhook tests: webhooks are created through the developer API (HTTP); domain events
  * are either produced by the real operator API or, for routing corner cases, appended to the outbox
- * with the orders module's own appendOutbox, exactly as a producer does.
+ * with the orders module's own appendOutbox and commitOrderChange, exactly as a producer does.
  */
 import { createHmac } from 'node:crypto';
 import { expect, vi } from 'vitest';
@@ -10,6 +10,7 @@ import type { TestApp } from '../../../test/harness.js';
 import type { ReceivedRequest } from '../../../test/webhook-receiver.js';
 import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
 import { signAccessToken } from '../auth/tokens.js';
+import { commitOrderChange } from '../orders/order-change.js';
 import { appendOutbox } from '../orders/outbox.js';
 import type { DeveloperDelivery } from './webhooks.schemas.js';
 
@@ -66,23 +67,24 @@ export function orderSnapshot(code: string, status: OrderStatus = 'PLACED'): Rec
   };
 }
 
-/** Appends an order event to the outbox as the orders module would, and wakes the worker. */
+/** Appends an order event to the outbox as the orders module would (which wakes the worker after COMMIT). */
 export async function appendOrderEvent(
   t: TestApp,
   input: { type: WebhookEvent; environment?: ApiKeyEnvironment; assignedKeyId: string | null; code?: string },
 ): Promise<string> {
-  const eventId = await t.ctx.db.tx((q) =>
-    appendOutbox(q, {
-      type: input.type,
-      environment: input.environment ?? 'LIVE',
-      orderId: null,
-      assignedKeyId: input.assignedKeyId,
-      data: { order: orderSnapshot(input.code ?? `ORD-${Math.random().toString(36).slice(2, 8)}`) as never },
-      createdAt: t.clock.now(),
-    }),
+  return commitOrderChange(t.ctx, (tx) =>
+    appendOutbox(
+      {
+        type: input.type,
+        environment: input.environment ?? 'LIVE',
+        orderId: null,
+        assignedKeyId: input.assignedKeyId,
+        data: { order: orderSnapshot(input.code ?? `ORD-${Math.random().toString(36).slice(2, 8)}`) as never },
+        createdAt: t.clock.now(),
+      },
+      tx,
+    ),
   );
-  t.ctx.events.emit('outbox');
-  return eventId;
 }
 
 export async function deliveriesVia(

@@ -1,13 +1,13 @@
 /**
- * Recording the outcome of an attempt. Every write is fenced by the lease token of the claim: if the
+ * Queue: the outcome of an attempt recorded. Every write is fenced by the lease token of the claim: if the
  * row was taken over (our lease expired and another worker claimed it) or reset by a redeliver, the
  * update matches nothing and the stale outcome is dropped. The webhook's failure streak changes in
  * the same transaction as the delivery that moved it.
  */
-import type { Db, Queryable } from '../db/db.js';
-import { DELIVERY_COLUMNS, type DeliveryRow } from '../modules/webhooks/deliveries.repo.js';
-import type { ClaimedDelivery } from './claim.js';
-import { AUTO_DISABLE_AFTER_DEAD, afterFailedAttempt } from './schedule.js';
+import type { Db, Queryable } from '../../../db/db.js';
+import { AUTO_DISABLE_AFTER_DEAD, afterFailedAttempt } from '../retry-schedule.js';
+import type { ClaimedDelivery } from './claim-due-deliveries.js';
+import { DELIVERY_COLUMNS, type DeliveryRow } from './delivery-rows.js';
 
 export interface RecordedOutcome {
   delivery: DeliveryRow;
@@ -16,10 +16,10 @@ export interface RecordedOutcome {
 }
 
 export async function recordDelivered(
-  db: Db,
   claimed: ClaimedDelivery,
   statusCode: number,
   nowMs: number,
+  db: Db,
 ): Promise<RecordedOutcome | null> {
   const now = new Date(nowMs);
   return db.tx(async (q) => {
@@ -42,10 +42,10 @@ export async function recordDelivered(
 }
 
 export async function recordFailed(
-  db: Db,
   claimed: ClaimedDelivery,
   failure: { statusCode: number | null; error: string },
   nowMs: number,
+  db: Db,
 ): Promise<RecordedOutcome | null> {
   const now = new Date(nowMs);
   // The lease fences the row, so `attempts` cannot have changed since the claim.
@@ -88,17 +88,6 @@ export async function recordFailed(
   });
 }
 
-/**
- * Gives a claimed row back without counting an attempt (the worker is shutting down and cut the
- * attempt short), so another worker can take it at once instead of waiting for the lease to expire.
- */
-export async function releaseLease(db: Db, claimed: ClaimedDelivery): Promise<void> {
-  await db.query('UPDATE webhook_deliveries SET locked_until = NULL, lease_token = NULL WHERE id = $1 AND lease_token = $2', [
-    claimed.id,
-    claimed.leaseToken,
-  ]);
-}
-
 /** A non-final outcome of one attempt, waiting to be written with others. */
 export interface PendingOutcome {
   claimed: ClaimedDelivery;
@@ -118,7 +107,7 @@ export interface PendingOutcome {
  * This is what makes the queue fast: one round trip (and, on PGlite, one turn of the single session)
  * records a whole wave of attempts instead of a BEGIN / UPDATE / UPDATE / COMMIT per attempt.
  */
-export async function recordOutcomes(db: Queryable, outcomes: PendingOutcome[]): Promise<Map<string, DeliveryRow>> {
+export async function recordOutcomes(outcomes: PendingOutcome[], db: Queryable): Promise<Map<string, DeliveryRow>> {
   if (outcomes.length === 0) return new Map();
   const rows = await db.query<DeliveryRow>(
     `WITH x AS (
@@ -154,60 +143,4 @@ export async function recordOutcomes(db: Queryable, outcomes: PendingOutcome[]):
     ],
   );
   return new Map(rows.map((r) => [r.id, r]));
-}
-
-/**
- * Gathers the outcomes of attempts that end at about the same time and writes them together: while one
- * write is in flight, the next outcomes queue, and go in the next write as one batch. Under load the
- * batches grow by themselves; an outcome alone is written on the next turn of the event loop (no
- * timer, no measurable latency).
- * A final failure (DEAD) moves the webhook's streak and may disable it, so it keeps its own
- * transaction (recordFailed).
- */
-export class OutcomeWriter {
-  private queue: { outcome: PendingOutcome; resolve: (r: RecordedOutcome | null) => void; reject: (e: unknown) => void }[] = [];
-  /** A drain is scheduled or running; outcomes queued meanwhile join its next batch. */
-  private draining = false;
-
-  constructor(
-    private readonly db: Db,
-    private readonly maxBatch = 500,
-  ) {}
-
-  record(outcome: PendingOutcome): Promise<RecordedOutcome | null> {
-    if (outcome.error !== null && afterFailedAttempt(outcome.claimed.attempts + 1, outcome.atMs).status === 'DEAD') {
-      return recordFailed(this.db, outcome.claimed, { statusCode: outcome.statusCode, error: outcome.error }, outcome.atMs);
-    }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ outcome, resolve, reject });
-      // Started on the next turn of the event loop, so every attempt that finished in this one (their
-      // responses arrive together) goes in the same write.
-      if (!this.draining) {
-        this.draining = true;
-        setImmediate(() => void this.drain());
-      }
-    });
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        try {
-          const written = await recordOutcomes(
-            this.db,
-            batch.map((b) => b.outcome),
-          );
-          for (const b of batch) {
-            const row = written.get(b.outcome.claimed.id);
-            b.resolve(row ? { delivery: row, webhookDisabled: false } : null);
-          }
-        } catch (err) {
-          for (const b of batch) b.reject(err);
-        }
-      }
-    } finally {
-      this.draining = false;
-    }
-  }
 }

@@ -9,7 +9,7 @@
  *  - A claim writes a lease (locked_until = now + lease, longer than the attempt timeout) and a fresh
  *    lease token, then commits before any HTTP happens: no transaction is held open across the network.
  *  - The result of an attempt is written only while the row still carries that token
- *    (worker/record.ts). A worker killed mid-attempt leaves a lease that simply expires; the row is then
+ *    (record-outcomes.ts). A worker killed mid-attempt leaves a lease that simply expires; the row is then
  *    due again and another worker retries it. A worker that was merely slow and lost its lease cannot
  *    overwrite what the new owner recorded.
  *
@@ -25,16 +25,12 @@
  * the worker has free slots, so under load one claim starts a whole wave of attempts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../db/db.js';
-import type { WebhookDeliveryStatus } from '../shared/schemas.js';
+import type { Db } from '../../../db/db.js';
+import type { WebhookDeliveryStatus } from '../../../shared/schemas.js';
+import type { NewDelivery } from './insert-deliveries.js';
 
-export interface ClaimedDelivery {
-  id: string;
-  webhookId: string;
-  partnerId: string;
-  eventId: string;
-  eventType: string;
-  body: string;
+/** A delivery as queued, with what an attempt needs: its state, its webhook's endpoint, its lease. */
+export interface ClaimedDelivery extends NewDelivery {
   status: WebhookDeliveryStatus;
   /** Attempts made before this one. */
   attempts: number;
@@ -53,7 +49,7 @@ export interface ClaimedDelivery {
 export interface ClaimOptions {
   /** The service clock (schedule, leases). */
   nowMs: number;
-  /** The real wall clock, for signature timestamps (see worker/attempt.ts). */
+  /** The real wall clock, for signature timestamps (see src/worker/attempt.ts). */
   wallClockMs: number;
   leaseMs: number;
   /** How many rows this worker can start now. */
@@ -61,11 +57,11 @@ export interface ClaimOptions {
   perWebhookLimit: number;
   /** Look for due work with a cheap read first (default); skip it when the last claim found work. */
   probe?: boolean;
-  /** The token of this claim's leases (fresh for every claim; the caller keeps it: see releaseClaim). */
+  /** The token of this claim's leases (fresh for every claim; the caller keeps it: see releaseClaim, release-leases.ts). */
   leaseToken?: string;
 }
 
-export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise<ClaimedDelivery[]> {
   if (options.limit <= 0) return [];
   const now = new Date(options.nowMs);
   if (options.probe !== false) {
@@ -170,18 +166,4 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
       leaseEndsAtWallMs: options.wallClockMs + options.leaseMs,
     }));
   });
-}
-
-/**
- * Gives back whatever a claim leased, if anything: for a claim whose transaction failed in a way that
- * leaves its outcome unknown (the connection was lost around COMMIT: it may have committed, and then
- * its rows would wait for their lease to expire with no attempt in flight). Leases are fenced by their
- * token, so this touches only that claim's rows; the rows it leased were due, hence the index range.
- */
-export async function releaseClaim(db: Db, leaseToken: string, nowMs: number): Promise<void> {
-  await db.query(
-    `UPDATE webhook_deliveries SET locked_until = NULL, lease_token = NULL
-      WHERE status IN ('PENDING', 'FAILED') AND next_attempt_at <= $2 AND lease_token = $1`,
-    [leaseToken, new Date(nowMs)],
-  );
 }

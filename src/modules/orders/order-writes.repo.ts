@@ -1,0 +1,391 @@
+/**
+ * Order SQL, writes: creation, the row locks the rules run on, status changes, assignment. Every
+ * statement that writes outbox rows takes the change's OutboxTx (outbox.ts, commitOrderChange) and
+ * marks it, so its consumers are woken after COMMIT; none NOTIFYs. The partner event path locks orders
+ * THROUGH the key's scope (`lockVisibleOrder(s)`, visibility.ts): an order the key may not see is
+ * never locked. The Queryable (or OutboxTx) comes LAST, as in every repo.
+ */
+import type { Queryable } from '../../db/db.js';
+import { prepared } from '../../db/prepared.js';
+import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
+import type { PartnerCustomer } from './orders.schemas.js';
+import { OUTBOX_INSERT, type OutboxTx, outboxOrderDataSql } from './outbox.js';
+import { type PartnerOrderPieces, type PartnerOrderScope, scopeConditions } from './visibility.js';
+
+export interface NewOrder {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  paymentMethod: PaymentMethod;
+  paymentStatus: string;
+  totalQepik: number;
+  codAmountQepik: number;
+  area: string | null;
+  zoneId: string | null;
+  timeWindowStart: string | null;
+  timeWindowEnd: string | null;
+  customer: PartnerCustomer | null;
+  assignedKeyId: string | null;
+  partnerAssignedAt: Date | null;
+  items: Array<{ name: { az: string; ru: string; en: string }; qty: number; unitPriceQepik: number }>;
+  createdAt: Date;
+}
+
+export type NewOrderOutcome =
+  | { kind: 'inserted'; pieces: PartnerOrderPieces }
+  /** The code is already taken: the caller draws another. */
+  | { kind: 'code-taken' }
+  /** `zoneId` names no zone: nothing was written. */
+  | { kind: 'no-zone' };
+
+/**
+ * A new order in ONE statement (so ONE round trip, atomic without a transaction of its own): the
+ * order, its items, its timeline entries (`statuses`, in order, all at `createdAt`) and its outbox
+ * events (`outbox`, in order, each with `data = { order }`, the new snapshot with customer), and the
+ * order's PartnerOrder pieces back.
+ *
+ * The order row is rendered once: it is inserted with its items' and timeline's texts already made by
+ * the read model's own functions (0006) and `pv_last_event` set to its last timeline entry, so the
+ * items and timeline triggers find nothing to re-render (migration 0014; before, a creation rendered
+ * the order three times and took five statements). Timeline ids come from the table's sequence in
+ * this statement.
+ */
+export async function insertNewOrderRow(
+  order: NewOrder,
+  timeline: { statuses: OrderStatus[]; actor: OrderEventRow['actor'] },
+  outbox: Array<{ eventId: string; type: WebhookEvent }>,
+  tx: OutboxTx,
+): Promise<NewOrderOutcome> {
+  const rows = await tx.query<{ zone_ok: boolean; head: string | null; customer: string | null; tail: string | null }>(
+    `WITH zone AS (
+       SELECT $10::uuid IS NULL OR EXISTS (SELECT 1 FROM zones z WHERE z.id = $10::uuid) AS ok
+     ), timeline AS MATERIALIZED (
+       SELECT nextval('order_events_id_seq') AS id, s.status
+         FROM zone, unnest($21::text[]) WITH ORDINALITY AS s(status, n)
+        WHERE zone.ok
+        ORDER BY s.n
+     ), items AS MATERIALIZED (
+       SELECT * FROM unnest($17::int[], $18::jsonb[], $19::int[], $20::bigint[]) AS t(position, name, qty, price)
+     ), o AS (
+       INSERT INTO orders (id, code, environment, status, payment_method, payment_status, total_qepik, cod_amount_qepik,
+                           area, zone_id, time_window_start, time_window_end, customer, assigned_key_id, partner_assigned_at,
+                           created_at, updated_at, pv_items, pv_timeline, pv_last_event)
+       SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint, $9::text, $10::uuid,
+              $11::timestamptz, $12::timestamptz, $13::jsonb, $14::uuid, $15::timestamptz, $16::timestamptz, $16::timestamptz,
+              (SELECT '[' || coalesce(string_agg('{"name":' || localized_text_json(i.name) || ',"qty":' || i.qty
+                                                 || ',"unitPriceQepik":' || i.price || '}', ',' ORDER BY i.position), '') || ']'
+                 FROM items i),
+              (SELECT '[' || coalesce(string_agg(timeline_entry_json(e.status, $16::timestamptz), ',' ORDER BY e.id), '') || ']'
+                 FROM timeline e),
+              coalesce((SELECT max(e.id) FROM timeline e), 0)
+         FROM zone WHERE zone.ok
+       ON CONFLICT (code) DO NOTHING
+       RETURNING id, pv_head, pv_customer, pv_tail
+     ), item_rows AS (
+       INSERT INTO order_items (order_id, position, name, qty, unit_price_qepik)
+       SELECT o.id, i.position, i.name, i.qty, i.price FROM o, items i
+     ), event_rows AS (
+       INSERT INTO order_events (id, order_id, status, at, actor)
+       SELECT e.id, o.id, e.status, $16::timestamptz, $22::text FROM o, timeline e ORDER BY e.id
+     ), outbox_rows AS (
+       ${OUTBOX_INSERT}
+       SELECT x.event_id, x.type, $3::text, o.id, $14::uuid, ${outboxOrderDataSql('o')}, $16::timestamptz
+         FROM o, unnest($23::text[], $24::text[]) WITH ORDINALITY AS x(event_id, type, k)
+        ORDER BY x.k
+     )
+     SELECT zone.ok AS zone_ok, o.pv_head AS head, o.pv_customer AS customer, o.pv_tail AS tail FROM zone LEFT JOIN o ON true`,
+    [
+      order.id,
+      order.code,
+      order.environment,
+      order.status,
+      order.paymentMethod,
+      order.paymentStatus,
+      order.totalQepik,
+      order.codAmountQepik,
+      order.area,
+      order.zoneId,
+      order.timeWindowStart,
+      order.timeWindowEnd,
+      order.customer === null ? null : JSON.stringify(order.customer),
+      order.assignedKeyId,
+      order.partnerAssignedAt,
+      order.createdAt,
+      order.items.map((_, i) => i),
+      order.items.map((item) => JSON.stringify(item.name)),
+      order.items.map((item) => item.qty),
+      order.items.map((item) => item.unitPriceQepik),
+      timeline.statuses,
+      timeline.actor,
+      outbox.map((o) => o.eventId),
+      outbox.map((o) => o.type),
+    ],
+  );
+  const row = rows[0];
+  if (!row.zone_ok) return { kind: 'no-zone' };
+  if (row.head === null || row.tail === null) return { kind: 'code-taken' };
+  tx.wroteOutbox();
+  return { kind: 'inserted', pieces: { head: row.head, customer: row.customer, tail: row.tail } };
+}
+
+export interface OrderEventRow {
+  orderId: string;
+  status: OrderStatus;
+  at: Date;
+  actor: 'SYSTEM' | 'ADMIN' | 'PARTNER';
+  note?: string | null;
+  partnerNote?: string | null;
+  failReason?: string | null;
+  codCollectedQepik?: number | null;
+  partnerReportedAt?: string | null;
+  apiKeyId?: string | null;
+}
+
+/** The columns the rules need, read with a row lock (SELECT … FOR UPDATE) for the rest of the transaction. */
+export interface LockedOrder {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  paymentMethod: PaymentMethod;
+  codAmountQepik: number;
+  failedAttempts: number;
+  assignedKeyId: string | null;
+  batchCode: string | null;
+}
+
+interface LockedRow {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  payment_method: PaymentMethod;
+  cod_amount_qepik: number;
+  failed_attempts: number;
+  assigned_key_id: string | null;
+  batch_code: string | null;
+}
+
+const LOCKED_COLUMNS =
+  'id, code, environment, status, payment_method, cod_amount_qepik, failed_attempts, assigned_key_id, batch_code';
+
+function lockedOrder(r: LockedRow): LockedOrder {
+  return {
+    id: r.id,
+    code: r.code,
+    environment: r.environment,
+    status: r.status,
+    paymentMethod: r.payment_method,
+    codAmountQepik: Number(r.cod_amount_qepik),
+    failedAttempts: r.failed_attempts,
+    assignedKeyId: r.assigned_key_id,
+    batchCode: r.batch_code,
+  };
+}
+
+/**
+ * Locks the order row (the operator's status change: an operator sees every order): a concurrent change
+ * of the same order waits here until this transaction ends, then reads the committed row, so of two
+ * racing changes the second sees the first's outcome.
+ */
+export async function lockOrderByCode(code: string, q: Queryable): Promise<LockedOrder | null> {
+  const rows = await prepared<LockedRow>(`SELECT ${LOCKED_COLUMNS} FROM orders WHERE code = $1 FOR UPDATE`, [code], q);
+  return rows[0] ? lockedOrder(rows[0]) : null;
+}
+
+const lockVisible = (kind: 'key' | 'all') =>
+  `SELECT ${LOCKED_COLUMNS} FROM orders o WHERE ${['o.code = $1', ...scopeConditions(kind, { environment: '$2', keyId: '$3' }, 'probe')].join(' AND ')} FOR UPDATE`;
+const LOCK_VISIBLE = { key: lockVisible('key'), all: lockVisible('all') };
+
+/**
+ * Locks the order `code` if `scope` may see it (as lockOrderByCode, through the scope: an order of
+ * another key or environment is neither locked nor read); null when there is none the scope sees.
+ */
+export async function lockVisibleOrder(scope: PartnerOrderScope, code: string, q: Queryable): Promise<LockedOrder | null> {
+  const rows =
+    scope.keyId === null
+      ? await prepared<LockedRow>(LOCK_VISIBLE.all, [code, scope.environment], q)
+      : await prepared<LockedRow>(LOCK_VISIBLE.key, [code, scope.environment, scope.keyId], q);
+  return rows[0] ? lockedOrder(rows[0]) : null;
+}
+
+/**
+ * Locks several orders, each through its own scope (as lockVisibleOrder; codes distinct), in code order:
+ * the order every multi-row locker uses, batches.repo.ts included, so two of them never wait for each
+ * other in a cycle. Returns the locked orders by code; a code its scope does not see is left out.
+ */
+export async function lockVisibleOrders(
+  wanted: ReadonlyArray<{ scope: PartnerOrderScope; code: string }>,
+  q: Queryable,
+): Promise<Map<string, LockedOrder>> {
+  // Planned on every call (not `prepared`): a generic plan for a set of codes, made while the table
+  // was small, can be a sequential scan. The codes are probed on the unique index (`code = ANY`); the
+  // scopes are joined to the rows found.
+  const rows = await q.query<LockedRow>(
+    `SELECT ${LOCKED_COLUMNS.split(', ')
+      .map((c) => `o.${c}`)
+      .join(', ')}
+       FROM orders o
+       JOIN unnest($1::text[], $2::text[], $3::uuid[]) AS s(code, environment, key_id)
+         ON s.code = o.code AND o.environment = s.environment AND (s.key_id IS NULL OR o.assigned_key_id = s.key_id)
+      WHERE o.code = ANY($1::text[])
+      ORDER BY o.code
+        FOR UPDATE OF o`,
+    [wanted.map((w) => w.code), wanted.map((w) => w.scope.environment), wanted.map((w) => w.scope.keyId)],
+  );
+  return new Map(rows.map((r) => [r.code, lockedOrder(r)]));
+}
+
+export interface StatusChange {
+  orderId: string;
+  environment: ApiKeyEnvironment;
+  assignedKeyId: string | null;
+  previousStatus: OrderStatus;
+  /** The timeline entry; its status is the new status of the order, its `at` the change time. */
+  event: Omit<OrderEventRow, 'orderId'>;
+  /** The outbox events to write, each with `data = { order, previousStatus }`. */
+  outbox: Array<{ eventId: string; type: WebhookEvent }>;
+}
+
+/**
+ * Status changes of distinct orders in ONE statement (the caller holds their row locks): per change the
+ * timeline entry, the order (status, updated_at, a failed attempt for FAILED, and the entry appended to
+ * its stored timeline, so the trigger renders the PartnerOrder once, see migration 0006), and the
+ * outbox events carrying the new snapshot, taken from the updated row inside PostgreSQL, in the order
+ * of `changes`. Returns each order's new pieces by order id.
+ *
+ * Planned on every call (not `prepared`): the orders are joined to the changes given as parameters,
+ * and a generic plan of that join made while the table was small is a hash join over a sequential
+ * scan of `orders`, kept for the session's life (issue 17).
+ */
+export async function recordStatusChanges(changes: StatusChange[], tx: OutboxTx): Promise<Map<string, PartnerOrderPieces>> {
+  const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
+  const rows = await tx.query<PartnerOrderPieces & { id: string }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[],
+                            $8::bigint[], $9::timestamptz[], $10::uuid[], $11::text[], $12::uuid[], $13::text[])
+              WITH ORDINALITY AS t(order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
+                                   partner_reported_at, api_key_id, environment, assigned_key_id, previous_status, n)
+     ), ev AS (
+       INSERT INTO order_events (order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
+                                 partner_reported_at, api_key_id)
+       SELECT order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik, partner_reported_at, api_key_id
+         FROM input ORDER BY n
+       RETURNING id, order_id, status, at
+     ), upd AS (
+       UPDATE orders o
+          SET status = ev.status, updated_at = ev.at,
+              failed_attempts = o.failed_attempts + CASE WHEN ev.status = 'FAILED' THEN 1 ELSE 0 END,
+              pv_timeline = CASE WHEN o.pv_timeline = '[]' THEN '[' ELSE left(o.pv_timeline, -1) || ',' END
+                            || timeline_entry_json(ev.status, ev.at) || ']',
+              pv_last_event = ev.id
+         FROM ev
+        WHERE o.id = ev.order_id
+       RETURNING o.id, o.pv_head, o.pv_customer, o.pv_tail
+     ), out AS (
+       ${OUTBOX_INSERT}
+       SELECT x.event_id, x.type, i.environment, i.order_id, i.assigned_key_id,
+              ${outboxOrderDataSql('u', 'i.previous_status')}, i.at
+         FROM unnest($14::uuid[], $15::text[], $16::text[]) WITH ORDINALITY AS x(order_id, event_id, type, k)
+         JOIN input i ON i.order_id = x.order_id
+         JOIN upd u ON u.id = x.order_id
+        ORDER BY x.k
+     )
+     SELECT id, pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM upd`,
+    [
+      changes.map((c) => c.orderId),
+      changes.map((c) => c.event.status),
+      changes.map((c) => c.event.at),
+      changes.map((c) => c.event.actor),
+      changes.map((c) => c.event.note ?? null),
+      changes.map((c) => c.event.partnerNote ?? null),
+      changes.map((c) => c.event.failReason ?? null),
+      changes.map((c) => c.event.codCollectedQepik ?? null),
+      changes.map((c) => c.event.partnerReportedAt ?? null),
+      changes.map((c) => c.event.apiKeyId ?? null),
+      changes.map((c) => c.environment),
+      changes.map((c) => c.assignedKeyId),
+      changes.map((c) => c.previousStatus),
+      outbox.map((o) => o.orderId),
+      outbox.map((o) => o.eventId),
+      outbox.map((o) => o.type),
+    ],
+  );
+  if (outbox.length > 0) tx.wroteOutbox();
+  const pieces = new Map(rows.map((r) => [r.id, { head: r.head, customer: r.customer, tail: r.tail }]));
+  for (const c of changes) if (!pieces.has(c.orderId)) throw new Error(`order ${c.orderId} vanished inside its own transaction`);
+  return pieces;
+}
+
+/** One status change (see recordStatusChanges). */
+export async function recordStatusChange(change: StatusChange, tx: OutboxTx): Promise<PartnerOrderPieces> {
+  const pieces = (await recordStatusChanges([change], tx)).get(change.orderId);
+  if (!pieces) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
+  return pieces;
+}
+
+export interface AssignableKey {
+  id: string;
+  environment: ApiKeyEnvironment;
+  revokedAt: Date | null;
+}
+
+/**
+ * The order to assign, locked (as lockOrderByCode), and the key it is to be assigned to, in one
+ * statement; `order` null: no such order; `key` null: no such key. The one statement here that reads
+ * api_keys: reading the key by itself (keys.repo.ts) would cost the operator's assignment a round trip
+ * (issue 17 brought it from 7 to 4).
+ */
+export async function lockOrderForAssignment(
+  code: string,
+  apiKeyId: string,
+  q: Queryable,
+): Promise<{ order: LockedOrder | null; key: AssignableKey | null }> {
+  const rows = await q.query<
+    LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
+  >(
+    `SELECT ${LOCKED_COLUMNS.split(', ')
+      .map((c) => `o.${c}`)
+      .join(', ')}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
+       FROM orders o LEFT JOIN api_keys k ON k.id = $2
+      WHERE o.code = $1
+        FOR UPDATE OF o`,
+    [code, apiKeyId],
+  );
+  const r = rows[0];
+  if (!r) return { order: null, key: null };
+  return {
+    order: lockedOrder(r),
+    key:
+      r.key_id === null
+        ? null
+        : { id: r.key_id, environment: r.key_environment as ApiKeyEnvironment, revokedAt: r.key_revoked_at },
+  };
+}
+
+/**
+ * Assigns the order (locked by the caller) to the key and writes its `order.assigned_to_partner`
+ * outbox event carrying the new snapshot, in one statement; returns the order's new pieces.
+ */
+export async function assignOrderToKey(
+  change: { orderId: string; apiKeyId: string; environment: ApiKeyEnvironment; eventId: string },
+  now: Date,
+  tx: OutboxTx,
+): Promise<PartnerOrderPieces> {
+  const rows = await tx.query<PartnerOrderPieces>(
+    `WITH o AS (
+       UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3 WHERE id = $1
+       RETURNING id, pv_head, pv_customer, pv_tail
+     ), outbox_row AS (
+       ${OUTBOX_INSERT}
+       SELECT $4, 'order.assigned_to_partner', $5, o.id, $2, ${outboxOrderDataSql('o')}, $3
+         FROM o
+     )
+     SELECT pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM o`,
+    [change.orderId, change.apiKeyId, now, change.eventId, change.environment],
+  );
+  if (!rows[0]) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
+  tx.wroteOutbox();
+  return rows[0];
+}
