@@ -18,7 +18,7 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { openapiRoutes } from './modules/openapi/openapi.routes.js';
 import { partnerOrdersRoutes } from './modules/orders/partner-orders.routes.js';
-import { partnerMeRoutes } from './modules/partner/partner-me.routes.js';
+import { partnerMeRoutes } from './modules/partner-me/partner-me.routes.js';
 import { portalRoutes } from './modules/portal/portal.routes.js';
 import { testClockRoutes } from './modules/test-clock/test-clock.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';

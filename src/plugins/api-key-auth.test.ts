@@ -22,20 +22,20 @@ beforeAll(async () => {
   t = await createTestApp();
   probe = await buildApp(t.ctx, 'LIVE');
   for (const scope of API_KEY_SCOPES) {
-    probe.get(scopePath(scope), { preHandler: probe.partnerAuth(scope) }, async () => ({ ok: true }));
+    probe.get(scopePath(scope), { onRequest: probe.partnerAuth(scope) }, async () => ({ ok: true }));
   }
-  probe.get('/v1/partner/__probe/boom', { preHandler: probe.partnerAuth() }, async () => {
+  probe.get('/v1/partner/__probe/boom', { onRequest: probe.partnerAuth() }, async () => {
     throw new Error('unexpected');
   });
   probe.post(
     '/v1/partner/__probe/strict',
     {
-      preHandler: probe.partnerAuth('logistics:write'),
+      onRequest: probe.partnerAuth('logistics:write'),
       schema: { body: Type.Object({ note: Type.String({ maxLength: 3 }) }, { additionalProperties: false }) },
     },
     async () => ({ ok: true }),
   );
-  probe.get('/v1/partner/__probe/acts-for', { preHandler: probe.partnerAuth() }, async (request) => {
+  probe.get('/v1/partner/__probe/acts-for', { onRequest: probe.partnerAuth() }, async (request) => {
     const key = apiKeyOf(request);
     return { id: key.id, actsForKeyId: key.actsForKeyId };
   });
@@ -379,5 +379,18 @@ describe.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)('across pro
     const again = await me(a.live, key.headers);
     expectPlainError(again, 429, 'ERR_RATE_LIMITED');
     expect(again.headers['retry-after']).toBe('20');
+  });
+});
+
+describe('where routes declare the key check', () => {
+  it('refuses, when the app is built, a route that declares it as a preHandler (it would run after validation)', async () => {
+    const app = await buildApp(t.ctx, 'LIVE');
+    try {
+      expect(() => app.get('/v1/partner/__probe/late', { preHandler: app.partnerAuth() }, async () => ({ ok: true }))).toThrow(
+        /declare app.partnerAuth\(\) in onRequest/,
+      );
+    } finally {
+      await app.close();
+    }
   });
 });

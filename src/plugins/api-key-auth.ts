@@ -4,10 +4,9 @@
  * ERR_API_KEY_ENVIRONMENT) → rate limit (429 ERR_RATE_LIMITED) → scope (403 ERR_API_KEY_SCOPE) →
  * only then input (400) and the resource.
  *
- * Routes declare `preHandler: app.partnerAuth(scope)` (or onRequest). Fastify validates the body and
- * query before preHandlers run, which would answer 400 before 401, so an onRoute hook moves these
- * checks to onRequest: they run before the body is even parsed, and a caller without a valid key learns
- * nothing about the input rules.
+ * Routes declare `onRequest: app.partnerAuth(scope)`: the checks run before the body is even parsed or
+ * validated, so a caller without a valid key learns nothing about the input rules. Declared as a
+ * preHandler they would run after validation (400 before 401); an onRoute check refuses that at start.
  *
  * The key check costs no database round trip for a key seen recently (KeyResolver's cache) and no
  * write: usage and last-used are counted in memory and flushed in batches. With Redis, the one rate-limit
@@ -17,7 +16,7 @@
  * draft-ietf-httpapi-ratelimit-headers-11: `RateLimit-Policy: "per-key";q=<limit>;w=60` and
  * `RateLimit: "per-key";r=<remaining>;t=<seconds until the oldest request in the window leaves it>`.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import Type from 'typebox';
 import { AppError } from '../errors.js';
@@ -188,14 +187,12 @@ export const apiKeyAuthPlugin = fp(
       return hook;
     });
 
-    // Partner checks come before input validation and body parsing (decisions §5): move them from
-    // preHandler, where routes naturally declare them, to the front of onRequest.
+    // Partner checks come before input validation and body parsing (decisions §5): a route that
+    // declares them as a preHandler is a programming error, refused when the app is built.
     app.addHook('onRoute', (route: RouteOptions) => {
-      const preHandlers = asArray(route.preHandler);
-      const auth = preHandlers.filter((h) => partnerAuthHooks.has(h));
-      if (auth.length === 0) return;
-      route.preHandler = preHandlers.filter((h) => !partnerAuthHooks.has(h));
-      route.onRequest = [...(auth as unknown as onRequestHookHandler[]), ...asArray(route.onRequest)];
+      if (asArray(route.preHandler).some((h) => partnerAuthHooks.has(h))) {
+        throw new Error(`${route.method} ${route.url}: declare app.partnerAuth() in onRequest, not preHandler`);
+      }
     });
 
     // Every partner request made with an identifiable key counts, whatever its outcome (429 included);
