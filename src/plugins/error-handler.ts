@@ -54,8 +54,18 @@ export function envelope(err: AppError): ErrorEnvelope {
   return body;
 }
 
+/**
+ * A 503 ERR_DEPENDENCY_UNAVAILABLE is a dependency outage, and requests succeed again within 2 s of its
+ * end (decisions §11): it tells clients to try again after a second (the SDK's retries honour it). An
+ * error that names its own Retry-After keeps it.
+ */
+const DEPENDENCY_RETRY_AFTER_SEC = '1';
+
 export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
   if (err.headers) reply.headers(err.headers);
+  if (err.code === 'ERR_DEPENDENCY_UNAVAILABLE' && !reply.hasHeader('retry-after')) {
+    reply.header('retry-after', DEPENDENCY_RETRY_AFTER_SEC);
+  }
   return reply.status(err.statusCode).type('application/json; charset=utf-8').send(envelope(err));
 }
 

@@ -234,6 +234,14 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
           },
         };
       }
+      if (status === 503) {
+        response.headers = {
+          'Retry-After': {
+            description: 'Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves)',
+            schema: { type: 'integer', minimum: 1 },
+          },
+        };
+      }
       out[statusText] = response;
       continue;
     }
