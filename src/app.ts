@@ -20,6 +20,7 @@ import { openapiRoutes } from './modules/openapi/openapi.routes.js';
 import { partnerOrdersRoutes } from './modules/orders/partner-orders.routes.js';
 import { partnerMeRoutes } from './modules/partner-me/partner-me.routes.js';
 import { portalRoutes } from './modules/portal/portal.routes.js';
+import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { testClockRoutes } from './modules/test-clock/test-clock.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
@@ -135,6 +136,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(keysRoutes);
   await app.register(partnerMeRoutes);
   await app.register(partnerOrdersRoutes);
+  await app.register(sandboxRoutes);
   await app.register(webhooksRoutes);
   await app.register(openapiRoutes);
   await app.register(portalRoutes);

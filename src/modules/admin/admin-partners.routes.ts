@@ -5,6 +5,8 @@ import { createAccountsService } from '../auth/accounts.service.js';
 import { AdminUser, UpdateAdminUserDto } from '../auth/auth.schemas.js';
 import { AddAdminPartnerUserDto, AdminPartner, AdminPartners, CreateAdminPartnerDto } from '../partners/partners.schemas.js';
 import { createPartnersService } from '../partners/partners.service.js';
+import { partnerChecklists } from '../sandbox/checklist.service.js';
+import { PartnerChecklists } from '../sandbox/sandbox.schemas.js';
 
 const IdParams = Type.Object({ id: Type.String({ description: 'a uuid; anything else answers 404' }) });
 
@@ -63,6 +65,24 @@ export const adminPartnersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async () => partners.listPartners(),
+  );
+
+  app.get(
+    '/v1/admin/partners/:id/checklist',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        summary: "Read a partner's go-live checklists",
+        description:
+          'The go-live checklist of every sandbox key of the partner, newest key first (as GET ' +
+          '/v1/developer/keys/{id}/checklist answers it to the partner). An unknown partner answers 404.',
+        tags: ['admin'],
+        operationId: 'getPartnerChecklists',
+        params: IdParams,
+        response: { 200: PartnerChecklists, ...errorResponses('ERR_VALIDATION', 401, 403, 'ERR_NOT_FOUND') },
+      },
+    },
+    async (request) => partnerChecklists(app.ctx, request.params.id),
   );
 
   app.patch(

@@ -61,6 +61,16 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/webhooks/{id}/test',
   'POST /v1/developer/deliveries/{id}/redeliver',
   'GET /v1/developer/openapi.json',
+  // Sandbox simulator and go-live checklist (decisions §14).
+  'POST /v1/partner/sandbox/orders/{code}/platform-status',
+  'POST /v1/partner/sandbox/batches',
+  'POST /v1/partner/sandbox/batches/{code}/status',
+  'GET /v1/developer/keys/{id}/checklist',
+  'GET /v1/developer/keys/{id}/sandbox',
+  'POST /v1/developer/keys/{id}/sandbox/orders',
+  'POST /v1/developer/keys/{id}/sandbox/orders/{code}/platform-status',
+  'POST /v1/developer/keys/{id}/sandbox/batches',
+  'POST /v1/developer/keys/{id}/sandbox/batches/{code}/status',
 ].sort();
 
 const SPEC_SCHEMAS = [

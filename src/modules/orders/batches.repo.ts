@@ -5,6 +5,13 @@
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { BatchStatus } from './orders.schemas.js';
+import { scopeConditions } from './visibility.js';
+
+/** One key's orders of one environment: the reach of the sandbox simulator's batches. */
+export interface BatchScope {
+  environment: ApiKeyEnvironment;
+  keyId: string;
+}
 
 export interface BatchCandidate {
   id: string;
@@ -14,11 +21,21 @@ export interface BatchCandidate {
   batchStatus: BatchStatus | null;
 }
 
+const lockForBatch = (scoped: boolean) =>
+  `SELECT o.id, o.code, o.environment, o.batch_code, b.status AS batch_status
+     FROM orders o LEFT JOIN batches b ON b.code = o.batch_code
+    WHERE ${['o.code = ANY($1::text[])', ...(scoped ? scopeConditions('key', { environment: '$2', keyId: '$3' }, 'probe') : [])].join(' AND ')}
+    ORDER BY o.code
+      FOR UPDATE OF o`;
+const LOCK_FOR_BATCH = { any: lockForBatch(false), scoped: lockForBatch(true) };
+
 /**
  * Locks the listed orders (FOR UPDATE, in code order so two concurrent batch creations over the same
- * orders queue up instead of deadlocking) and reports the batch each is currently on.
+ * orders queue up instead of deadlocking) and reports the batch each is currently on. With `scope` (the
+ * sandbox simulator: one key's orders), only the orders of that scope are locked or read; the others
+ * are left out as if they did not exist.
  */
-export async function lockOrdersForBatch(codes: string[], q: Queryable): Promise<BatchCandidate[]> {
+export async function lockOrdersForBatch(codes: string[], scope: BatchScope | null, q: Queryable): Promise<BatchCandidate[]> {
   const rows = await q.query<{
     id: string;
     code: string;
@@ -26,12 +43,8 @@ export async function lockOrdersForBatch(codes: string[], q: Queryable): Promise
     batch_code: string | null;
     batch_status: BatchStatus | null;
   }>(
-    `SELECT o.id, o.code, o.environment, o.batch_code, b.status AS batch_status
-       FROM orders o LEFT JOIN batches b ON b.code = o.batch_code
-      WHERE o.code = ANY($1::text[])
-      ORDER BY o.code
-        FOR UPDATE OF o`,
-    [codes],
+    scope === null ? LOCK_FOR_BATCH.any : LOCK_FOR_BATCH.scoped,
+    scope === null ? [codes] : [codes, scope.environment, scope.keyId],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -62,11 +75,29 @@ export async function putOrdersOnBatch(batchCode: string, orderIds: string[], no
   );
 }
 
-export async function lockBatch(code: string, q: Queryable): Promise<{ code: string; status: BatchStatus } | null> {
-  const rows = await q.query<{ code: string; status: BatchStatus }>(
-    'SELECT code, status FROM batches WHERE code = $1 FOR UPDATE',
-    [code],
-  );
+/**
+ * Locks the batch. With `scope` (the sandbox simulator), only a batch whose orders all belong to the
+ * scope (and which has some) is found: another key's batch, or one mixing its orders with others', is not.
+ */
+export async function lockBatch(
+  code: string,
+  scope: BatchScope | null,
+  q: Queryable,
+): Promise<{ code: string; status: BatchStatus } | null> {
+  const rows =
+    scope === null
+      ? await q.query<{ code: string; status: BatchStatus }>('SELECT code, status FROM batches WHERE code = $1 FOR UPDATE', [
+          code,
+        ])
+      : await q.query<{ code: string; status: BatchStatus }>(
+          `SELECT b.code, b.status FROM batches b
+            WHERE b.code = $1
+              AND EXISTS (SELECT 1 FROM orders o WHERE o.batch_code = b.code)
+              AND NOT EXISTS (SELECT 1 FROM orders o
+                               WHERE o.batch_code = b.code AND (o.environment <> $2 OR o.assigned_key_id IS DISTINCT FROM $3::uuid))
+              FOR UPDATE OF b`,
+          [code, scope.environment, scope.keyId],
+        );
   return rows[0] ?? null;
 }
 

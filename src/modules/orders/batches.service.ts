@@ -2,9 +2,19 @@
  * Van batches (decisions §3): an operator groups orders of one environment into a batch that moves
  * OPEN → DISPATCHED → COMPLETED. Completing a batch emits `batch.completed`. A batch shows in each of
  * its orders, so every change announces a change of everything to the read cache (rare, bulk).
+ * The sandbox simulator (src/modules/sandbox/) runs the same functions with a `BatchScope`: only the
+ * orders and batches of its key are reached; the others answer 404 as if they did not exist.
  */
 import { AppError, notFound } from '../../errors.js';
-import { batchOrders, insertBatch, lockBatch, lockOrdersForBatch, putOrdersOnBatch, updateBatchStatus } from './batches.repo.js';
+import {
+  type BatchScope,
+  batchOrders,
+  insertBatch,
+  lockBatch,
+  lockOrdersForBatch,
+  putOrdersOnBatch,
+  updateBatchStatus,
+} from './batches.repo.js';
 import { CODE_ATTEMPTS, newBatchCode } from './codes.js';
 import { commitOrderChange } from './order-change.js';
 import type { Batch, BatchStatus } from './orders.schemas.js';
@@ -17,10 +27,10 @@ import { assertBatchTransition } from './state-machine.js';
  * environments, or an order already on an OPEN or DISPATCHED batch: 409 ERR_CONFLICT. An order whose
  * previous batch is COMPLETED (a failed delivery going out again) may join a new batch.
  */
-export async function createBatch(deps: OrdersDeps, orderCodes: string[]): Promise<Batch> {
+export async function createBatch(deps: OrdersDeps, orderCodes: string[], scope: BatchScope | null = null): Promise<Batch> {
   return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const found = await lockOrdersForBatch(orderCodes, tx);
+    const found = await lockOrdersForBatch(orderCodes, scope, tx);
     const byCode = new Map(found.map((o) => [o.code, o]));
     const missing = orderCodes.filter((c) => !byCode.has(c));
     if (missing.length > 0) {
@@ -55,10 +65,15 @@ export async function createBatch(deps: OrdersDeps, orderCodes: string[]): Promi
 }
 
 /** POST /v1/admin/batches/{code}/status: OPEN → DISPATCHED → COMPLETED only. */
-export async function changeBatchStatus(deps: OrdersDeps, code: string, status: BatchStatus): Promise<Batch> {
+export async function changeBatchStatus(
+  deps: OrdersDeps,
+  code: string,
+  status: BatchStatus,
+  scope: BatchScope | null = null,
+): Promise<Batch> {
   return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const current = await lockBatch(code, tx);
+    const current = await lockBatch(code, scope, tx);
     if (!current) throw notFound('Batch');
     assertBatchTransition(current.status, status);
     await updateBatchStatus(code, status, now, tx);

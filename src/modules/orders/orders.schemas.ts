@@ -158,17 +158,6 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
-export const CreateSandboxOrderDto = Type.Object(
-  {
-    paymentMethod: Type.Optional(PaymentMethod),
-  },
-  {
-    additionalProperties: false,
-    description: 'Optional body; without paymentMethod the test order is COD or CARD at random',
-  },
-);
-export type CreateSandboxOrderDto = Static<typeof CreateSandboxOrderDto>;
-
 // --- Operator (admin) view and requests (decisions §3) ---------------------------------------------
 
 export const AdminOrder = Type.Object(

@@ -22,6 +22,7 @@ import {
 import {
   assignOrderToKey,
   insertNewOrderRow,
+  type LockedOrder,
   lockOrderByCode,
   lockOrderForAssignment,
   type NewOrder,
@@ -283,19 +284,33 @@ export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: stri
   });
 }
 
-/** POST /v1/admin/orders/{code}/status: the platform transitions of decisions §4. */
+/**
+ * Who makes a platform move and which orders it reaches: the operator reaches every order by code; the
+ * sandbox simulator (src/modules/sandbox/) only its key's sandbox orders, locked through that scope.
+ */
+export interface PlatformMover {
+  /** Locks the order `code` for the move; null (404) when this mover cannot reach it. */
+  lock(code: string, q: Queryable): Promise<LockedOrder | null>;
+  /** The actor of the timeline entry. */
+  actor: OrderEventRow['actor'];
+}
+
+export const OPERATOR: PlatformMover = { lock: lockOrderByCode, actor: 'ADMIN' };
+
+/** POST /v1/admin/orders/{code}/status: the platform transitions of decisions §4 (also the sandbox simulator's). */
 export async function changeOrderStatus(
   deps: OrdersDeps,
   code: string,
   body: { status: OrderStatus; note?: string },
+  by: PlatformMover = OPERATOR,
 ): Promise<AdminOrder> {
   return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const order = await lockOrderByCode(code, tx);
+    const order = await by.lock(code, tx);
     if (!order) throw notFound('Order');
     assertPlatformTransition(order.status, body.status);
     const pieces = await recordStatusChange(
-      statusChangeOf(order, body.status, { actor: 'ADMIN', note: body.note ?? null }, now),
+      statusChangeOf(order, body.status, { actor: by.actor, note: body.note ?? null }, now),
       tx,
     );
     tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId] });

@@ -1,17 +1,17 @@
 /**
- * Partner order API (spec 4.1): reads, logistics events, and the sandbox helper.
+ * Partner order API (spec 4.1): reads and logistics events. The sandbox simulator's partner routes are
+ * in ../sandbox/.
  *
  * Authentication runs as an onRequest hook, before the body is even parsed, so the check order of
  * decisions §5 holds for every input: key (401) → environment (403) → rate limit (429) → scope (403)
  * → input (400, malformed JSON included) → resource (404 / 403 / 409).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { apiKeyOf } from '../../plugins/api-key-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
 import {
   CreatePartnerOrderEventDto,
-  CreateSandboxOrderDto,
   IdempotencyHeaders,
   ListPartnerOrdersQuery,
   OrderCodeParams,
@@ -20,7 +20,6 @@ import {
 } from './orders.schemas.js';
 import { getPartnerOrder, listPartnerOrders } from './orders.service.js';
 import { recordPartnerEvent } from './partner-events.js';
-import { createSandboxOrder } from './sandbox.service.js';
 
 export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const deps = app.ctx;
@@ -104,32 +103,6 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.code(201);
       // A replay answers the stored answer (an object, serialised by the schema as usual).
       return typeof result.order === 'string' ? sendJson(reply, result.order) : reply.send(result.order);
-    },
-  );
-
-  app.post(
-    '/v1/partner/sandbox/orders',
-    {
-      // On the live API a valid key gets ERR_API_KEY_ENVIRONMENT where the environment check stands.
-      onRequest: app.partnerAuth('logistics:write', { onlyOn: 'SANDBOX' }),
-      // The body is optional: a bodiless POST means "all defaults".
-      preValidation: async (request: FastifyRequest) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
-      schema: {
-        summary: 'Create a sandbox test order',
-        description:
-          'Sandbox API only: creates a realistic test order assigned to this key, in status PACKED. On the live API: 403 ERR_API_KEY_ENVIRONMENT.',
-        tags: ['partner'],
-        operationId: 'createSandboxOrder',
-        body: CreateSandboxOrderDto,
-        bodyOptional: true,
-        response: { 201: PartnerOrder, ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 403, 429) },
-      },
-    },
-    async (request, reply) => {
-      const order = await createSandboxOrder(deps, apiKeyOf(request), request.body.paymentMethod);
-      return reply.code(201).send(order);
     },
   );
 

@@ -44,6 +44,58 @@ const BATCH_TRANSITIONS: Readonly<Record<BatchStatus, BatchStatus | null>> = {
   COMPLETED: null,
 };
 
+/** The platform (marketplace) moves allowed from `from` (decisions §4): the operator's and the sandbox simulator's. */
+export function platformMovesFrom(from: OrderStatus): readonly OrderStatus[] {
+  return PLATFORM_TRANSITIONS[from];
+}
+
+/**
+ * The statuses an order passes through from PLACED to `to` by platform transitions, both ends included:
+ * the shortest way through PLATFORM_TRANSITIONS (breadth first), so the timeline a real order has on
+ * reaching `to`. Null when `to` cannot be reached from PLACED that way.
+ */
+export function platformPathTo(to: OrderStatus): OrderStatus[] | null {
+  const previous = new Map<OrderStatus, OrderStatus | null>([['PLACED', null]]);
+  const queue: OrderStatus[] = ['PLACED'];
+  for (let at = queue.shift(); at !== undefined; at = queue.shift()) {
+    if (at === to) {
+      const path: OrderStatus[] = [];
+      for (let s: OrderStatus | null = at; s !== null; s = previous.get(s) ?? null) path.unshift(s);
+      return path;
+    }
+    for (const next of PLATFORM_TRANSITIONS[at]) {
+      if (!previous.has(next)) {
+        previous.set(next, at);
+        queue.push(next);
+      }
+    }
+  }
+  return null;
+}
+
+/** Whether the retry limit refuses `type` from `from`: EN_ROUTE out of FAILED after MAX_FAILED_ATTEMPTS failures. */
+function retryLimitReached(type: PartnerEventType, from: OrderStatus, failedAttempts: number): boolean {
+  return type === 'EN_ROUTE' && from === 'FAILED' && failedAttempts >= MAX_FAILED_ATTEMPTS;
+}
+
+/** The partner events an order in `from` accepts, after `failedAttempts` failed deliveries (decisions §4). */
+export function partnerEventsFrom(from: OrderStatus, failedAttempts: number): PartnerEventType[] {
+  return (Object.keys(PARTNER_EVENTS) as PartnerEventType[]).filter(
+    (type) => PARTNER_EVENTS[type].from.includes(from) && !retryLimitReached(type, from, failedAttempts),
+  );
+}
+
+/** The status a partner event moves an order to. */
+export function partnerEventStatus(type: PartnerEventType): OrderStatus {
+  return PARTNER_EVENTS[type].to;
+}
+
+/** The batch moves allowed from `from`: the next status, if any. */
+export function batchMovesFrom(from: BatchStatus): BatchStatus[] {
+  const next = BATCH_TRANSITIONS[from];
+  return next === null ? [] : [next];
+}
+
 /** The operator's move `from → to`, or 409 ERR_INVALID_TRANSITION. */
 export function assertPlatformTransition(from: OrderStatus, to: OrderStatus): void {
   if (!PLATFORM_TRANSITIONS[from].includes(to)) {
@@ -63,7 +115,7 @@ export function partnerEventTarget(type: PartnerEventType, from: OrderStatus, fa
       event: type,
     });
   }
-  if (type === 'EN_ROUTE' && from === 'FAILED' && failedAttempts >= MAX_FAILED_ATTEMPTS) {
+  if (retryLimitReached(type, from, failedAttempts)) {
     throw new AppError(
       'ERR_DELIVERY_RETRY_LIMIT',
       `The order has failed ${failedAttempts} delivery attempts; no further attempt is allowed`,

@@ -1,17 +1,24 @@
 /**
- * The sandbox helper (decisions §3): POST /v1/partner/sandbox/orders creates a realistic test order
- * already assigned to the calling key, in status PACKED, so a partner can exercise the whole flow
- * (PICKED_UP → EN_ROUTE → DELIVERED / FAILED, webhooks included) without an operator.
+ * Test orders (decisions §3, §14): POST /v1/partner/sandbox/orders creates realistic orders already
+ * assigned to the calling key, in a status from PLACED to PACKED (default PACKED), so a partner can
+ * exercise the whole flow (its events, the marketplace's moves, webhooks included) without an operator.
+ *
+ * An order created in status X carries the timeline a real order has on reaching X: every status of the
+ * platform path from PLACED to X (state-machine.ts `platformPathTo`), each step a platform transition.
+ * Like a real order handed to a partner, its creation emits `order.placed` and
+ * `order.assigned_to_partner` (the order as it is then), through the operator's own creation statement.
  */
 import { randomInt } from 'node:crypto';
 import { newId } from '../../shared/ids.js';
-import type { LocalizedText, PaymentMethod } from '../../shared/schemas.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
-import { commitOrderChange } from './order-change.js';
-import type { PartnerCustomer, PartnerOrder } from './orders.schemas.js';
-import { insertNewOrder, type OrdersDeps } from './orders.service.js';
-import { orderAsSeenBy } from './visibility.js';
-import { someZoneIds } from './zones.repo.js';
+import type { LocalizedText, OrderStatus, PaymentMethod } from '../../shared/schemas.js';
+import { commitOrderChange } from '../orders/order-change.js';
+import type { PartnerCustomer, PartnerOrder } from '../orders/orders.schemas.js';
+import { insertNewOrder, type OrdersDeps } from '../orders/orders.service.js';
+import { assertPlatformTransition, platformPathTo } from '../orders/state-machine.js';
+import { orderAsSeenBy } from '../orders/visibility.js';
+import { someZoneIds } from '../orders/zones.repo.js';
+import type { CreateSandboxOrderDto } from './sandbox.schemas.js';
+import type { SandboxKey } from './sandbox-key.js';
 
 interface Product {
   name: LocalizedText;
@@ -69,12 +76,16 @@ function timeWindow(now: Date): { start: Date; end: Date } {
   return { start, end: new Date(start.getTime() + 2 * 3600_000) };
 }
 
-/** POST /v1/partner/sandbox/orders (the route refuses it on the live listener before calling this). */
-export async function createSandboxOrder(
-  deps: OrdersDeps,
-  key: ResolvedKey,
-  paymentMethod: PaymentMethod | undefined,
-): Promise<PartnerOrder> {
+/** The statuses of a real order's timeline on reaching `status`, each step checked against the state machine. */
+function timelineTo(status: OrderStatus): OrderStatus[] {
+  const path = platformPathTo(status);
+  if (path === null) throw new Error(`${status} cannot be reached from PLACED`);
+  for (let i = 1; i < path.length; i++) assertPlatformTransition(path[i - 1], path[i]);
+  return path;
+}
+
+/** One realistic order's data: items, totals, a Baku address, a time window later today. */
+function testOrderData(paymentMethod: PaymentMethod | undefined, withCustomer: boolean, now: Date) {
   const method: PaymentMethod = paymentMethod ?? (randomInt(2) === 0 ? 'COD' : 'CARD');
   const products = sample(PRODUCTS, 2 + randomInt(2));
   const items = products.map((p) => ({ name: p.name, qty: 1 + randomInt(3), unitPriceQepik: p.priceQepik }));
@@ -90,36 +101,57 @@ export async function createSandboxOrder(
       lng: Math.round((address.lng + randomInt(-500, 500) / 1e5) * 1e6) / 1e6,
     },
   };
-  const now = deps.clock.now();
   const window = timeWindow(now);
-  const snapshot = await commitOrderChange(deps, async (tx) => {
+  return {
+    paymentMethod: method,
+    paymentStatus: method === 'CARD' ? 'PAID' : 'UNPAID',
+    totalQepik: total,
+    codAmountQepik: method === 'COD' ? total : 0,
+    area: address.area,
+    timeWindowStart: window.start.toISOString(),
+    timeWindowEnd: window.end.toISOString(),
+    customer: withCustomer ? customer : null,
+    items,
+  };
+}
+
+/**
+ * Creates `options.count` (default 1) test orders for `key` in one transaction, as the key sees them.
+ * The route refuses it on the live listener before calling this.
+ */
+export async function createTestOrders(
+  deps: OrdersDeps,
+  key: SandboxKey,
+  options: CreateSandboxOrderDto,
+): Promise<PartnerOrder[]> {
+  const statuses = timelineTo(options.status ?? 'PACKED');
+  const count = options.count ?? 1;
+  const now = deps.clock.now();
+  const snapshots = await commitOrderChange(deps, async (tx) => {
     const zones = await someZoneIds(5, tx);
-    const zoneId = zones.length > 0 && randomInt(2) === 0 ? pick(zones) : null;
-    const order = await insertNewOrder(
-      {
-        id: newId(),
-        environment: 'SANDBOX',
-        status: 'PACKED',
-        paymentMethod: method,
-        paymentStatus: method === 'CARD' ? 'PAID' : 'UNPAID',
-        totalQepik: total,
-        codAmountQepik: method === 'COD' ? total : 0,
-        area: address.area,
-        zoneId,
-        timeWindowStart: window.start.toISOString(),
-        timeWindowEnd: window.end.toISOString(),
-        customer,
-        // A rotated-out key in its grace period acts for its successor: the order goes where it can be seen.
-        assignedKeyId: key.actsForKeyId,
-        partnerAssignedAt: now,
-        items,
-        createdAt: now,
-      },
-      { statuses: ['PLACED', 'VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'], actor: 'SYSTEM' },
-      tx,
-    );
+    const created: PartnerOrder[] = [];
+    for (let i = 0; i < count; i++) {
+      const zoneId = zones.length > 0 && randomInt(2) === 0 ? pick(zones) : null;
+      created.push(
+        await insertNewOrder(
+          {
+            ...testOrderData(options.paymentMethod, options.customer ?? true, now),
+            id: newId(),
+            environment: 'SANDBOX',
+            status: statuses[statuses.length - 1],
+            zoneId,
+            // A rotated-out key in its grace period acts for its successor: the order goes where it can be seen.
+            assignedKeyId: key.actsForKeyId,
+            partnerAssignedAt: now,
+            createdAt: now,
+          },
+          { statuses, actor: 'SYSTEM' },
+          tx,
+        ),
+      );
+    }
     tx.changed({ environment: 'SANDBOX', keyIds: [key.actsForKeyId] });
-    return order;
+    return created;
   });
-  return orderAsSeenBy(key, snapshot);
+  return snapshots.map((order) => orderAsSeenBy(key, order));
 }

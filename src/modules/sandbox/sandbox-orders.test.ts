@@ -4,7 +4,7 @@ import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
-import { type Auth, ISO, outboxOf } from './orders.test-helpers.js';
+import { type Auth, ISO, outboxOf } from '../orders/orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;

@@ -1,0 +1,229 @@
+/**
+ * The go-live checklist of a sandbox key (decisions §14): what its integration has proven, computed
+ * from what it really did, never from what it says. Each item is done from the first moment its
+ * condition was met (`doneAt`), and not before.
+ *
+ * A checklist follows the integration across key rotations, as orders and webhooks do: a key's
+ * lineage is every key of its rotation chain, and the evidence is that of the chain (the partner events
+ * its keys sent on the orders the chain now holds, the deliveries of the webhooks it now holds, the
+ * requests its keys made). A rotated-out key and its successor therefore show the same checklist.
+ *
+ * Cost: a handful of statements whatever the number of keys (a partner's keys, then each kind of
+ * evidence for all their lineages at once), every one an index range of the keys' own rows.
+ */
+import type { Db } from '../../db/db.js';
+import { AppError, notFound } from '../../errors.js';
+import { isUuid } from '../../shared/ids.js';
+import type { WebhookEvent } from '../../shared/schemas.js';
+import { partnerEventStatus, platformMovesFrom } from '../orders/state-machine.js';
+import {
+  type EventEvidence,
+  type LineageMember,
+  listPartnerKeyLineage,
+  type PartnerKeyRow,
+  partnerEventEvidence,
+  webhookEvidence,
+} from './checklist.repo.js';
+import { type RequestEvidence, requestEvidence } from './request-evidence.js';
+import type { ChecklistItem, GoLiveChecklist, PartnerChecklists } from './sandbox.schemas.js';
+import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
+
+export interface ChecklistDeps {
+  db: Db;
+}
+
+/** Everything the items are judged on, for one lineage. */
+interface Evidence {
+  requests: RequestEvidence;
+  events: EventEvidence;
+  /** When a webhook first answered 2xx, by event type. */
+  webhooks: Map<string, Date>;
+}
+
+interface ItemDefinition {
+  id: string;
+  title: string;
+  hint: string;
+  doneAt: (evidence: Evidence) => Date | null;
+}
+
+const EVENTS = 'POST /v1/partner/orders/{code}/events';
+const cancellable = SANDBOX_START_STATUSES.filter((s) => platformMovesFrom(s).includes('CANCELLED')).join(', ');
+
+function webhookItem(type: WebhookEvent, id: string, trigger: string): ItemDefinition {
+  return {
+    id,
+    title: `A webhook answered 2xx to ${type}`,
+    hint: `Subscribe a webhook of this key to ${type} and answer its deliveries with a 2xx status; then ${trigger}. Test samples do not count.`,
+    doneAt: (e) => e.webhooks.get(type) ?? null,
+  };
+}
+
+/** The items, in the order of decisions §14. */
+const ITEMS: ItemDefinition[] = [
+  {
+    id: 'orders-listed-updated-since',
+    title: 'Listed orders with updatedSince',
+    hint: 'GET /v1/partner/orders?updatedSince=<ISO 8601 time> with this key, answered 200: the incremental sync a poller runs.',
+    doneAt: (e) => e.requests.listedUpdatedSince,
+  },
+  {
+    id: 'event-picked-up',
+    title: 'Sent PICKED_UP',
+    hint: `${EVENTS} {"type":"PICKED_UP"} on a PACKED order of this key.`,
+    doneAt: (e) => e.events.pickedUp,
+  },
+  {
+    id: 'event-en-route',
+    title: 'Sent EN_ROUTE',
+    hint: `${EVENTS} {"type":"EN_ROUTE"} on a SCANNED_TO_VAN (or PACKED) order of this key.`,
+    doneAt: (e) => e.events.enRoute,
+  },
+  {
+    id: 'event-delivered-exact-cod',
+    title: 'Sent DELIVERED with the exact COD amount',
+    hint: `${EVENTS} {"type":"DELIVERED","codCollectedQepik":<the order's codAmountQepik>} on an EN_ROUTE cash-on-delivery (COD) order.`,
+    doneAt: (e) => e.events.deliveredExactCod,
+  },
+  {
+    id: 'event-delivered-cod-variance',
+    title: 'Sent DELIVERED with a COD variance and a note',
+    hint: `${EVENTS} {"type":"DELIVERED","codCollectedQepik":<less than codAmountQepik>,"note":"<why>"} on an EN_ROUTE COD order (without the note: 400 ERR_COD_VARIANCE_NOTE_REQUIRED).`,
+    doneAt: (e) => e.events.deliveredCodVariance,
+  },
+  {
+    id: 'event-failed-with-reason',
+    title: 'Sent FAILED with a reason',
+    hint: `${EVENTS} {"type":"FAILED","failReason":"NOT_HOME"} on an EN_ROUTE order (any DeliveryFailReason).`,
+    doneAt: (e) => e.events.failedWithReason,
+  },
+  {
+    id: 'event-en-route-after-failed',
+    title: 'Sent EN_ROUTE again after FAILED',
+    hint: `${EVENTS} {"type":"EN_ROUTE"} on a FAILED order: the next delivery attempt (after 3 failed attempts: 409 ERR_DELIVERY_RETRY_LIMIT).`,
+    doneAt: (e) => e.events.enRouteAfterFailed,
+  },
+  {
+    id: 'event-idempotent-repeat',
+    title: 'Repeated an event with the same Idempotency-Key',
+    hint: `Send one event (${EVENTS}) twice with the same Idempotency-Key header and the same body, both answered 201: the repeat answers the first answer again (Idempotent-Replayed: true) and changes nothing.`,
+    doneAt: (e) => e.requests.idempotentRepeat,
+  },
+  webhookItem(
+    'order.assigned_to_partner',
+    'webhook-order-assigned-to-partner',
+    'create a test order (POST /v1/partner/sandbox/orders)',
+  ),
+  webhookItem('order.status_changed', 'webhook-order-status-changed', 'move an order: a partner event or a marketplace move'),
+  webhookItem('order.delivered', 'webhook-order-delivered', 'deliver an order (a DELIVERED event)'),
+  webhookItem(
+    'order.cancelled',
+    'webhook-order-cancelled',
+    `cancel a ${cancellable} order as the marketplace: POST /v1/partner/sandbox/orders/{code}/platform-status {"status":"CANCELLED"}`,
+  ),
+  webhookItem(
+    'batch.completed',
+    'webhook-batch-completed',
+    'put orders on a van batch (POST /v1/partner/sandbox/batches) and move it to DISPATCHED, then COMPLETED (POST /v1/partner/sandbox/batches/{code}/status)',
+  ),
+];
+
+const WEBHOOK_TYPES: WebhookEvent[] = [
+  'order.assigned_to_partner',
+  'order.status_changed',
+  'order.delivered',
+  'order.cancelled',
+  'batch.completed',
+];
+
+const NO_EVENTS: EventEvidence = {
+  pickedUp: null,
+  enRoute: null,
+  deliveredExactCod: null,
+  deliveredCodVariance: null,
+  failedWithReason: null,
+  enRouteAfterFailed: null,
+};
+
+/** The key each key acts for: the newest of its rotation chain among the partner's keys. */
+function actsForOf(keys: PartnerKeyRow[]): Map<string, string> {
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  const out = new Map<string, string>();
+  for (const key of keys) {
+    let at = key;
+    for (let depth = 0; depth < 100 && at.successorId !== null; depth++) {
+      const next = byId.get(at.successorId);
+      if (!next) break;
+      at = next;
+    }
+    out.set(key.id, at.id);
+  }
+  return out;
+}
+
+/** The checklists of `wanted` (sandbox keys of the partner whose keys are `keys`), in that order. */
+async function checklistsOf(
+  deps: ChecklistDeps,
+  partnerId: string,
+  wanted: PartnerKeyRow[],
+  keys: PartnerKeyRow[],
+): Promise<GoLiveChecklist[]> {
+  const actsFor = actsForOf(keys);
+  const lineages = new Set(wanted.map((k) => actsFor.get(k.id) ?? k.id));
+  // Every key of every wanted lineage: the partner events and requests of any of them count.
+  const members: LineageMember[] = keys.flatMap((k) => {
+    const end = actsFor.get(k.id) ?? k.id;
+    return lineages.has(end) ? [{ keyId: k.id, actsForKeyId: end }] : [];
+  });
+  const [events, webhooks, requests] = await Promise.all([
+    partnerEventEvidence(
+      members,
+      {
+        pickedUp: partnerEventStatus('PICKED_UP'),
+        enRoute: partnerEventStatus('EN_ROUTE'),
+        delivered: partnerEventStatus('DELIVERED'),
+        failed: partnerEventStatus('FAILED'),
+      },
+      deps.db,
+    ),
+    webhookEvidence(partnerId, [...lineages], WEBHOOK_TYPES, deps.db),
+    requestEvidence(members, deps.db),
+  ]);
+  return wanted.map((key) => {
+    const lineage = actsFor.get(key.id) ?? key.id;
+    const evidence: Evidence = {
+      events: events.get(lineage) ?? NO_EVENTS,
+      webhooks: webhooks.get(lineage) ?? new Map(),
+      requests: requests.get(lineage) ?? { listedUpdatedSince: null, idempotentRepeat: null },
+    };
+    const items: ChecklistItem[] = ITEMS.map((item) => {
+      const at = item.doneAt(evidence);
+      return { id: item.id, title: item.title, done: at !== null, doneAt: at ? at.toISOString() : null, hint: item.hint };
+    });
+    return { apiKeyId: key.id, complete: items.every((i) => i.done), items };
+  });
+}
+
+/** GET /v1/developer/keys/{id}/checklist: another partner's key 404, a live key 409 ERR_CONFLICT. */
+export async function keyChecklist(deps: ChecklistDeps, partnerId: string, keyId: string): Promise<GoLiveChecklist> {
+  if (!isUuid(keyId)) throw notFound('API key');
+  const keys = (await listPartnerKeyLineage(partnerId, deps.db)) ?? [];
+  const key = keys.find((k) => k.id === keyId);
+  if (!key) throw notFound('API key');
+  if (key.environment !== 'SANDBOX') {
+    throw new AppError('ERR_CONFLICT', 'This is a live key; the go-live checklist is computed for sandbox keys');
+  }
+  return (await checklistsOf(deps, partnerId, [key], keys))[0];
+}
+
+/** GET /v1/admin/partners/{id}/checklist: every sandbox key of the partner, newest first. */
+export async function partnerChecklists(deps: ChecklistDeps, partnerId: string): Promise<PartnerChecklists> {
+  if (!isUuid(partnerId)) throw notFound('Partner');
+  const keys = await listPartnerKeyLineage(partnerId, deps.db);
+  if (keys === null) throw notFound('Partner');
+  const sandbox = keys.filter((k) => k.environment === 'SANDBOX');
+  return { items: sandbox.length === 0 ? [] : await checklistsOf(deps, partnerId, sandbox, keys) };
+}
+
+/** The item ids, in order (tests and the portal's links). */
+export const CHECKLIST_ITEM_IDS = ITEMS.map((i) => i.id);

@@ -1,0 +1,13 @@
+/**
+ * The sandbox simulator and go-live checklist (decisions §14): the partner routes (X-Api-Key, sandbox
+ * API only) and the developer routes the portal uses (bearer token). The operator's view of the
+ * checklists is in ../admin/admin-partners.routes.ts.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { sandboxDeveloperRoutes } from './sandbox-developer.routes.js';
+import { sandboxPartnerRoutes } from './sandbox-partner.routes.js';
+
+export const sandboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(sandboxPartnerRoutes);
+  await app.register(sandboxDeveloperRoutes);
+};
