@@ -19,6 +19,7 @@ export {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from './errors.js';
+export { type GeneratedOperation, OPERATIONS } from './generated/operations.js';
 export {
   createPartnerClient,
   DEFAULT_BASE_URLS,

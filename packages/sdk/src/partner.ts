@@ -4,6 +4,7 @@
  */
 import type { Middleware } from 'openapi-fetch';
 import { type ClientOptionsBase, createTypedClient, type PathsUnder, type TypedClient } from './client.js';
+import { OPERATIONS } from './generated/operations.js';
 import type { components, operations, paths } from './generated/partner-api.js';
 
 export type PartnerPaths = PathsUnder<paths, '/v1/partner/'>;
@@ -27,8 +28,13 @@ export interface PartnerClientOptions extends ClientOptionsBase {
   baseUrls?: Partial<Record<PartnerEnvironment, string>>;
 }
 
-/** Operations that take an `Idempotency-Key`; the client adds a random one when the caller gives none. */
-export const IDEMPOTENT_OPERATIONS = new Set<string>(['/v1/partner/orders/{code}/events']);
+/**
+ * The POST operations that take an `Idempotency-Key` (from the document: partner events today); the
+ * client adds a random one when the caller gives none, and its retries send the same one.
+ */
+export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set(
+  OPERATIONS.filter((op) => op.method === 'POST' && op.idempotencyKey).map((op) => op.path),
+);
 
 type Query<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 type JsonBody<Op> = Op extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;

@@ -87,13 +87,14 @@ export function retryDelayMs(
 }
 
 /**
- * Whether an answer may be retried. 429 always: a rate-limited request was refused before anything
- * ran. 503 (ERR_DEPENDENCY_UNAVAILABLE) was not applied either, except when the database connection
+ * Whether an answer may be retried. 429 always (a rate-limited request was refused before anything
+ * ran), except sign-in's. 503 (ERR_DEPENDENCY_UNAVAILABLE) was not applied either, except when the database connection
  * was lost during COMMIT; so a POST is retried only when it carries an Idempotency-Key, which makes
  * the retry answer the first outcome instead of applying it twice.
  */
-function retryable(status: number, request: Request): boolean {
-  if (status === 429) return true;
+function retryable(status: number, request: Request, url: URL): boolean {
+  // A sign-in limit (one code a minute, five an hour) is for the person signing in to wait out.
+  if (status === 429) return !url.pathname.startsWith('/v1/auth/');
   if (status !== 503) return false;
   return request.method !== 'POST' || request.headers.has('idempotency-key');
 }
@@ -137,7 +138,7 @@ export function createTransport(options: TransportOptions = {}, auth?: BearerAut
         return response;
       }
 
-      if (attempt >= retry.maxAttempts || !retryable(response.status, current)) return response;
+      if (attempt >= retry.maxAttempts || !retryable(response.status, current, url)) return response;
       const delay = retryDelayMs(retryAfterSeconds(response.headers.get('retry-after')), attempt, retry, random);
       if (delay === null) return response;
       await response.body?.cancel();
