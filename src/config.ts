@@ -25,6 +25,8 @@ export interface Config {
   /** Where partners reach the live and the sandbox API (the OpenAPI documents' `servers`), without a trailing slash. */
   publicUrl: string;
   sandboxPublicUrl: string;
+  /** Capture partner requests into the request log (decisions §13); `REQUEST_LOG=off` turns capture off. */
+  requestLog: boolean;
 }
 
 export class ConfigError extends Error {
@@ -160,5 +162,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     publicUrl: publicUrl.replace(/\/+$/, ''),
     sandboxPublicUrl: sandboxPublicUrl.replace(/\/+$/, ''),
+    requestLog: value(env, 'REQUEST_LOG') === undefined || flag(env, 'REQUEST_LOG'),
   };
 }

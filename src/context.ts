@@ -15,6 +15,7 @@ import { createRateLimiter } from './modules/keys/create-rate-limiter.js';
 import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter } from './modules/keys/rate-limit.types.js';
 import { PartnerOrderCache } from './modules/orders/read-cache.js';
+import { type RequestLogOptions, RequestRecorder } from './modules/request-log/request-recorder.js';
 import type { UsageRecorder } from './modules/usage/usage.types.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
 import { connectRedis, duplicateRedis } from './redis.js';
@@ -36,6 +37,8 @@ export interface AppContext {
   keys: KeyResolver;
   rateLimiter: RateLimiter;
   usage: UsageRecorder;
+  /** The request log's writer (src/modules/request-log/request-recorder.ts): batched, off the request path. */
+  requestLog: RequestRecorder;
   /** Partner order reads kept between changes (src/modules/orders/read-cache.ts). */
   orderCache: PartnerOrderCache;
   /**
@@ -50,6 +53,8 @@ export interface ContextOverrides {
   db?: Db;
   clock?: Clock;
   log?: Logger;
+  /** Request log settings (tests: a tiny queue, no timer, a frozen live-tail window). */
+  requestLog?: Partial<RequestLogOptions>;
 }
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
@@ -94,6 +99,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
 
     const usage = new BatchedUsageRecorder(db, clock, log);
     usage.start();
+    const requestLog = new RequestRecorder(db, clock, log, events, overrides.requestLog);
+    requestLog.start();
     const rateLimiter = createRateLimiter({ redis, prefix: config.redisKeyPrefix, clock, keys, log });
     // One process owns an embedded database; on a server, processes can only agree through Redis.
     const orderCache = new PartnerOrderCache(
@@ -123,10 +130,12 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       keys,
       rateLimiter,
       usage,
+      requestLog,
       orderCache,
       events,
       async close() {
         await usage.stop().catch((err) => log.error({ err }, 'final usage flush failed'));
+        await requestLog.stop().catch((err) => log.error({ err }, 'final request log flush failed'));
         // Closing is not an outage: stop reporting before the connections go.
         stopRecovery();
         stopRedisLog();

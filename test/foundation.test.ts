@@ -259,10 +259,13 @@ describe('error envelope', () => {
     expect(res.body).not.toMatch(/secret|\/srv|db\.ts|stack/);
   });
 
-  it('echoes a request id header', async () => {
+  it('answers every request with an X-Request-Id of its own, never the one the caller sent', async () => {
     const res = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'abc-123' } });
     expect(res.statusCode).toBe(200);
-    expect(res.headers['x-request-id']).toBe('abc-123');
+    expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+    const again = await app.inject({ method: 'GET', url: '/nope' });
+    expect(again.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(again.headers['x-request-id']).not.toBe(res.headers['x-request-id']);
   });
 });
 
@@ -480,12 +483,25 @@ describe('log redaction', () => {
     };
     const info = capture('info');
     const t = await createTestApp({ log: info.log });
-    await t.live.inject({ method: 'GET', url: '/healthz?x=1', headers: { 'x-request-id': 'req-42' } });
-    await t.sandbox.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'req-43' } });
+    const first = await t.live.inject({ method: 'GET', url: '/healthz?x=1', headers: { 'x-request-id': 'client-42' } });
+    const second = await t.sandbox.inject({ method: 'GET', url: '/nope' });
     await t.close();
     expect(info.lines.filter((l) => l.msg === 'request')).toEqual([
-      expect.objectContaining({ reqId: 'req-42', listener: 'live', method: 'GET', url: '/healthz', statusCode: 200 }),
-      expect.objectContaining({ reqId: 'req-43', listener: 'sandbox', method: 'GET', url: '/nope', statusCode: 404 }),
+      expect.objectContaining({
+        reqId: first.headers['x-request-id'],
+        clientRequestId: 'client-42',
+        listener: 'live',
+        method: 'GET',
+        url: '/healthz',
+        statusCode: 200,
+      }),
+      expect.objectContaining({
+        reqId: second.headers['x-request-id'],
+        listener: 'sandbox',
+        method: 'GET',
+        url: '/nope',
+        statusCode: 404,
+      }),
     ]);
 
     const warn = capture('warn');

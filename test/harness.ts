@@ -14,7 +14,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { TestClock } from '../src/clock.js';
 import { type Config, loadConfig } from '../src/config.js';
-import { type AppContext, createContext } from '../src/context.js';
+import { type AppContext, type ContextOverrides, createContext } from '../src/context.js';
 import { type Db, dbFromPglite, openDb } from '../src/db/db.js';
 import { adminUrl } from './global-setup.js';
 import { dropRedisNamespace } from './redis-namespace.js';
@@ -102,6 +102,8 @@ export interface TestAppOptions {
   configuredClock?: boolean;
   /** Wraps the app's database (test/gated-db.ts: holding a statement to force the order of a race). */
   wrapDb?: (db: Db) => Db;
+  /** Request log settings (a tiny queue, no timer, a frozen live-tail window). */
+  requestLog?: ContextOverrides['requestLog'];
 }
 
 /** A complete app (both listeners) on a fresh database. Call `close()` in afterAll. */
@@ -129,6 +131,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     db: appDb,
     clock: options.configuredClock ? undefined : new TestClock(),
     log: options.log,
+    requestLog: options.requestLog,
   });
   if (!(ctx.clock instanceof TestClock)) throw new Error('test apps run with TEST_CLOCK=1');
   const clock = ctx.clock;

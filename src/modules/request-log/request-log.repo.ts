@@ -1,0 +1,189 @@
+/**
+ * SQL of the request log (migration 0016): the recorder's batched writes, the partner's reads (partner
+ * id first, always in the WHERE clause) and the retention purge.
+ */
+import type { Queryable } from '../../db/db.js';
+import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import type { RequestLogEntry } from './request-log.types.js';
+
+/** Creates the partitions of these UTC days (`YYYY-MM-DD`) where missing (request_log_ensure_day). */
+export async function ensureDayPartitions(days: readonly string[], q: Queryable): Promise<void> {
+  await q.query('SELECT request_log_ensure_day(d::date) FROM unnest($1::text[]) AS d', [days]);
+}
+
+/**
+ * One multi-row INSERT for a whole batch: the entries go as one JSON parameter (their field names are
+ * the record's column names), so a batch of thousands costs one statement, one round trip and one
+ * JSON.stringify in the API process.
+ */
+export async function insertEntries(entries: readonly RequestLogEntry[], q: Queryable): Promise<void> {
+  if (entries.length === 0) return;
+  await q.query(
+    `INSERT INTO request_log (id, created_at, partner_id, api_key_id, environment, method, path, query, status_code,
+                              error_code, duration_ms, ip, user_agent, idempotency_key, request_body, response_body)
+     SELECT r.id, timestamptz 'epoch' + r."createdMs" * interval '1 millisecond', r."partnerId", r."apiKeyId",
+            r.environment, r.method, r.path, r.query, r."statusCode", r."errorCode", r."durationMs", r.ip,
+            r."userAgent", r."idempotencyKey", r."requestBody", r."responseBody"
+       FROM json_to_recordset($1::json) AS r(id text, "createdMs" bigint, "partnerId" uuid, "apiKeyId" uuid,
+            environment text, method text, path text, query text, "statusCode" smallint, "errorCode" text,
+            "durationMs" real, ip text, "userAgent" text, "idempotencyKey" text, "requestBody" text,
+            "responseBody" text)`,
+    [JSON.stringify(entries)],
+  );
+}
+
+export interface MinuteCounts {
+  partnerId: string;
+  /** Start of the minute, ms since the epoch. */
+  minuteMs: number;
+  dropped: number;
+  notStreamed: number;
+}
+
+/** Adds per-minute counts (additive upsert: several processes count the same minutes). */
+export async function addMinuteCounts(counts: readonly MinuteCounts[], q: Queryable): Promise<void> {
+  if (counts.length === 0) return;
+  await q.query(
+    `INSERT INTO request_log_minutes (partner_id, minute, dropped, not_streamed)
+     SELECT p, timestamptz 'epoch' + m * interval '1 millisecond', d, n
+       FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::int[]) AS t(p, m, d, n)
+     ON CONFLICT (partner_id, minute) DO UPDATE SET
+       dropped = request_log_minutes.dropped + EXCLUDED.dropped,
+       not_streamed = request_log_minutes.not_streamed + EXCLUDED.not_streamed`,
+    [
+      counts.map((c) => c.partnerId),
+      counts.map((c) => c.minuteMs),
+      counts.map((c) => c.dropped),
+      counts.map((c) => c.notStreamed),
+    ],
+  );
+}
+
+export interface RequestFilter {
+  apiKeyId?: string;
+  /** Inclusive range of status codes (a class or one status). */
+  status?: { from: number; to: number };
+  code?: string;
+  method?: string;
+  /** Exact path, or a prefix. */
+  path?: { value: string; prefix: boolean };
+  since?: Date;
+  until?: Date;
+}
+
+export interface RequestRow {
+  id: string;
+  api_key_id: string;
+  environment: ApiKeyEnvironment;
+  method: string;
+  path: string;
+  query: string | null;
+  status_code: number;
+  error_code: string | null;
+  duration_ms: number;
+  ip: string;
+  user_agent: string | null;
+  idempotency_key: string | null;
+  created_at: Date;
+}
+
+export interface RequestDetailRow extends RequestRow {
+  request_body: string | null;
+  response_body: string | null;
+}
+
+const SUMMARY_COLUMNS = `id, api_key_id, environment, method, path, query, status_code, error_code, duration_ms, ip,
+  user_agent, idempotency_key, created_at`;
+
+/** The WHERE clause of a filter; parameters start at $2 ($1 is the partner). */
+function whereOf(filter: RequestFilter, params: unknown[]): string {
+  const where = ['partner_id = $1'];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (filter.apiKeyId !== undefined) add((n) => `api_key_id = ${n}::uuid`, filter.apiKeyId);
+  // Status bounds are validated integers, written as literals: with a parameter the planner could not
+  // prove `status_code >= 400`, and the error rows' partial index would not be used.
+  if (filter.status) where.push(`status_code BETWEEN ${Math.trunc(filter.status.from)} AND ${Math.trunc(filter.status.to)}`);
+  if (filter.code !== undefined) {
+    add((n) => `error_code = ${n}`, filter.code);
+    where.push('status_code >= 400');
+  }
+  if (filter.method !== undefined) add((n) => `method = ${n}`, filter.method);
+  if (filter.path) {
+    if (filter.path.prefix) add((n) => `path LIKE ${n}`, `${filter.path.value.replace(/[\\%_]/g, '\\$&')}%`);
+    else add((n) => `path = ${n}`, filter.path.value);
+  }
+  if (filter.since) add((n) => `created_at >= ${n}`, filter.since);
+  if (filter.until) add((n) => `created_at < ${n}`, filter.until);
+  return where.join(' AND ');
+}
+
+/** One page of the partner's log, newest first, and the number of matching rows. */
+export async function listRequests(
+  partnerId: string,
+  filter: RequestFilter,
+  page: { page: number; pageSize: number },
+  q: Queryable,
+): Promise<{ total: number; rows: RequestRow[] }> {
+  const params: unknown[] = [partnerId];
+  const where = whereOf(filter, params);
+  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM request_log WHERE ${where}`, params);
+  if (total === 0 || (page.page - 1) * page.pageSize >= total) return { total, rows: [] };
+  const rows = await q.query<RequestRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM request_log WHERE ${where}
+      ORDER BY created_at DESC, id DESC LIMIT ${page.pageSize} OFFSET ${(page.page - 1) * page.pageSize}`,
+    params,
+  );
+  return { total, rows };
+}
+
+/** One request of the partner's, found in its own day's partition (`createdAt` comes from the id). */
+export async function findRequest(
+  partnerId: string,
+  id: string,
+  createdAt: Date,
+  q: Queryable,
+): Promise<RequestDetailRow | null> {
+  const rows = await q.query<RequestDetailRow>(
+    `SELECT ${SUMMARY_COLUMNS}, request_body, response_body FROM request_log
+      WHERE partner_id = $1 AND id = $2 AND created_at = $3`,
+    [partnerId, id, createdAt],
+  );
+  return rows[0] ?? null;
+}
+
+export interface MinuteRow {
+  minute: Date;
+  dropped: number;
+  not_streamed: number;
+}
+
+/** The partner's minutes with drops or unsent live entries in [since, until), newest first, and totals. */
+export async function readMinuteCounts(
+  partnerId: string,
+  since: Date,
+  until: Date,
+  limit: number,
+  q: Queryable,
+): Promise<{ rows: MinuteRow[]; dropped: number; notStreamed: number }> {
+  const [totals] = await q.query<{ dropped: number; not_streamed: number }>(
+    `SELECT coalesce(sum(dropped), 0)::int AS dropped, coalesce(sum(not_streamed), 0)::int AS not_streamed
+       FROM request_log_minutes WHERE partner_id = $1 AND minute >= $2 AND minute < $3`,
+    [partnerId, since, until],
+  );
+  const rows = await q.query<MinuteRow>(
+    `SELECT minute, dropped, not_streamed FROM request_log_minutes
+      WHERE partner_id = $1 AND minute >= $2 AND minute < $3 ORDER BY minute DESC LIMIT $4`,
+    [partnerId, since, until, limit],
+  );
+  return { rows, dropped: totals.dropped, notStreamed: totals.not_streamed };
+}
+
+/** Drops the partitions of days before `firstKeptDay` and the minute counts before it. */
+export async function deleteDaysBefore(firstKeptDay: string, q: Queryable): Promise<number> {
+  const [{ n }] = await q.query<{ n: number }>('SELECT request_log_drop_days_before($1::date) AS n', [firstKeptDay]);
+  await q.query('DELETE FROM request_log_minutes WHERE minute < $1::timestamptz', [`${firstKeptDay}T00:00:00Z`]);
+  return n;
+}
