@@ -1,0 +1,232 @@
+/**
+ * The request log's writer under pressure (decisions §13, §11): the overload rule forced with a tiny
+ * queue (no timing), a database outage and a refused batch (a database that fails request-log
+ * statements on demand), and the live tail's cap with its one-second window frozen. Each test owns its
+ * app, its partner and its keys; nothing is timed, only counted.
+ */
+import type { AddressInfo } from 'node:net';
+import { io as connect, type Socket } from 'socket.io-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import { createTestApp, type TestApp, type TestAppOptions } from '../../../test/harness.js';
+import type { Db } from '../../db/db.js';
+import { AppError } from '../../errors.js';
+import { REQUEST_LOGGED_EVENT, type RequestLogged } from './request-log.types.js';
+
+const apps: TestApp[] = [];
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.disconnect();
+  for (const t of apps.splice(0)) await t.close();
+});
+
+async function appWith(options: TestAppOptions): Promise<TestApp> {
+  const t = await createTestApp(options);
+  apps.push(t);
+  return t;
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A database whose request-log statements fail while `mode` says so; everything else goes through. */
+function failingLog(): { wrap: (db: Db) => Db; mode: 'up' | 'down' | 'refusing' } {
+  const control = {
+    mode: 'up' as 'up' | 'down' | 'refusing',
+    wrap: (db: Db): Db =>
+      new Proxy(db, {
+        get(target, prop, receiver) {
+          if (prop === 'query') {
+            return (text: string, params?: readonly unknown[]) => {
+              if (/request_log/.test(text) && control.mode === 'down') {
+                return Promise.reject(new AppError('ERR_DEPENDENCY_UNAVAILABLE', 'The database is unavailable'));
+              }
+              if (/INSERT INTO request_log /.test(text) && control.mode === 'refusing') {
+                return Promise.reject(Object.assign(new Error('value too long for type'), { code: '22001' }));
+              }
+              return target.query(text, params);
+            };
+          }
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+  };
+  return control;
+}
+
+const get = (t: TestApp, key: TestKey, url: string) => t.live.inject({ method: 'GET', url, headers: key.headers });
+const post = (t: TestApp, key: TestKey, url: string, payload: object) =>
+  t.live.inject({ method: 'POST', url, headers: key.headers, payload });
+
+async function logged(t: TestApp, partner: TestPartner) {
+  const res = await t.live.inject({ method: 'GET', url: '/v1/developer/requests?pageSize=50', headers: partner.auth });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as { total: number; items: Array<{ id: string; statusCode: number; method: string }> };
+}
+
+async function drops(t: TestApp, partner: TestPartner) {
+  const res = await t.live.inject({ method: 'GET', url: '/v1/developer/requests/drops', headers: partner.auth });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as {
+    dropped: number;
+    notStreamed: number;
+    items: Array<{ minute: string; dropped: number; notStreamed: number }>;
+  };
+}
+
+describe('overload: a full queue', () => {
+  it('leaves successful reads out and counts them per minute; errors and writes are still logged', async () => {
+    const t = await appWith({ requestLog: { maxQueued: 2, autoFlush: false } });
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const reads = [];
+    for (let i = 0; i < 5; i++) reads.push(await get(t, key, '/v1/partner/me'));
+    const error = await get(t, key, '/v1/partner/orders/NO-SUCH');
+    const write = await post(t, key, '/v1/partner/orders/NO-SUCH/events', { type: 'PICKED_UP' });
+    expect([...reads, error, write].map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 404, 404]);
+    expect(t.ctx.requestLog.queued).toBe(4);
+
+    await t.ctx.requestLog.flush();
+    const page = await logged(t, partner);
+    expect(page.items.map((r) => r.id)).toEqual([write, error, reads[1], reads[0]].map((r) => r.headers['x-request-id']));
+    const minute = new Date(Math.floor(t.clock.nowMs() / 60_000) * 60_000).toISOString();
+    expect(await drops(t, partner)).toMatchObject({
+      dropped: 3,
+      notStreamed: 0,
+      items: [{ minute, dropped: 3, notStreamed: 0 }],
+    });
+
+    // Another partner's drops are its own.
+    const other = await createPartner(t.ctx);
+    expect(await drops(t, other)).toMatchObject({ dropped: 0, notStreamed: 0, items: [] });
+  });
+});
+
+describe('database faults', () => {
+  it('keeps the queue through an outage without holding a request, and writes it all once the database is back', async () => {
+    const db = failingLog();
+    const t = await appWith({ wrapDb: db.wrap, requestLog: { autoFlush: false } });
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    db.mode = 'down';
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await get(t, key, `/v1/partner/me?n=${i}`));
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+    await expect(t.ctx.requestLog.flush()).rejects.toMatchObject({ code: 'ERR_DEPENDENCY_UNAVAILABLE' });
+    answers.push(await get(t, key, '/v1/partner/me?n=3'));
+    await expect(t.ctx.requestLog.flush()).rejects.toMatchObject({ code: 'ERR_DEPENDENCY_UNAVAILABLE' });
+    expect(t.ctx.requestLog.queued).toBe(4);
+
+    db.mode = 'up';
+    await t.ctx.requestLog.flush();
+    expect((await logged(t, partner)).items.map((r) => r.id)).toEqual(answers.map((r) => r.headers['x-request-id']).reverse());
+  });
+
+  it('drops what no longer fits in memory during a long outage, errors included, and counts it', async () => {
+    const db = failingLog();
+    // Room for one or two small entries, not five.
+    const t = await appWith({ wrapDb: db.wrap, requestLog: { autoFlush: false, maxQueuedBytes: 1_500 } });
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    db.mode = 'down';
+    for (let i = 0; i < 5; i++) expect((await get(t, key, '/v1/partner/orders/NO-SUCH')).statusCode).toBe(404);
+    const kept = t.ctx.requestLog.queued;
+    expect(kept).toBeGreaterThanOrEqual(1);
+    expect(kept).toBeLessThan(5);
+    db.mode = 'up';
+    await t.ctx.requestLog.flush();
+    expect((await logged(t, partner)).total).toBe(kept);
+    expect((await drops(t, partner)).dropped).toBe(5 - kept);
+  });
+
+  it('drops a batch the database refuses (counted), instead of retrying it ahead of everything else forever', async () => {
+    const db = failingLog();
+    const t = await appWith({ wrapDb: db.wrap, requestLog: { autoFlush: false } });
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    db.mode = 'refusing';
+    await get(t, key, '/v1/partner/me');
+    await get(t, key, '/v1/partner/me');
+    await expect(t.ctx.requestLog.flush()).rejects.toMatchObject({ code: '22001' });
+    db.mode = 'up';
+    const after = await get(t, key, '/v1/partner/me');
+    await t.ctx.requestLog.flush();
+    expect((await logged(t, partner)).items.map((r) => r.id)).toEqual([after.headers['x-request-id']]);
+    expect((await drops(t, partner)).dropped).toBe(2);
+  });
+});
+
+describe('live tail: request.logged on the realtime channel', () => {
+  it('sends the summary to the partner’s users, at most 50 a second per partner, and counts the rest', async () => {
+    let second = 1_000_000;
+    const t = await appWith({ requestLog: { autoFlush: false, liveNowMs: () => second * 1000 } });
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}/realtime`;
+    const partner = await createPartner(t.ctx);
+    const other = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const otherKey = await createKey(t.ctx, other.id);
+
+    const open = async (p: TestPartner) => {
+      const s = connect(url, { auth: { token: p.token }, transports: ['websocket'], reconnection: false, forceNew: true });
+      sockets.push(s);
+      await new Promise<void>((resolve, reject) => {
+        s.once('connect', () => resolve());
+        s.once('connect_error', reject);
+      });
+      const got: Array<{ request: Record<string, unknown> }> = [];
+      s.on('request.logged', (m) => got.push(m));
+      return got;
+    };
+    const mine = await open(partner);
+    const theirs = await open(other);
+    const emitted = new Map<string, number>();
+    const count = (e: RequestLogged) => emitted.set(e.partnerId, (emitted.get(e.partnerId) ?? 0) + 1);
+    t.ctx.events.on(REQUEST_LOGGED_EVENT, count);
+
+    const first = await get(t, key, '/v1/partner/me?first=1');
+    for (let i = 1; i < 60; i++) await get(t, key, '/v1/partner/me');
+    for (let i = 0; i < 3; i++) await get(t, otherKey, '/v1/partner/me');
+    // One frozen second: 50 sent for the partner, 10 counted; the other partner has a cap of its own.
+    expect(emitted.get(partner.id)).toBe(50);
+    expect(emitted.get(other.id)).toBe(3);
+    await until(() => mine.length === 50 && theirs.length === 3, '53 messages');
+    expect(mine[0]).toEqual({
+      request: {
+        id: first.headers['x-request-id'],
+        apiKeyId: key.id,
+        environment: 'LIVE',
+        method: 'GET',
+        path: '/v1/partner/me',
+        query: 'first=1',
+        statusCode: 200,
+        errorCode: null,
+        durationMs: expect.any(Number),
+        ip: '127.0.0.1',
+        userAgent: 'lightMyRequest',
+        idempotencyKey: null,
+        createdAt: expect.any(String),
+      },
+    });
+    expect(theirs.every((m) => m.request.apiKeyId === otherKey.id)).toBe(true);
+
+    // The next second sends again.
+    second++;
+    for (let i = 0; i < 5; i++) await get(t, key, '/v1/partner/me');
+    expect(emitted.get(partner.id)).toBe(55);
+    await until(() => mine.length === 55, '55 messages');
+    t.ctx.events.off(REQUEST_LOGGED_EVENT, count);
+
+    // Every request is logged; the ones not sent live are counted.
+    await t.ctx.requestLog.flush();
+    expect((await logged(t, partner)).total).toBe(65);
+    expect(await drops(t, partner)).toMatchObject({ dropped: 0, notStreamed: 10 });
+    expect(await drops(t, other)).toMatchObject({ dropped: 0, notStreamed: 0 });
+  });
+});
