@@ -25,7 +25,7 @@ import type { ClaimedDelivery } from '../modules/webhooks/queue/claim-due-delive
 import { toDeveloperDelivery } from '../modules/webhooks/queue/delivery-rows.js';
 import { type PendingOutcome, type RecordedOutcome, recordOutcomes } from '../modules/webhooks/queue/record-outcomes.js';
 import { releaseLease } from '../modules/webhooks/queue/release-leases.js';
-import { emitDeliveryUpdated } from '../modules/webhooks/signals.js';
+import { emitDeliveryUpdated, emitWebhookUpdated } from '../modules/webhooks/signals.js';
 import { SIGNATURE_HEADER, signatureHeader } from '../modules/webhooks/signature.js';
 import type { OutcomeWriter } from './outcome-writer.js';
 import { postWebhook, type SendResult } from './send.js';
@@ -42,30 +42,47 @@ export interface AttemptDeps {
   outcomes: OutcomeWriter;
 }
 
-export function deliveryHeaders(claimed: ClaimedDelivery, secret: string, timestampSec: number): Record<string, string> {
+export function deliveryHeaders(
+  claimed: ClaimedDelivery,
+  secret: string,
+  timestampSec: number,
+  previousSecret?: string | null,
+): Record<string, string> {
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(secret, timestampSec, claimed.body),
+    [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(secret, timestampSec, claimed.body, previousSecret),
     'x-partner-event': claimed.eventType,
     'x-partner-delivery': claimed.id,
   };
 }
 
+/** The headers sent, as the attempt log shows them: Content-Type and the X-Partner-* ones (decisions §12). */
+export function loggedRequestHeaders(sent: Record<string, string>): Record<string, string> {
+  const shown: Record<string, string> = {};
+  for (const [name, value] of Object.entries(sent)) {
+    if (name === 'content-type' || name.startsWith('x-partner-')) shown[name] = value;
+  }
+  return shown;
+}
+
 export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<void> {
   const { ctx } = deps;
+  const startedAtMs = ctx.clock.nowMs();
   let result: SendResult;
-  let secret: string | null = null;
+  let headers: Record<string, string> = {};
   try {
-    secret = ctx.secrets.decrypt(claimed.secretCiphertext);
+    const secret = ctx.secrets.decrypt(claimed.secretCiphertext);
+    const previous = claimed.previousSecretCiphertext ? ctx.secrets.decrypt(claimed.previousSecretCiphertext) : null;
+    headers = deliveryHeaders(claimed, secret, claimed.signedAtSec, previous);
   } catch (err) {
     // Only possible if the encryption key changed (JWT_SECRET rotated without re-encrypting).
     ctx.log.error({ err, webhookId: claimed.webhookId }, 'webhook signing secret cannot be decrypted');
   }
-  if (secret === null) {
-    result = { outcome: 'failed', statusCode: null, error: 'signing secret unavailable' };
+  if (!headers[SIGNATURE_HEADER.toLowerCase()]) {
+    result = { outcome: 'failed', statusCode: null, error: 'signing secret unavailable', durationMs: 0, response: null };
   } else {
-    result = await postWebhook(claimed.url, claimed.body, deliveryHeaders(claimed, secret, claimed.signedAtSec), {
+    result = await postWebhook(claimed.url, claimed.body, headers, {
       dispatcher: deps.dispatcher,
       timeoutMs: deps.timeoutMs,
       signal: deps.signal,
@@ -82,6 +99,13 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     statusCode: result.statusCode,
     error: result.outcome === 'delivered' ? null : result.error,
     atMs: ctx.clock.nowMs(),
+    attempt: {
+      startedAtMs,
+      durationMs: result.durationMs,
+      requestHeaders: loggedRequestHeaders(headers),
+      responseHeaders: result.response?.headers ?? null,
+      responseBody: result.response?.body ?? null,
+    },
   };
   let recorded: RecordedOutcome | null;
   try {
@@ -100,6 +124,7 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     ctx.log.warn({ webhookId: claimed.webhookId }, 'webhook disabled after consecutive dead deliveries');
   }
   emitDeliveryUpdated(ctx.events, claimed.partnerId, toDeveloperDelivery(recorded.delivery));
+  if (recorded.webhook) emitWebhookUpdated(ctx.events, claimed.partnerId, recorded.webhook);
 }
 
 /** Margin kept before the lease ends: past it, the row is left to become due again by itself. */
@@ -121,7 +146,7 @@ async function settleAfterOutage(deps: AttemptDeps, outcome: PendingOutcome): Pr
     try {
       if (delivered) {
         const row = (await recordOutcomes([outcome], ctx.db)).get(claimed.id);
-        return row ? { delivery: row, webhookDisabled: false } : null;
+        return row ? { delivery: row.delivery, webhookDisabled: false, webhook: row.webhook } : null;
       }
       await releaseLease(claimed, ctx.db);
       return null;

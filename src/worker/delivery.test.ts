@@ -3,6 +3,7 @@
  * as a producer does), fanned out by a real worker, POSTed to a real local receiver, verified there.
  */
 import Stripe from 'stripe';
+import Value from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
@@ -10,6 +11,7 @@ import { type ReceivedRequest, WebhookReceiver } from '../../test/webhook-receiv
 import { PartnerOrder } from '../modules/orders/orders.schemas.js';
 import { advanceTo, assign, createOrder } from '../modules/orders/orders.test-helpers.js';
 import type { ProcessedOutboxEvent } from '../modules/orders/outbox.js';
+import { EVENT_SCHEMAS, type EventType } from '../modules/webhooks/event-catalog.js';
 import { RETRY_DELAYS_MS } from '../modules/webhooks/retry-schedule.js';
 import type { DeliveryUpdated } from '../modules/webhooks/signals.js';
 import {
@@ -265,6 +267,8 @@ describe('fan-out and signed delivery', () => {
         expect(request.method).toBe('POST');
         expect(request.headers['content-type']).toBe('application/json');
         expect(Object.keys(body)).toEqual(['id', 'type', 'createdAt', 'environment', 'data']);
+        // Every real body is valid against its kind's catalog schema: the docs cannot drift from the payloads.
+        expect([...Value.Errors(EVENT_SCHEMAS[body.type as EventType], body)], body.type).toEqual([]);
         expect(body).toMatchObject({
           id: expect.stringMatching(/^evt_/),
           createdAt: expect.stringMatching(ISO),

@@ -1,6 +1,6 @@
 /**
- * The worker's "record" step: outcomes of attempts written in batches (the SQL, fenced by lease tokens,
- * is src/modules/webhooks/queue/record-outcomes.ts).
+ * The worker's "record" step: outcomes of attempts written in batches, each with its attempt log row
+ * (the SQL, fenced by lease tokens, is src/modules/webhooks/queue/record-outcomes.ts).
  */
 import type { Db } from '../db/db.js';
 import {
@@ -31,7 +31,8 @@ export class OutcomeWriter {
 
   record(outcome: PendingOutcome): Promise<RecordedOutcome | null> {
     if (outcome.error !== null && afterFailedAttempt(outcome.claimed.attempts + 1, outcome.atMs).status === 'DEAD') {
-      return recordFailed(outcome.claimed, { statusCode: outcome.statusCode, error: outcome.error }, outcome.atMs, this.db);
+      const failure = { statusCode: outcome.statusCode, error: outcome.error, attempt: outcome.attempt };
+      return recordFailed(outcome.claimed, failure, outcome.atMs, this.db);
     }
     return new Promise((resolve, reject) => {
       this.queue.push({ outcome, resolve, reject });
@@ -55,7 +56,7 @@ export class OutcomeWriter {
           );
           for (const b of batch) {
             const row = written.get(b.outcome.claimed.id);
-            b.resolve(row ? { delivery: row, webhookDisabled: false } : null);
+            b.resolve(row ? { delivery: row.delivery, webhookDisabled: false, webhook: row.webhook } : null);
           }
         } catch (err) {
           for (const b of batch) b.reject(err);

@@ -196,11 +196,18 @@ describe('outcomes written in batches', () => {
     const [a, b, c] = claimed;
     const writer = new OutcomeWriter(t.ctx.db);
     const now = t.clock.nowMs();
+    const attempt = (durationMs: number) => ({
+      startedAtMs: now - durationMs,
+      durationMs,
+      requestHeaders: { 'content-type': 'application/json' },
+      responseHeaders: { 'content-type': 'text/plain' },
+      responseBody: 'ok',
+    });
     const [ra, rb, rc] = await Promise.all([
-      writer.record({ claimed: a, statusCode: 204, error: null, atMs: now }),
-      writer.record({ claimed: b, statusCode: 503, error: 'HTTP 503', atMs: now }),
+      writer.record({ claimed: a, statusCode: 204, error: null, atMs: now, attempt: attempt(12) }),
+      writer.record({ claimed: b, statusCode: 503, error: 'HTTP 503', atMs: now, attempt: attempt(34) }),
       // A lease this attempt no longer holds (taken over, or redelivered): its outcome is dropped.
-      writer.record({ claimed: { ...c, leaseToken: newId() }, statusCode: 204, error: null, atMs: now }),
+      writer.record({ claimed: { ...c, leaseToken: newId() }, statusCode: 204, error: null, atMs: now, attempt: attempt(5) }),
     ]);
     expect(ra?.delivery).toMatchObject({ id: a.id, status: 'DELIVERED', attempts: 1, status_code: 204, last_error: null });
     expect(ra?.delivery.delivered_at?.getTime()).toBe(now);
@@ -208,6 +215,17 @@ describe('outcomes written in batches', () => {
     expect(rb?.delivery.next_attempt_at?.getTime()).toBe(now + 60_000);
     expect(rc).toBeNull();
     expect(await deliveryRow(c.id)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    // Each attempt is logged by the same statement; the dropped one is not; the reset streak comes back once.
+    const logged = await t.ctx.db.query<{ delivery_id: string; number: number; duration_ms: number; outcome: string }>(
+      'SELECT delivery_id, number, duration_ms, outcome FROM webhook_delivery_attempts WHERE webhook_id = $1 ORDER BY duration_ms',
+      [h.hookId],
+    );
+    expect(logged).toEqual([
+      { delivery_id: a.id, number: 1, duration_ms: 12, outcome: 'DELIVERED' },
+      { delivery_id: b.id, number: 1, duration_ms: 34, outcome: 'FAILED' },
+    ]);
+    expect(ra?.webhook).toMatchObject({ id: h.hookId, consecutiveFailures: 0 });
+    expect(rb?.webhook).toBeNull();
     const [hook] = await t.ctx.db.query<{ consecutive_failures: number }>(
       'SELECT consecutive_failures FROM webhooks WHERE id = $1',
       [h.hookId],

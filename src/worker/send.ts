@@ -1,16 +1,21 @@
 /**
  * One HTTP attempt: POST the stored body with its headers, within one overall timeout (connect,
- * headers and body together), redirects not followed, the response body read to a small bound and
- * discarded. Never throws: every outcome becomes a SendResult with a short, stable `error` text.
+ * headers and body together), redirects not followed, the response body read to a small bound (kept
+ * for the attempt log: response-capture.ts). Never throws: every outcome becomes a SendResult with a
+ * short, stable `error` text.
  */
 import { type Dispatcher, request } from 'undici';
+import { type CapturedResponse, captureResponse, MAX_RESPONSE_BYTES } from './response-capture.js';
 
-/** How much of a response body is read before the connection is dropped. */
-const MAX_RESPONSE_BYTES = 4 * 1024;
+/** What the endpoint answered (absent when it never answered) and how long the attempt took. */
+interface Answered {
+  durationMs: number;
+  response: CapturedResponse | null;
+}
 
 export type SendResult =
-  | { outcome: 'delivered'; statusCode: number }
-  | { outcome: 'failed'; statusCode: number | null; error: string }
+  | ({ outcome: 'delivered'; statusCode: number } & Answered)
+  | ({ outcome: 'failed'; statusCode: number | null; error: string } & Answered)
   /** Cut short by the worker shutting down: not an attempt the endpoint should be blamed for. */
   | { outcome: 'aborted' };
 
@@ -68,9 +73,11 @@ export async function postWebhook(
   options: SendOptions,
 ): Promise<SendResult> {
   if (options.production && !url.startsWith('https:')) {
-    return { outcome: 'failed', statusCode: null, error: 'https required' };
+    return { outcome: 'failed', statusCode: null, error: 'https required', durationMs: 0, response: null };
   }
   if (options.signal.aborted) return { outcome: 'aborted' };
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -93,26 +100,37 @@ export async function postWebhook(
       });
     } catch (err) {
       if (options.signal.aborted && !timedOut) return { outcome: 'aborted' };
-      if (timedOut) return { outcome: 'failed', statusCode: null, error: describeTimeout(options.timeoutMs) };
-      return { outcome: 'failed', statusCode: null, error: describeNetworkError(err, options.timeoutMs) };
+      const error = timedOut ? describeTimeout(options.timeoutMs) : describeNetworkError(err, options.timeoutMs);
+      return { outcome: 'failed', statusCode: null, error, durationMs: elapsed(), response: null };
     }
-    // The status line decides; the body is only drained a little so the connection can be reused
-    // when it is short, and dropped otherwise. A body that stalls is cut by the same timeout.
+    // The status line decides; the body is only read up to its first 4 KiB (kept for the attempt log,
+    // never parsed) so the connection can be reused when it is short, and dropped otherwise. A body
+    // that stalls is cut by the same timeout.
+    const chunks: Buffer[] = [];
+    let read = 0;
+    let complete = false;
     try {
-      let read = 0;
       for await (const chunk of response.body) {
+        chunks.push(chunk as Buffer);
         read += (chunk as Buffer).length;
         if (read >= MAX_RESPONSE_BYTES) break;
       }
+      complete = read < MAX_RESPONSE_BYTES;
     } catch {
       // The answer is already known; a broken or stalled body does not change it.
     } finally {
       response.body.destroy();
     }
+    const answered: Answered = {
+      durationMs: elapsed(),
+      response: captureResponse(response.headers, Buffer.concat(chunks), complete),
+    };
     const status = response.statusCode;
-    if (status >= 200 && status < 300) return { outcome: 'delivered', statusCode: status };
-    if (status >= 300 && status < 400) return { outcome: 'failed', statusCode: status, error: 'redirect not followed' };
-    return { outcome: 'failed', statusCode: status, error: `HTTP ${status}` };
+    if (status >= 200 && status < 300) return { outcome: 'delivered', statusCode: status, ...answered };
+    if (status >= 300 && status < 400) {
+      return { outcome: 'failed', statusCode: status, error: 'redirect not followed', ...answered };
+    }
+    return { outcome: 'failed', statusCode: status, error: `HTTP ${status}`, ...answered };
   } finally {
     clearTimeout(timer);
     options.signal.removeEventListener('abort', onStop);

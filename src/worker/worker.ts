@@ -20,12 +20,15 @@ import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db.js';
 import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
+import { RECOVERY_BATCH } from '../modules/webhooks/queue/recover-deliveries.js';
 import { releaseClaim } from '../modules/webhooks/queue/release-leases.js';
+import { RECOVERY_EVENT } from '../modules/webhooks/signals.js';
 import { attemptDelivery } from './attempt.js';
 import { fanOutBatch } from './fanout.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { Pump } from './pump.js';
 import { purgeExpired } from './purge.js';
+import { feedRecoveries } from './recovery-feeder.js';
 import { createDeliveryAgent, type DeliveryAgentOptions } from './ssrf-guard.js';
 import { subscribeWakeups } from './wakeups.js';
 
@@ -45,6 +48,8 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   fanoutBatchSize: number;
   purgeIntervalMs: number;
+  /** Deliveries of a recovery queued at a time, per webhook (queue/recover-deliveries.ts). */
+  recoveryBatchSize: number;
   /** stop() waits this long for attempts in flight before cutting them short. */
   stopTimeoutMs: number;
   /** Replaces the system DNS resolver of the delivery agent (tests of the SSRF guard). */
@@ -59,6 +64,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   pollIntervalMs: 400,
   fanoutBatchSize: 100,
   purgeIntervalMs: 15 * 60_000,
+  recoveryBatchSize: RECOVERY_BATCH,
   stopTimeoutMs: 5_000,
 };
 
@@ -164,9 +170,27 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
       }
       inFlightAtClaim = inFlight.size;
       doneSinceClaim = 0;
-      if (claimed.length < free) return;
+      if (claimed.length < free) {
+        // The queue has room: a recovery in progress may feed it its next batch.
+        if (recovering) recoveries.trigger();
+        return;
+      }
     }
   }, failed('claiming deliveries failed'));
+
+  // Whether the last feed found recoveries in progress: then every claim that leaves room feeds them;
+  // otherwise only the poll, a recovery started in this process, and the clock do.
+  let recovering = false;
+  const recoveries = new Pump(async () => {
+    if (closing) return;
+    const run = await feedRecoveries(ctx, options.recoveryBatchSize);
+    recovering = run.active > 0;
+  }, failed('feeding recoveries failed'));
+  const onRecovery = () => {
+    recovering = true;
+    recoveries.trigger();
+  };
+  ctx.events.on(RECOVERY_EVENT, onRecovery);
 
   const fanout = new Pump(async () => {
     while (!closing) {
@@ -187,18 +211,21 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     clock: () => {
       fanout.trigger();
       deliveries.trigger();
+      recoveries.trigger();
       purge.trigger();
     },
   });
   const pollTimer = setInterval(() => {
     fanout.trigger();
     deliveries.trigger();
+    recoveries.trigger();
   }, options.pollIntervalMs);
   pollTimer.unref();
   const purgeTimer = setInterval(purge.trigger, options.purgeIntervalMs);
   purgeTimer.unref();
   fanout.trigger();
   deliveries.trigger();
+  recoveries.trigger();
   purge.trigger();
 
   let stopped: Promise<void> | null = null;
@@ -210,8 +237,9 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
         if (refillTimer) clearTimeout(refillTimer);
         clearInterval(purgeTimer);
         await unsubscribe();
+        ctx.events.off(RECOVERY_EVENT, onRecovery);
         // No new claims; finish what is running.
-        await Promise.all([fanout.stop(), deliveries.stop(), purge.stop()]);
+        await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop()]);
         if (inFlight.size > 0) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([

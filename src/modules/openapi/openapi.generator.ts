@@ -4,7 +4,7 @@
  *
  * JSON Schema → OpenAPI 3.0 conversions: a schema with `$id` becomes a named component referenced by
  * `$ref`; `T | null` (anyOf with null) becomes `nullable: true`; `const` becomes a one-value `enum`;
- * `examples` becomes `example`. Error responses reference `ErrorEnvelope` and list their codes, those the
+ * `examples` becomes `example`; a record (patternProperties) becomes a map (additionalProperties). Error responses reference `ErrorEnvelope` and list their codes, those the
  * route declared plus those every route of its family answers (API-key or bearer authentication).
  */
 import type { CatalogRoute } from '../../plugins/route-catalog.js';
@@ -17,7 +17,7 @@ export interface OpenApiOptions {
   description: string;
   /** Which routes the document holds. */
   include: (route: CatalogRoute) => boolean;
-  tags: Array<{ name: string; description: string }>;
+  tags: Array<{ name: string; description: string; 'x-traitTag'?: true }>;
   /** Both listeners (decisions §15): partners and generated clients need absolute base URLs. */
   servers: Array<{ url: string; description: string }>;
 }
@@ -40,8 +40,11 @@ const STATUS_TEXT: Record<number, string> = {
 
 type Family = 'partner' | 'developer' | 'admin' | 'public';
 
+/** Routes anyone may call: the documents themselves and the webhook event catalog. */
+const PUBLIC_URLS = new Set(['/v1/developer/openapi.json', '/v1/openapi.json', '/v1/developer/event-types']);
+
 function familyOf(route: CatalogRoute): Family {
-  if (route.url === '/v1/developer/openapi.json' || route.url === '/v1/openapi.json') return 'public';
+  if (PUBLIC_URLS.has(route.url)) return 'public';
   if (route.url.startsWith('/v1/partner/')) return 'partner';
   if (route.url.startsWith('/v1/developer/')) return 'developer';
   if (route.url.startsWith('/v1/admin/')) return 'admin';
@@ -132,6 +135,12 @@ class Converter {
         case 'additionalProperties':
           out[key] = typeof value === 'object' ? this.schema(value) : value;
           break;
+        case 'patternProperties': {
+          // A record (Type.Record: any key) is a map in OpenAPI 3.0, which has no patternProperties.
+          const patterns = Object.values(value as Json);
+          if (patterns.length === 1) out.additionalProperties = this.schema(patterns[0]);
+          break;
+        }
         case 'anyOf':
         case 'oneOf':
         case 'allOf':

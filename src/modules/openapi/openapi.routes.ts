@@ -5,6 +5,7 @@ import Type from 'typebox';
 import type { CatalogRoute } from '../../plugins/route-catalog.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { generateOpenApi } from './openapi.generator.js';
+import { webhookEventsTag } from './webhook-events-section.js';
 
 const OpenApiDocument = Type.Unsafe<Record<string, unknown>>({
   type: 'object',
@@ -50,6 +51,7 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: [
         { name: 'partner', description: 'Orders assigned to your API key, and logistics events (X-Api-Key)' },
         { name: 'developer', description: 'API keys, webhooks and deliveries of your partner account (bearer token)' },
+        webhookEventsTag(),
       ],
     });
     return reduced;
@@ -65,6 +67,7 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
         { name: 'developer', description: 'API keys, webhooks and deliveries of your partner account (bearer token)' },
         { name: 'auth', description: 'Sign-in with a one-time code; access and refresh tokens' },
         { name: 'admin', description: 'Operator API (ADMIN accounts)' },
+        webhookEventsTag(),
       ],
     });
     return full;
@@ -92,8 +95,14 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   let redocSource: Buffer | null = null;
 
   app.get('/docs/redoc.standalone.js', { schema: { hide: true } }, async (_request, reply) => {
-    redocSource ??= readFileSync(redocBundle);
+    // Redoc's sidebar credit shows a logo from Redocly's CDN: the page would ask a third party for it
+    // (and the policy would refuse it). Pointed at an empty image, the credit hides its logo by itself.
+    redocSource ??= Buffer.from(readFileSync(redocBundle, 'utf8').replaceAll(REDOC_LOGO_URL, 'data:,'));
     return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(redocSource);
+  });
+
+  app.get('/docs/favicon.svg', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON);
   });
 
   app.get('/docs/reference.js', { schema: { hide: true } }, async (_request, reply) => {
@@ -124,6 +133,11 @@ const REFERENCE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+const REDOC_LOGO_URL = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+
+/** The reference page's icon: a webhook-ish mark in the portal's blue. */
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d4ed8"/><path d="M9 21a4 4 0 1 0 4-4M16 9a4 4 0 1 0-3.5 6l3.5 6M23 21a4 4 0 1 0-3.6-5.8H13" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round"/></svg>`;
+
 const FONTS = 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif';
 const REFERENCE_SCRIPT = `Redoc.init('/v1/developer/openapi.json', ${JSON.stringify({
   hideDownloadButton: false,
@@ -144,6 +158,7 @@ const REFERENCE_PAGE = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Partner API reference</title>
+    <link rel="icon" href="/docs/favicon.svg" type="image/svg+xml" />
     <style>body { margin: 0; }</style>
   </head>
   <body>

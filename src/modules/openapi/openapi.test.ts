@@ -71,6 +71,12 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/keys/{id}/sandbox/orders/{code}/platform-status',
   'POST /v1/developer/keys/{id}/sandbox/batches',
   'POST /v1/developer/keys/{id}/sandbox/batches/{code}/status',
+  // Webhook operations (decisions §12).
+  'GET /v1/developer/deliveries/{id}',
+  'POST /v1/developer/webhooks/{id}/recover',
+  'POST /v1/developer/webhooks/{id}/rotate-secret',
+  'GET /v1/developer/webhooks/{id}/health',
+  'GET /v1/developer/event-types',
 ].sort();
 
 const SPEC_SCHEMAS = [
@@ -111,6 +117,24 @@ const SPEC_SCHEMAS = [
   'DeliveryFailReason',
   'WebhookEvent',
   'WebhookDeliveryStatus',
+  // Decisions §12: the operations' shapes and every webhook envelope.
+  'DeveloperDeliveryDetail',
+  'DeliveryAttempt',
+  'RecoverDeliveriesDto',
+  'RecoverQueued',
+  'RotateWebhookSecretDto',
+  'DeveloperWebhookRotated',
+  'WebhookHealth',
+  'TestWebhookDto',
+  'EventTypes',
+  'WebhookEventEnvelope',
+  'PingEvent',
+  'OrderPlacedEvent',
+  'OrderStatusChangedEvent',
+  'OrderDeliveredEvent',
+  'OrderCancelledEvent',
+  'BatchCompletedEvent',
+  'OrderAssignedToPartnerEvent',
 ];
 
 function operations(doc: Doc): string[] {
@@ -270,7 +294,7 @@ describe('GET /v1/developer/openapi.json', () => {
     expect(doc.components.securitySchemes.BearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const op of Object.values(ops)) {
-        if (path === '/v1/developer/openapi.json') continue;
+        if (path === '/v1/developer/openapi.json' || path === '/v1/developer/event-types') continue;
         expect(op.security).toEqual(path.startsWith('/v1/partner/') ? [{ ApiKeyAuth: [] }] : [{ BearerAuth: [] }]);
       }
     }
@@ -282,11 +306,13 @@ describe('GET /v1/developer/openapi.json', () => {
     expect(op('/v1/partner/sandbox/orders', 'post').requestBody?.required).toBe(false);
     expect(op('/v1/partner/orders/{code}/events', 'post').requestBody?.required).toBe(true);
     expect(op('/v1/developer/keys', 'post').requestBody?.required).toBe(true);
+    expect(op('/v1/developer/webhooks/{id}/test', 'post').requestBody?.required).toBe(false);
+    expect(op('/v1/developer/webhooks/{id}/rotate-secret', 'post').requestBody?.required).toBe(false);
+    expect(op('/v1/developer/webhooks/{id}/recover', 'post').requestBody?.required).toBe(true);
     for (const [path, method] of [
       ['/v1/developer/keys/{id}', 'delete'],
       ['/v1/developer/keys/{id}/rotate', 'post'],
       ['/v1/developer/webhooks/{id}', 'delete'],
-      ['/v1/developer/webhooks/{id}/test', 'post'],
       ['/v1/developer/deliveries/{id}/redeliver', 'post'],
     ]) {
       expect(op(path, method).requestBody, path).toBeUndefined();

@@ -9,6 +9,7 @@
  *   delivery.updated { delivery }  → the partner owning the webhook
  *   request.logged   { request }   → the partner owning the key (at most 50 a second per partner from a
  *                                    process: request-log/request-recorder.ts)
+ *   webhook.updated  { webhook }   → the partner owning the webhook (edit, streak, isActive, secret rotation)
  * They come from what the worker has committed (outbox rows it fanned out, delivery state changes), so
  * nothing is emitted for a change that rolled back.
  *
@@ -33,7 +34,7 @@ import { findKeyOwner } from '../keys/keys.repo.js';
 import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../orders/outbox.js';
 import { orderAsSeenBy } from '../orders/visibility.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogged } from '../request-log/request-log.types.js';
-import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated } from '../webhooks/signals.js';
+import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated, WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from '../webhooks/signals.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
 
@@ -84,15 +85,19 @@ export class RealtimeHub {
       void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
     const onDelivery = (event: DeliveryUpdated) =>
       this.emit(`partner:${event.partnerId}`, 'delivery.updated', { delivery: event.delivery });
+    const onWebhook = (event: WebhookUpdated) =>
+      this.emit(`partner:${event.partnerId}`, 'webhook.updated', { webhook: event.webhook });
     const onRequestLogged = (event: RequestLogged) =>
       this.emit(`partner:${event.partnerId}`, 'request.logged', { request: event.request });
     ctx.events.on(OUTBOX_PROCESSED_EVENT, onOutbox);
     ctx.events.on(DELIVERY_UPDATED_EVENT, onDelivery);
     ctx.events.on(REQUEST_LOGGED_EVENT, onRequestLogged);
+    ctx.events.on(WEBHOOK_UPDATED_EVENT, onWebhook);
     this.unsubscribe.push(
       () => ctx.events.off(OUTBOX_PROCESSED_EVENT, onOutbox),
       () => ctx.events.off(DELIVERY_UPDATED_EVENT, onDelivery),
       () => ctx.events.off(REQUEST_LOGGED_EVENT, onRequestLogged),
+      () => ctx.events.off(WEBHOOK_UPDATED_EVENT, onWebhook),
     );
   }
 

@@ -2,9 +2,13 @@
  * The body of every delivery (decisions §6): `{ id, type, createdAt, environment, data }`. It is
  * serialised once, when the delivery is queued, and stored as is: every attempt (and a redeliver)
  * sends and signs exactly the same bytes, so the event id and content never change between attempts.
+ * Fields come in the order of the kind's envelope schema (event-catalog.ts, the schemas the docs show):
+ * jsonb snapshots come back with their keys in jsonb's order, and bodies are read by people too.
  */
 import { randomBytes } from 'node:crypto';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { EVENT_SCHEMAS, isEventType } from './event-catalog.js';
+import { inSchemaOrder } from './schema-order.js';
 
 export interface EventEnvelope {
   id: string;
@@ -16,6 +20,11 @@ export interface EventEnvelope {
 
 export function newEventId(): string {
   return `evt_${randomBytes(16).toString('hex')}`;
+}
+
+/** The id of a sample event (POST …/webhooks/{id}/test), told apart from real events by its prefix. */
+export function newTestEventId(): string {
+  return `evt_test_${randomBytes(16).toString('hex')}`;
 }
 
 export function serializeEnvelope(input: {
@@ -32,5 +41,5 @@ export function serializeEnvelope(input: {
     environment: input.environment === 'LIVE' ? 'live' : 'sandbox',
     data: input.data,
   };
-  return JSON.stringify(envelope);
+  return JSON.stringify(isEventType(input.type) ? inSchemaOrder(EVENT_SCHEMAS[input.type], envelope) : envelope);
 }

@@ -10,13 +10,12 @@
  * key's orders and webhooks forward: an event raised before a rotation and fanned out after it must
  * still reach the webhook, which by then hangs on the new key. For `batch.completed`, the key must see
  * at least one order of the batch, and the orderCodes it gets are only those it sees. Order snapshots
- * are shown as the key sees them (orderAsSeenBy: `customer` only with orders:pii).
+ * are shown as the key sees them (orderAsSeenBy: `customer` only with orders:pii); the body is put in
+ * its schema's field order when it is serialised (envelope.ts).
  */
 
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
-import { Batch, PartnerOrder } from '../orders/orders.schemas.js';
 import { keySeesOrder, type OrderPlacement, type OrderViewer, orderAsSeenBy } from '../orders/visibility.js';
-import { inSchemaOrder } from './schema-order.js';
 
 /** A webhook that may get events, with its key as the visibility rule reads it. */
 export interface Subscriber extends OrderViewer {
@@ -85,10 +84,10 @@ export function eventDataFor(
       return order !== undefined && keySeesOrder(sub, order);
     });
     if (visible.length === 0) return null;
-    return { ...event.data, batch: inSchemaOrder(Batch, { ...batch, orderCodes: visible }) };
+    return { ...event.data, batch: { ...batch, orderCodes: visible } };
   }
   if (!keySeesOrder(sub, { environment: event.environment, assignedKeyId: event.assignedKeyId })) return null;
   const order = event.data.order;
   if (!order || typeof order !== 'object') return event.data;
-  return { ...event.data, order: inSchemaOrder(PartnerOrder, orderAsSeenBy(sub, order as { customer?: unknown })) };
+  return { ...event.data, order: orderAsSeenBy(sub, order as { customer?: unknown }) };
 }

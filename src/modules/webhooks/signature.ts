@@ -17,9 +17,14 @@ export function computeSignature(secret: string, timestampSec: number, rawBody: 
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestampSec}.${rawBody}`, 'utf8').digest('hex');
 }
 
-/** The header value for a body sent at `timestampSec`. */
-export function signatureHeader(secret: string, timestampSec: number, rawBody: string): string {
-  return `t=${timestampSec},v1=${computeSignature(secret, timestampSec, rawBody)}`;
+/**
+ * The header value for a body sent at `timestampSec`: one v1 per secret, the current one first. During
+ * a rotation's grace (decisions §12) the previous secret signs too (`t=…,v1=<new>,v1=<old>`), and a
+ * Stripe-style verifier accepts the body when any v1 matches its secret.
+ */
+export function signatureHeader(secret: string, timestampSec: number, rawBody: string, previousSecret?: string | null): string {
+  const current = `t=${timestampSec},v1=${computeSignature(secret, timestampSec, rawBody)}`;
+  return previousSecret ? `${current},v1=${computeSignature(previousSecret, timestampSec, rawBody)}` : current;
 }
 
 /**

@@ -29,6 +29,17 @@ export interface WebhookWithKey {
 const COLUMNS =
   'w.id, w.partner_id, w.api_key_id, w.url, w.events, w.secret_ciphertext, w.is_active, w.consecutive_failures, w.created_at';
 
+/**
+ * A webhook as DeveloperWebhook, built by PostgreSQL (for statements that change a webhook on the side,
+ * such as the worker's outcome writes, and announce it: webhook.updated).
+ */
+export function webhookJsonSql(alias: string): string {
+  const a = alias;
+  return `json_build_object('id', ${a}.id, 'apiKeyId', ${a}.api_key_id, 'url', ${a}.url, 'events', ${a}.events,
+    'isActive', ${a}.is_active, 'consecutiveFailures', ${a}.consecutive_failures,
+    'createdAt', to_char(${a}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+}
+
 export function toDeveloperWebhook(row: WebhookRow): DeveloperWebhook {
   return {
     id: row.id,
@@ -126,4 +137,79 @@ export async function updateWebhook(
 export async function deleteWebhook(partnerId: string, webhookId: string, q: Queryable): Promise<boolean> {
   const rows = await q.query('DELETE FROM webhooks WHERE partner_id = $1 AND id = $2 RETURNING id', [partnerId, webhookId]);
   return rows.length > 0;
+}
+
+/**
+ * A new signing secret; the current one becomes the previous, signing too until `previousExpiresAt`
+ * (decisions §12). Whatever previous secret there was is dropped: at most two secrets at once.
+ */
+export async function rotateWebhookSecret(
+  partnerId: string,
+  webhookId: string,
+  input: { secretCiphertext: string; previousExpiresAt: Date; now: Date },
+  q: Queryable,
+): Promise<DeveloperWebhook | null> {
+  const rows = await q.query<WebhookRow>(
+    `UPDATE webhooks w SET
+        previous_secret_ciphertext = w.secret_ciphertext, previous_secret_expires_at = $4,
+        secret_ciphertext = $3, updated_at = $5
+      WHERE w.partner_id = $1 AND w.id = $2
+      RETURNING ${COLUMNS}`,
+    [partnerId, webhookId, input.secretCiphertext, input.previousExpiresAt, input.now],
+  );
+  return rows[0] ? toDeveloperWebhook(rows[0]) : null;
+}
+
+export interface AttemptStats {
+  delivered: number;
+  failedAttempts: number;
+  dead: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+}
+
+/**
+ * The webhook's attempts since `since` (counts and duration percentiles) and its latest success and
+ * failure: two index ranges of the webhook's own attempts and two backward probes (migration 0015's
+ * partial indexes), one statement. The caller has checked the webhook is the partner's.
+ */
+export async function webhookAttemptStats(webhookId: string, since: Date, q: Queryable): Promise<AttemptStats> {
+  const rows = await q.query<{
+    delivered: number;
+    failed: number;
+    dead: number;
+    p50: number | null;
+    p99: number | null;
+    last_success: Date | null;
+    last_failure: Date | null;
+  }>(
+    `WITH win AS (
+       SELECT a.duration_ms, a.outcome FROM webhook_delivery_attempts a
+        WHERE a.webhook_id = $1 AND a.at >= $2 AND a.outcome = 'DELIVERED'
+       UNION ALL
+       SELECT a.duration_ms, a.outcome FROM webhook_delivery_attempts a
+        WHERE a.webhook_id = $1 AND a.at >= $2 AND a.outcome <> 'DELIVERED'
+     )
+     SELECT count(*) FILTER (WHERE outcome = 'DELIVERED')::int AS delivered,
+            count(*) FILTER (WHERE outcome <> 'DELIVERED')::int AS failed,
+            count(*) FILTER (WHERE outcome = 'DEAD')::int AS dead,
+            round(percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms))::int AS p50,
+            round(percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms))::int AS p99,
+            (SELECT max(a.at) FROM webhook_delivery_attempts a WHERE a.webhook_id = $1 AND a.outcome = 'DELIVERED') AS last_success,
+            (SELECT max(a.at) FROM webhook_delivery_attempts a WHERE a.webhook_id = $1 AND a.outcome <> 'DELIVERED') AS last_failure
+       FROM win`,
+    [webhookId, since],
+  );
+  const r = rows[0];
+  return {
+    delivered: r.delivered,
+    failedAttempts: r.failed,
+    dead: r.dead,
+    p50Ms: r.p50,
+    p99Ms: r.p99,
+    lastSuccessAt: r.last_success,
+    lastFailureAt: r.last_failure,
+  };
 }

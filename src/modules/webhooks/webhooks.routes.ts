@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { partnerIdOf } from '../../plugins/bearer-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
+import { webhookOperationsRoutes } from './webhook-operations.routes.js';
 import {
   CreateDeveloperWebhookDto,
   DeliveriesQuery,
@@ -16,6 +17,7 @@ import {
   DeveloperWebhooks,
   IdParams,
   PageOfDeveloperDelivery,
+  TestWebhookDto,
   UpdateDeveloperWebhookDto,
 } from './webhooks.schemas.js';
 import {
@@ -24,7 +26,7 @@ import {
   listPartnerWebhooks,
   listWebhookDeliveries,
   redeliver,
-  sendTestPing,
+  sendTestEvent,
   updatePartnerWebhook,
 } from './webhooks.service.js';
 
@@ -150,19 +152,27 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/developer/webhooks/:id/test',
     {
       onRequest,
+      // The body is optional: none sends a ping, as before.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
-        summary: 'Send a test ping',
-        description: 'Queues a signed `ping` event through the normal delivery path; poll the deliveries list for the outcome.',
+        summary: 'Send a test event',
+        description:
+          'Queues a really signed sample event through the normal delivery path: a `ping` (the default) or a realistic sample of ' +
+          'any WebhookEvent (`event`), its envelope id starting with `evt_test_`. Poll the deliveries list for the outcome.',
         tags,
         operationId: 'testWebhook',
         params: IdParams,
+        body: TestWebhookDto,
+        bodyOptional: true,
         response: {
           200: DeveloperDelivery,
           ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 'ERR_API_KEY_SCOPE', 404, 'ERR_WEBHOOK_DISABLED'),
         },
       },
     },
-    async (request) => sendTestPing(deps, partnerIdOf(request), request.params.id),
+    async (request) => sendTestEvent(deps, partnerIdOf(request), request.params.id, request.body.event),
   );
 
   app.post(
@@ -184,4 +194,6 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => redeliver(deps, partnerIdOf(request), request.params.id),
   );
+
+  await app.register(webhookOperationsRoutes);
 };

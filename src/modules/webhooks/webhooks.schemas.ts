@@ -7,11 +7,13 @@ import {
   DateTime,
   Nullable,
   PageQuery,
+  StringEnum,
   Uuid,
   WEBHOOK_EVENTS,
   WebhookDeliveryStatus,
   WebhookEvent,
 } from '../../shared/schemas.js';
+import { EVENT_TYPES } from './event-catalog.js';
 
 export const MAX_WEBHOOKS_PER_KEY = 5;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -132,3 +134,135 @@ export const DeliveriesQuery = Type.Object(
   { additionalProperties: false },
 );
 export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
+
+// --- Webhook operations (decisions §12) ------------------------------------------------------------
+
+export const DeliveryAttempt = Type.Object(
+  {
+    number: Type.Integer({
+      minimum: 1,
+      description:
+        'The attempt number over the delivery’s whole life: it runs on after a redeliver, which keeps the earlier attempts',
+    }),
+    at: DateTime({ description: 'When the attempt started' }),
+    durationMs: Type.Integer({ minimum: 0, description: 'From sending the request to the end of the answer (or the failure)' }),
+    statusCode: Nullable(Type.Integer(), { description: 'HTTP status of the answer; null when the endpoint never answered' }),
+    error: Nullable(Type.String(), { description: 'Short failure text ("HTTP 500", "timeout after 10 s"); null when delivered' }),
+    requestHeaders: Type.Record(Type.String(), Type.String(), {
+      description: 'The Content-Type and X-Partner-* headers sent (lower-case names)',
+    }),
+    responseHeaders: Nullable(Type.Record(Type.String(), Type.String()), {
+      description: 'The headers of the answer (lower-case names); null when the endpoint never answered',
+    }),
+    responseBody: Nullable(Type.String(), {
+      description:
+        'The first 4 KiB of the answer’s body as text, never parsed; a binary body is a short note instead. Null when the endpoint never answered',
+    }),
+  },
+  { $id: 'DeliveryAttempt', additionalProperties: false },
+);
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
+
+export const DeveloperDeliveryDetail = Type.Object(
+  {
+    ...DeveloperDelivery.properties,
+    payload: Type.String({ description: 'The body exactly as sent and signed (a JSON text): verify a signature against it' }),
+    attempts: Type.Array(DeliveryAttempt, { description: 'Every attempt, oldest first' }),
+  },
+  { $id: 'DeveloperDeliveryDetail', additionalProperties: false },
+);
+export type DeveloperDeliveryDetail = Static<typeof DeveloperDeliveryDetail>;
+
+/** How far back a recovery may reach: deliveries are kept 35 days. */
+export const RECOVER_MAX_AGE_DAYS = 35;
+
+export const RecoverDeliveriesDto = Type.Object(
+  {
+    since: DateTime({
+      description: `Start of the window (inclusive), by delivery creation time; at most ${RECOVER_MAX_AGE_DAYS} days back`,
+      examples: ['2026-11-20T08:00:00.000Z'],
+    }),
+    until: Type.Optional(
+      DateTime({
+        description: 'End of the window (exclusive); after `since`. Default: now',
+        examples: ['2026-11-20T12:00:00.000Z'],
+      }),
+    ),
+  },
+  { $id: 'RecoverDeliveriesDto', additionalProperties: false },
+);
+export type RecoverDeliveriesDto = Static<typeof RecoverDeliveriesDto>;
+
+export const RecoverQueued = Type.Object(
+  {
+    queued: Type.Integer({
+      minimum: 0,
+      description: 'FAILED and DEAD deliveries of the window, queued again oldest first, a batch at a time',
+    }),
+  },
+  { $id: 'RecoverQueued', additionalProperties: false },
+);
+export type RecoverQueued = Static<typeof RecoverQueued>;
+
+export const MAX_GRACE_HOURS = 168;
+
+export const RotateWebhookSecretDto = Type.Object(
+  {
+    graceHours: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_GRACE_HOURS,
+        default: 24,
+        description: `How long the previous secret keeps signing too (0 to ${MAX_GRACE_HOURS}, default 24); 0 ends it now`,
+      }),
+    ),
+  },
+  { $id: 'RotateWebhookSecretDto', additionalProperties: false },
+);
+export type RotateWebhookSecretDto = Static<typeof RotateWebhookSecretDto>;
+
+export const DeveloperWebhookRotated = Type.Object(
+  {
+    ...DeveloperWebhookCreated.properties,
+    previousSecretExpiresAt: DateTime({
+      description:
+        'Until then every delivery carries two signatures, `v1=<new>,v1=<old>`, so receivers may switch at their pace; rotating again ends it',
+    }),
+  },
+  { $id: 'DeveloperWebhookRotated', additionalProperties: false },
+);
+export type DeveloperWebhookRotated = Static<typeof DeveloperWebhookRotated>;
+
+export const WebhookHealth = Type.Object(
+  {
+    webhookId: Uuid(),
+    since: DateTime({ description: '24 hours ago: the start of the window the counts cover' }),
+    delivered: Type.Integer({ minimum: 0, description: 'Attempts the endpoint accepted (2xx) in the window' }),
+    failedAttempts: Type.Integer({ minimum: 0, description: 'Attempts that failed in the window (retried ones and final ones)' }),
+    dead: Type.Integer({ minimum: 0, description: 'Deliveries that became DEAD in the window' }),
+    successRate: Nullable(Type.Number({ minimum: 0, maximum: 1 }), {
+      description: 'delivered / all attempts of the window, 0 to 1; null without attempts',
+    }),
+    p50Ms: Nullable(Type.Integer(), { description: 'Median attempt duration in the window; null without attempts' }),
+    p99Ms: Nullable(Type.Integer(), { description: '99th percentile attempt duration in the window; null without attempts' }),
+    lastSuccessAt: Nullable(DateTime(), { description: 'The latest accepted attempt (any time in the kept history)' }),
+    lastFailureAt: Nullable(DateTime(), { description: 'The latest failed attempt (any time in the kept history)' }),
+    consecutiveFailures: Type.Integer({ description: 'Deliveries that ended DEAD in a row (50 switches the webhook off)' }),
+    isActive: Type.Boolean(),
+  },
+  { $id: 'WebhookHealth', additionalProperties: false },
+);
+export type WebhookHealth = Static<typeof WebhookHealth>;
+
+export const TestWebhookDto = Type.Object(
+  {
+    event: Type.Optional(
+      StringEnum(EVENT_TYPES, {
+        default: 'ping',
+        description: 'The kind of sample event: `ping` (default) or any WebhookEvent; its envelope id starts with `evt_test_`',
+      }),
+    ),
+  },
+  { $id: 'TestWebhookDto', additionalProperties: false },
+);
+export type TestWebhookDto = Static<typeof TestWebhookDto>;

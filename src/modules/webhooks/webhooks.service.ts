@@ -17,12 +17,14 @@ import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import type { ApiKeyScope, WebhookDeliveryStatus } from '../../shared/schemas.js';
 import { lockKeyForWebhooks } from '../keys/keys.repo.js';
-import { newEventId, serializeEnvelope } from './envelope.js';
+import { orderAsSeenBy } from '../orders/visibility.js';
+import { newTestEventId, serializeEnvelope } from './envelope.js';
+import { type EventType, sampleEventData } from './event-catalog.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
 import { insertDeliveries } from './queue/insert-deliveries.js';
 import { findDeliveryWithKey, listDeliveries } from './queue/read-deliveries.js';
 import { requeueDelivery } from './queue/requeue-delivery.js';
-import { emitDeliveryUpdated, notifyDeliveriesDue, signalDeliveriesDue } from './signals.js';
+import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, signalDeliveriesDue } from './signals.js';
 import { generateSigningSecret } from './signature.js';
 import { assertWebhookUrlAllowed } from './url-policy.js';
 import {
@@ -47,7 +49,7 @@ export type WebhooksDeps = Pick<AppContext, 'db' | 'clock' | 'secrets' | 'config
 
 const MANAGE: ApiKeyScope = 'webhooks:manage';
 
-function requireManageScope(scopes: ApiKeyScope[]): void {
+export function requireManageScope(scopes: ApiKeyScope[]): void {
   if (!scopes.includes(MANAGE)) {
     throw new AppError('ERR_API_KEY_SCOPE', `The webhook's API key lacks the scope ${MANAGE}`);
   }
@@ -114,6 +116,7 @@ export async function updatePartnerWebhook(
     return { webhook: updated, reenabled };
   });
   if (reenabled) signalDeliveriesDue(deps.events);
+  emitWebhookUpdated(deps.events, partnerId, webhook);
   return webhook;
 }
 
@@ -149,8 +152,18 @@ export async function listWebhookDeliveries(
   );
 }
 
-/** Queues a really signed `ping` through the normal delivery path (spec 6 rule 4). */
-export async function sendTestPing(deps: WebhooksDeps, partnerId: string, webhookId: string): Promise<DeveloperDelivery> {
+/**
+ * Queues a really signed sample event through the normal delivery path (spec 6 rule 4, decisions §12):
+ * `ping` by default, or a realistic sample of any WebhookEvent (event-catalog.ts), its order shown as
+ * the webhook's key sees orders. The envelope id starts with `evt_test_`, so receivers can tell it from
+ * a real event.
+ */
+export async function sendTestEvent(
+  deps: WebhooksDeps,
+  partnerId: string,
+  webhookId: string,
+  kind: EventType = 'ping',
+): Promise<DeveloperDelivery> {
   if (!isUuid(webhookId)) throw webhookNotFound();
   const delivery = await deps.db.tx(async (q) => {
     const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: 'share' });
@@ -160,7 +173,10 @@ export async function sendTestPing(deps: WebhooksDeps, partnerId: string, webhoo
       throw new AppError('ERR_WEBHOOK_DISABLED', 'This webhook is disabled; switch it on (isActive true) before testing it');
     }
     const now = deps.clock.now();
-    const eventId = newEventId();
+    const eventId = newTestEventId();
+    const sample = sampleEventData(kind, webhookId, now.toISOString());
+    const data =
+      'order' in sample ? { ...sample, order: orderAsSeenBy({ scopes: found.keyScopes }, sample.order as object) } : sample;
     const [row] = await insertDeliveries(
       [
         {
@@ -168,14 +184,8 @@ export async function sendTestPing(deps: WebhooksDeps, partnerId: string, webhoo
           webhookId,
           partnerId,
           eventId,
-          eventType: 'ping',
-          body: serializeEnvelope({
-            id: eventId,
-            type: 'ping',
-            createdAt: now,
-            environment: found.keyEnvironment,
-            data: { webhookId },
-          }),
+          eventType: kind,
+          body: serializeEnvelope({ id: eventId, type: kind, createdAt: now, environment: found.keyEnvironment, data }),
         },
       ],
       now,

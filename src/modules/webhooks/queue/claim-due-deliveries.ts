@@ -36,6 +36,8 @@ export interface ClaimedDelivery extends NewDelivery {
   attempts: number;
   url: string;
   secretCiphertext: string;
+  /** The previous signing secret while its rotation grace lasts (service clock at the claim); else null. */
+  previousSecretCiphertext: string | null;
   leaseToken: string;
   /**
    * The signature timestamp `t` of this attempt: the wall clock in unix seconds, or one second past the
@@ -115,6 +117,7 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
       attempts: number;
       url: string;
       secret_ciphertext: string;
+      previous_secret_ciphertext: string | null;
       signed_at_sec: string;
     }>(
       `WITH cand AS (
@@ -136,7 +139,8 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
          FROM picked, webhooks w
         WHERE d.id = picked.id AND w.id = d.webhook_id
         RETURNING picked.ord::int AS ord, d.id, d.webhook_id, d.partner_id, d.event_id, d.event_type, d.body, d.status,
-                  d.attempts, w.url, w.secret_ciphertext, d.signed_at_sec`,
+                  d.attempts, w.url, w.secret_ciphertext, d.signed_at_sec,
+                  CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_ciphertext END AS previous_secret_ciphertext`,
       [
         candidates.map((c) => c.id),
         candidates.map((c) => c.webhook_id),
@@ -161,6 +165,7 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
       attempts: r.attempts,
       url: r.url,
       secretCiphertext: r.secret_ciphertext,
+      previousSecretCiphertext: r.previous_secret_ciphertext,
       leaseToken,
       signedAtSec: Number(r.signed_at_sec),
       leaseEndsAtWallMs: options.wallClockMs + options.leaseMs,

@@ -1,0 +1,132 @@
+/**
+ * Webhook operations (decisions §12): a delivery's detail, recover, secret rotation, health (bearer
+ * token of a PARTNER account), and the public event catalog. Registered by webhooks.routes.ts.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { partnerIdOf } from '../../plugins/bearer-auth.js';
+import { errorResponses } from '../../shared/schemas.js';
+import { EventTypes, eventCatalog } from './event-catalog.js';
+import { getDeliveryDetail, getWebhookHealth, recoverDeliveries, rotateSecret } from './webhook-operations.service.js';
+import {
+  DeliveryIdParams,
+  DeveloperDeliveryDetail,
+  DeveloperWebhookRotated,
+  IdParams,
+  RecoverDeliveriesDto,
+  RecoverQueued,
+  RotateWebhookSecretDto,
+  WebhookHealth,
+} from './webhooks.schemas.js';
+
+const tags = ['developer'];
+
+export const webhookOperationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const deps = app.ctx;
+  const onRequest = app.requirePartner;
+
+  app.get(
+    '/v1/developer/deliveries/:id',
+    {
+      onRequest,
+      schema: {
+        summary: 'Get a delivery with its attempts',
+        description:
+          'The delivery, its body exactly as sent and signed (`payload`), and every attempt, oldest first: when, how long, ' +
+          'the headers sent, and what the endpoint answered (status, headers, the first 4 KiB of the body).',
+        tags,
+        operationId: 'getDelivery',
+        params: DeliveryIdParams,
+        response: { 200: DeveloperDeliveryDetail, ...errorResponses(400, 401, 'ERR_API_KEY_SCOPE', 404) },
+      },
+    },
+    async (request) => getDeliveryDetail(deps, partnerIdOf(request), request.params.id),
+  );
+
+  app.post(
+    '/v1/developer/webhooks/:id/recover',
+    {
+      onRequest,
+      schema: {
+        summary: 'Recover failed deliveries',
+        description:
+          'Queues again, as redeliver does, every FAILED or DEAD delivery of the webhook created in [since, until): ' +
+          'oldest first, a batch at a time, so a large recovery neither holds up the queue nor other endpoints. ' +
+          'Answers how many matched.',
+        tags,
+        operationId: 'recoverWebhookDeliveries',
+        params: IdParams,
+        body: RecoverDeliveriesDto,
+        response: {
+          202: RecoverQueued,
+          ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 'ERR_API_KEY_SCOPE', 404, 'ERR_WEBHOOK_DISABLED'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const queued = await recoverDeliveries(deps, partnerIdOf(request), request.params.id, request.body);
+      return reply.status(202).send(queued);
+    },
+  );
+
+  app.post(
+    '/v1/developer/webhooks/:id/rotate-secret',
+    {
+      onRequest,
+      // graceHours is optional: no body at all rotates with the default grace.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        summary: 'Rotate the signing secret',
+        description:
+          'A new signing secret, returned only in this response. The previous one keeps signing too until ' +
+          '`previousSecretExpiresAt` (graceHours, default 24): meanwhile `X-Partner-Signature` is `t=…,v1=<new>,v1=<old>`. ' +
+          'At most two secrets at once: rotating again ends the older grace.',
+        tags,
+        operationId: 'rotateWebhookSecret',
+        params: IdParams,
+        body: RotateWebhookSecretDto,
+        bodyOptional: true,
+        response: {
+          200: DeveloperWebhookRotated,
+          ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 'ERR_API_KEY_SCOPE', 404),
+        },
+      },
+    },
+    async (request) => rotateSecret(deps, partnerIdOf(request), request.params.id, request.body),
+  );
+
+  app.get(
+    '/v1/developer/webhooks/:id/health',
+    {
+      onRequest,
+      schema: {
+        summary: 'Endpoint health',
+        description:
+          'Attempts of the last 24 hours (delivered, failed, dead, success rate, p50/p99 duration), the latest success and failure, the dead streak.',
+        tags,
+        operationId: 'getWebhookHealth',
+        params: IdParams,
+        response: { 200: WebhookHealth, ...errorResponses(400, 401, 'ERR_API_KEY_SCOPE', 404) },
+      },
+    },
+    async (request) => getWebhookHealth(deps, partnerIdOf(request), request.params.id),
+  );
+
+  const catalog = eventCatalog();
+  app.get(
+    '/v1/developer/event-types',
+    {
+      schema: {
+        summary: 'Webhook event catalog',
+        description:
+          'Public: no token needed. Every event kind a delivery can carry (`ping` and the six WebhookEvent kinds): when it fires, ' +
+          'the JSON Schema of its whole envelope, and an example.',
+        tags,
+        operationId: 'listEventTypes',
+        response: { 200: EventTypes, ...errorResponses('ERR_BAD_REQUEST') },
+      },
+    },
+    async () => catalog,
+  );
+};
