@@ -11,6 +11,8 @@ import { KeyDetail } from './screens/KeyDetail';
 import { Keys } from './screens/Keys';
 import { NotFound } from './screens/NotFound';
 import { NotPartner } from './screens/NotPartner';
+import { RequestDetail } from './screens/RequestDetail';
+import { Requests } from './screens/Requests';
 import { SignIn } from './screens/SignIn';
 import { UsageOverview } from './screens/UsageOverview';
 import { Webhooks } from './screens/Webhooks';
@@ -20,6 +22,7 @@ const NAV = [
   { to: '/keys', label: 'API keys' },
   { to: '/webhooks', label: 'Webhooks' },
   { to: '/usage', label: 'Usage' },
+  { to: '/requests', label: 'Requests' },
   { to: '/docs', label: 'Docs' },
 ];
 
@@ -31,6 +34,9 @@ function screenFor(path: string): ReactNode {
   const webhook = match('/webhooks/:id', path);
   if (webhook) return <Deliveries key={webhook.id} webhookId={webhook.id} />;
   if (path === '/usage') return <UsageOverview />;
+  if (path === '/requests') return <Requests />;
+  const request = match('/requests/:id', path);
+  if (request) return <RequestDetail key={request.id} requestId={request.id} />;
   if (path === '/docs') return <Docs />;
   return <NotFound />;
 }

@@ -20,12 +20,16 @@ import type {
   DeveloperKeyCreated,
   DeveloperKeyRotated,
   DeveloperKeyUsageSeries,
+  DeveloperRequest,
+  DeveloperRequestDetail,
   DeveloperWebhook,
   DeveloperWebhookCreated,
   ErrorEnvelope,
   FieldError,
   OtpRequested,
   Page,
+  RequestFilters,
+  RequestLogDrops,
   TokenPair,
   User,
   WebhookDeliveryStatus,
@@ -275,4 +279,12 @@ export const api = {
     return authed<Page<DeveloperDelivery>>('GET', `/v1/developer/webhooks/${id(webhookId)}/deliveries?${params}`);
   },
   redeliver: (deliveryId: string) => authed<DeveloperDelivery>('POST', `/v1/developer/deliveries/${id(deliveryId)}/redeliver`),
+
+  listRequests: (filters: RequestFilters, page: number, pageSize: number) => {
+    const params = new URLSearchParams({ page: String(page), pageSize: String(pageSize) });
+    for (const [name, value] of Object.entries(filters)) if (value) params.set(name, value);
+    return authed<Page<DeveloperRequest>>('GET', `/v1/developer/requests?${params}`);
+  },
+  getRequest: (requestId: string) => authed<DeveloperRequestDetail>('GET', `/v1/developer/requests/${id(requestId)}`),
+  requestLogDrops: () => authed<RequestLogDrops>('GET', '/v1/developer/requests/drops'),
 };

@@ -1,7 +1,7 @@
 /**
  * The one realtime connection of the portal: Socket.IO namespace '/realtime' at the same origin,
  * authenticated with the current access token (decisions §7). Screens subscribe to events
- * ('delivery.updated', 'order.updated') and to the connection status.
+ * ('delivery.updated', 'order.updated', 'request.logged') and to the connection status.
  *
  * A refused handshake (connect_error 'ERR_UNAUTHORIZED', typically an expired access token) and a
  * server-side disconnect (the server ends a connection whose token expired) get a token refresh and a
@@ -11,13 +11,14 @@
  */
 import { io, type Socket } from 'socket.io-client';
 import { freshAccessToken, getSession, onSessionChange, refreshSession } from './api';
-import type { DeveloperDelivery } from './types';
+import type { DeveloperDelivery, DeveloperRequest } from './types';
 
 export type RealtimeStatus = 'off' | 'connecting' | 'live' | 'offline';
 
 export interface RealtimeEvents {
   'delivery.updated': { delivery: DeveloperDelivery };
   'order.updated': { order: unknown };
+  'request.logged': { request: DeveloperRequest };
 }
 
 type Handler<E extends keyof RealtimeEvents> = (payload: RealtimeEvents[E]) => void;

@@ -27,9 +27,13 @@ export function usePath(): string {
   return useSyncExternalStore(subscribe, currentPath);
 }
 
+/** The query string of the current URL ('?a=1&b=2', or ''). */
+export function useSearch(): string {
+  return useSyncExternalStore(subscribe, () => window.location.search);
+}
+
 export function useSearchParam(name: string): string | null {
-  const search = useSyncExternalStore(subscribe, () => window.location.search);
-  return new URLSearchParams(search).get(name);
+  return new URLSearchParams(useSearch()).get(name);
 }
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {

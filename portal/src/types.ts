@@ -125,6 +125,49 @@ export interface DeveloperDelivery {
   nextAttemptAt: string | null;
 }
 
+/** One logged partner-API request (decisions §13), as listed. */
+export interface DeveloperRequest {
+  id: string;
+  apiKeyId: string;
+  environment: ApiKeyEnvironment;
+  method: string;
+  path: string;
+  query: string | null;
+  statusCode: number;
+  errorCode: string | null;
+  durationMs: number;
+  ip: string;
+  userAgent: string | null;
+  idempotencyKey: string | null;
+  createdAt: string;
+}
+
+/** The detail: bodies only for POSTs and error answers; a body that was not kept as sent is a note in brackets. */
+export interface DeveloperRequestDetail extends DeveloperRequest {
+  requestBody: string | null;
+  responseBody: string | null;
+}
+
+/** What the request log left out in a period: in all and per minute. */
+export interface RequestLogDrops {
+  since: string;
+  until: string;
+  dropped: number;
+  notStreamed: number;
+  items: Array<{ minute: string; dropped: number; notStreamed: number }>;
+}
+
+/** The filters of GET /v1/developer/requests, as the Requests page keeps them in its URL. */
+export interface RequestFilters {
+  apiKeyId?: string;
+  status?: string;
+  code?: string;
+  method?: string;
+  path?: string;
+  since?: string;
+  until?: string;
+}
+
 export interface Page<T> {
   page: number;
   pageSize: number;

@@ -42,11 +42,18 @@ interface UsageChartProps {
   datasets: ChartDataset<'bar' | 'line', number[]>[];
   stacked?: boolean;
   summary: string;
+  /**
+   * A click on the chart: the day's index and the dataset clicked (null: the day's column, no dataset
+   * under the pointer). Pointer only: callers offer the same links in their data table.
+   */
+  onPick?: (index: number, datasetIndex: number | null) => void;
 }
 
-export function UsageChart({ labels, datasets, stacked = false, summary }: UsageChartProps) {
+export function UsageChart({ labels, datasets, stacked = false, summary, onPick }: UsageChartProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart<'bar' | 'line', number[], string> | null>(null);
+  const pick = useRef(onPick);
+  pick.current = onPick;
 
   useEffect(() => {
     if (!canvas.current) return;
@@ -59,6 +66,19 @@ export function UsageChart({ labels, datasets, stacked = false, summary }: Usage
         maintainAspectRatio: false,
         animation: reduceMotion ? false : { duration: 300 },
         interaction: { mode: 'index', intersect: false },
+        onClick: (event, _elements, c) => {
+          if (!pick.current || !event.native) return;
+          const hit = c.getElementsAtEventForMode(event.native, 'nearest', { intersect: true }, false)[0];
+          const column = c.getElementsAtEventForMode(event.native, 'index', { intersect: false }, false)[0];
+          if (hit) pick.current(hit.index, hit.datasetIndex);
+          else if (column) pick.current(column.index, null);
+        },
+        onHover: (event, _elements, c) => {
+          if (pick.current && event.native?.target instanceof HTMLElement) {
+            const over = c.getElementsAtEventForMode(event.native, 'index', { intersect: false }, false).length > 0;
+            event.native.target.style.cursor = over ? 'pointer' : 'default';
+          }
+        },
         // Legend in dataset order (the `order` option, which draws lines over bars, would reverse it).
         plugins: { legend: { position: 'bottom', labels: { sort: (a, b) => (a.datasetIndex ?? 0) - (b.datasetIndex ?? 0) } } },
         scales: {

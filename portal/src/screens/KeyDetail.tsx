@@ -10,7 +10,8 @@ import { Empty, LoadError, Loading } from '../components/States';
 import { COLORS, UsageChart } from '../components/UsageChart';
 import { formatDateTime, formatDay, formatNumber } from '../format';
 import { useResource } from '../hooks';
-import { Link } from '../router';
+import { dayLink } from '../request-log';
+import { Link, navigate } from '../router';
 import type { DeveloperKeyUsage } from '../types';
 import { EnvironmentBadge, KeyScopes } from './Keys';
 
@@ -77,7 +78,7 @@ export function KeyDetail({ keyId }: { keyId: string }) {
         </div>
         {usage.error && <LoadError error={usage.error} onRetry={() => void usage.reload()} />}
         {!usage.data && usage.loading && <Loading label="Loading usage…" />}
-        {usage.data && <KeyUsage items={usage.data.items} totalRequests={usage.data.totalRequests} />}
+        {usage.data && <KeyUsage keyId={key.id} items={usage.data.items} totalRequests={usage.data.totalRequests} />}
       </section>
     </>
   );
@@ -94,7 +95,22 @@ export function sumUsage(items: DeveloperKeyUsage[]) {
   );
 }
 
-function KeyUsage({ items, totalRequests }: { items: DeveloperKeyUsage[]; totalRequests: number }) {
+/** A count that opens the request log of that day (and status class), when there is anything to see. */
+function DayCount({ keyId, day, count, status }: { keyId: string; day: string; count: number; status?: string }) {
+  if (count === 0) return <>0</>;
+  const what = status ? `${status} answers` : 'requests';
+  return (
+    <Link to={dayLink(day, { apiKeyId: keyId, status })} title={`Open the ${what} of ${day} in the request log`}>
+      {count}
+      <span className="visually-hidden">
+        {' '}
+        {what} on {day}: open them in the request log
+      </span>
+    </Link>
+  );
+}
+
+function KeyUsage({ keyId, items, totalRequests }: { keyId: string; items: DeveloperKeyUsage[]; totalRequests: number }) {
   const totals = sumUsage(items);
   const labels = useMemo(() => items.map((d) => formatDay(d.day)), [items]);
   const datasets = useMemo(
@@ -144,7 +160,19 @@ function KeyUsage({ items, totalRequests }: { items: DeveloperKeyUsage[]; totalR
         </li>
       </ul>
       {totalRequests === 0 && <p className="hint">No requests with this key in this period yet.</p>}
-      <UsageChart labels={labels} datasets={datasets} summary={summary} />
+      <UsageChart
+        labels={labels}
+        datasets={datasets}
+        summary={summary}
+        onPick={(index, dataset) => {
+          const day = items[index]?.day;
+          if (day) navigate(dayLink(day, { apiKeyId: keyId, status: dataset === 1 ? '4xx' : dataset === 2 ? '5xx' : undefined }));
+        }}
+      />
+      <p className="hint">
+        Click a day on the chart, or a number in the table below, to open those requests in the{' '}
+        <Link to={`/requests?apiKeyId=${keyId}`}>request log</Link>.
+      </p>
       <details className="data-table">
         <summary>Show the numbers as a table</summary>
         <div className="table-wrap">
@@ -161,9 +189,15 @@ function KeyUsage({ items, totalRequests }: { items: DeveloperKeyUsage[]; totalR
               {[...items].reverse().map((d) => (
                 <tr key={d.day} data-day={d.day}>
                   <th scope="row">{d.day}</th>
-                  <td>{d.requests}</td>
-                  <td>{d.clientErrors}</td>
-                  <td>{d.serverErrors}</td>
+                  <td>
+                    <DayCount keyId={keyId} day={d.day} count={d.requests} />
+                  </td>
+                  <td data-testid="day-4xx">
+                    <DayCount keyId={keyId} day={d.day} count={d.clientErrors} status="4xx" />
+                  </td>
+                  <td>
+                    <DayCount keyId={keyId} day={d.day} count={d.serverErrors} status="5xx" />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -10,7 +10,8 @@ import { Empty, LoadError, Loading } from '../components/States';
 import { PALETTE, UsageChart } from '../components/UsageChart';
 import { formatDay, formatNumber } from '../format';
 import { useResource } from '../hooks';
-import { Link } from '../router';
+import { dayLink, requestsLink } from '../request-log';
+import { Link, navigate } from '../router';
 import type { DeveloperKey, DeveloperKeyUsageSeries } from '../types';
 import { sumUsage } from './KeyDetail';
 import { EnvironmentBadge } from './Keys';
@@ -32,17 +33,16 @@ export function UsageOverview() {
   // Revoked keys stay in the overview only while they have traffic in the period.
   const rows = useMemo(() => (data.data ?? []).filter((r) => !isRevoked(r.key) || r.series.totalRequests > 0), [data.data]);
   const labels = useMemo(() => (rows[0]?.series.items ?? []).map((d) => formatDay(d.day)), [rows]);
+  const charted = useMemo(() => rows.filter((r) => r.series.totalRequests > 0), [rows]);
   const datasets = useMemo(
     () =>
-      rows
-        .filter((r) => r.series.totalRequests > 0)
-        .map((r, i) => ({
-          type: 'bar' as const,
-          label: `${r.key.name} (${r.key.prefix}…)`,
-          data: r.series.items.map((d) => d.requests),
-          backgroundColor: PALETTE[i % PALETTE.length],
-        })),
-    [rows],
+      charted.map((r, i) => ({
+        type: 'bar' as const,
+        label: `${r.key.name} (${r.key.prefix}…)`,
+        data: r.series.items.map((d) => d.requests),
+        backgroundColor: PALETTE[i % PALETTE.length],
+      })),
+    [charted],
   );
   const total = rows.reduce((n, r) => n + r.series.totalRequests, 0);
 
@@ -77,7 +77,13 @@ export function UsageOverview() {
             datasets={datasets}
             stacked
             summary={`Requests per day over ${days} days, stacked by key: ${total} in all.`}
+            onPick={(index, dataset) => {
+              const day = rows[0]?.series.items[index]?.day;
+              const key = dataset === null ? undefined : charted[dataset]?.key;
+              if (day) navigate(dayLink(day, { apiKeyId: key?.id }));
+            }}
           />
+          <p className="hint">Click a day on the chart, or a count below, to open those requests in the request log.</p>
           <div className="table-wrap">
             <table className="table cards-on-phone">
               <thead>
@@ -103,8 +109,12 @@ export function UsageOverview() {
                       <td data-label="Requests" data-testid="row-requests">
                         {formatNumber(series.totalRequests)}
                       </td>
-                      <td data-label="4xx">{formatNumber(t.clientErrors)}</td>
-                      <td data-label="5xx">{formatNumber(t.serverErrors)}</td>
+                      <td data-label="4xx">
+                        <PeriodCount keySeries={series} count={t.clientErrors} status="4xx" />
+                      </td>
+                      <td data-label="5xx">
+                        <PeriodCount keySeries={series} count={t.serverErrors} status="5xx" />
+                      </td>
                     </tr>
                   );
                 })}
@@ -114,5 +124,17 @@ export function UsageOverview() {
         </>
       )}
     </>
+  );
+}
+
+/** A key's count of errors over the period, opening them in the request log. */
+function PeriodCount({ keySeries, count, status }: { keySeries: DeveloperKeyUsageSeries; count: number; status: string }) {
+  if (count === 0) return <>0</>;
+  const since = keySeries.items[0] ? `${keySeries.items[0].day}T00:00:00.000Z` : undefined;
+  return (
+    <Link to={requestsLink({ apiKeyId: keySeries.apiKeyId, status, since })}>
+      {formatNumber(count)}
+      <span className="visually-hidden"> {status} answers: open them in the request log</span>
+    </Link>
   );
 }

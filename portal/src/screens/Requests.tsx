@@ -1,0 +1,326 @@
+/**
+ * The request log (decisions §13): every partner-API request made with the partner's keys, newest
+ * first, filtered by key, status, error code, method, path and time. The filters live in the URL, so
+ * the usage charts can link to a day's errors and a filtered view can be shared. With the live tail on,
+ * requests arriving on the realtime channel ('request.logged') that match the filters appear on top of
+ * the first page. What the log left out (overload, the live tail's 50 a second) is counted above.
+ */
+import { type FormEvent, useCallback, useEffect, useId, useMemo, useState, useSyncExternalStore } from 'react';
+import { api } from '../api';
+import { usePageTitle } from '../components/PageTitle';
+import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { formatNumber } from '../format';
+import { useResource } from '../hooks';
+import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
+import {
+  filtersFrom,
+  formatDuration,
+  formatRequestTime,
+  fromLocalInput,
+  matches,
+  requestsLink,
+  statusTone,
+  toLocalInput,
+} from '../request-log';
+import { Link, navigate, useSearch } from '../router';
+import type { DeveloperKey, DeveloperRequest, Page, RequestFilters } from '../types';
+import './Requests.css';
+
+const PAGE_SIZE = 20;
+
+const STATUS_CHOICES = [
+  { value: '', label: 'Any status' },
+  { value: '2xx', label: '2xx success' },
+  { value: '4xx', label: '4xx client errors' },
+  { value: '5xx', label: '5xx server errors' },
+];
+
+export function Requests() {
+  usePageTitle('Requests');
+  const search = useSearch();
+  const filters = useMemo(() => filtersFrom(search), [search]);
+  const page = Math.max(1, Number(new URLSearchParams(search).get('page')) || 1);
+  const [live, setLive] = useState(false);
+  const [fresh, setFresh] = useState<Record<string, true>>({});
+
+  const keys = useResource(api.listKeys, []);
+  const log = useResource(() => api.listRequests(filters, page, PAGE_SIZE), [filters, page]);
+  const drops = useResource(api.requestLogDrops, []);
+  const { setData, reload } = log;
+
+  // Live tail: matching requests go on top of the first page as they arrive.
+  const onLogged = useCallback(
+    ({ request }: { request: DeveloperRequest }) => {
+      if (!matches(request, filters)) return;
+      setData((p: Page<DeveloperRequest> | undefined) => {
+        if (!p || p.items.some((r) => r.id === request.id)) return p;
+        return { ...p, total: p.total + 1, items: [request, ...p.items].slice(0, p.pageSize) };
+      });
+      setFresh((f) => ({ ...f, [request.id]: true }));
+    },
+    [filters, setData],
+  );
+  useEffect(() => (live && page === 1 ? subscribe('request.logged', onLogged) : undefined), [live, page, onLogged]);
+  useEffect(() => (live ? onReconnect(() => void reload()) : undefined), [live, reload]);
+  const toggleLive = (on: boolean) => {
+    setLive(on);
+    // Start from what is stored now; newer requests then arrive live.
+    if (on) void reload();
+  };
+
+  const keyById = useMemo(() => new Map((keys.data ?? []).map((k) => [k.id, k])), [keys.data]);
+  const p = log.data;
+  const pages = p ? Math.max(1, Math.ceil(p.total / p.pageSize)) : 1;
+  const filtered = Object.keys(filters).length > 0;
+
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <h1 tabIndex={-1}>Requests</h1>
+          <p className="lead">
+            Every request made with your API keys, newest first, kept for 35 days. A request shows here within a few seconds.
+          </p>
+        </div>
+      </div>
+
+      <Filters filters={filters} keys={keys.data ?? []} />
+
+      <div className="toolbar log-toolbar">
+        <label className="live-toggle">
+          <input
+            type="checkbox"
+            role="switch"
+            aria-checked={live}
+            checked={live}
+            onChange={(e) => toggleLive(e.target.checked)}
+            data-testid="live-tail"
+          />{' '}
+          Live tail
+        </label>
+        {live && <LiveStatus paused={page !== 1} />}
+      </div>
+      <DropNotice drops={drops.data} />
+
+      {log.error && <LoadError error={log.error} onRetry={() => void log.reload()} />}
+      {!p && log.loading && <Loading label="Loading requests…" />}
+      {p && p.items.length === 0 && (
+        <Empty>
+          <p>
+            {filtered
+              ? 'No requests match these filters.'
+              : 'No requests yet. Requests made with your keys show here within a few seconds.'}
+          </p>
+        </Empty>
+      )}
+      {p && p.items.length > 0 && (
+        <div className="table-wrap">
+          <table className="table cards-on-phone requests" aria-busy={log.loading}>
+            <caption className="visually-hidden">Requests, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Request</th>
+                <th scope="col">Status</th>
+                <th scope="col">Key</th>
+                <th scope="col">Time</th>
+                <th scope="col">Duration</th>
+              </tr>
+            </thead>
+            <tbody>
+              {p.items.map((r) => (
+                <tr key={r.id} data-request-id={r.id} data-status={r.statusCode} className={fresh[r.id] ? 'flash-a' : undefined}>
+                  <th scope="row" data-label="Request">
+                    <Link to={`/requests/${encodeURIComponent(r.id)}`} className="request-link">
+                      <span className="method">{r.method}</span> <span className="mono request-path">{r.path}</span>
+                    </Link>
+                    {r.query && <span className="mono request-query">?{r.query}</span>}
+                  </th>
+                  <td data-label="Status" data-testid="request-status">
+                    <Badge tone={statusTone(r.statusCode)}>{r.statusCode}</Badge>
+                    {r.errorCode && <code className="error-code">{r.errorCode}</code>}
+                  </td>
+                  <td data-label="Key">
+                    <KeyName apiKey={keyById.get(r.apiKeyId)} environment={r.environment} />
+                  </td>
+                  <td data-label="Time">{formatRequestTime(r.createdAt)}</td>
+                  <td data-label="Duration">{formatDuration(r.durationMs)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {p && p.total > 0 && (
+        <nav className="pager" aria-label="Pages">
+          <button type="button" onClick={() => navigate(requestsLink(filters, page - 1))} disabled={page <= 1}>
+            Previous
+          </button>
+          <span data-testid="requests-total">
+            Page {p.page} of {pages} · {formatNumber(p.total)} {p.total === 1 ? 'request' : 'requests'}
+          </span>
+          <button type="button" onClick={() => navigate(requestsLink(filters, page + 1))} disabled={page >= pages}>
+            Next
+          </button>
+        </nav>
+      )}
+    </>
+  );
+}
+
+export function KeyName({ apiKey, environment }: { apiKey: DeveloperKey | undefined; environment: string }) {
+  if (!apiKey) return <span className="muted">{environment === 'SANDBOX' ? 'Sandbox key' : 'Live key'}</span>;
+  return (
+    <>
+      {apiKey.name} <code className="key-prefix">{apiKey.prefix}…</code>
+    </>
+  );
+}
+
+/** The filter form: applied when submitted, kept in the URL. */
+function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKey[] }) {
+  const [draft, setDraft] = useState<RequestFilters>(filters);
+  useEffect(() => setDraft(filters), [filters]);
+  const id = useId();
+  const set = (name: keyof RequestFilters, value: string | undefined) => setDraft((d) => ({ ...d, [name]: value || undefined }));
+  const apply = (event: FormEvent) => {
+    event.preventDefault();
+    const clean: RequestFilters = { ...draft, code: draft.code?.trim().toUpperCase(), path: draft.path?.trim() };
+    navigate(requestsLink(clean));
+  };
+  const statusChoices =
+    filters.status && !STATUS_CHOICES.some((c) => c.value === filters.status)
+      ? [...STATUS_CHOICES, { value: filters.status, label: `Status ${filters.status}` }]
+      : STATUS_CHOICES;
+
+  return (
+    <form className="log-filters" onSubmit={apply} aria-label="Filter requests">
+      <div className="filter">
+        <label htmlFor={`${id}-key`}>Key</label>
+        <select id={`${id}-key`} value={draft.apiKeyId ?? ''} onChange={(e) => set('apiKeyId', e.target.value)}>
+          <option value="">All keys</option>
+          {keys.map((k) => (
+            <option key={k.id} value={k.id}>
+              {k.name} ({k.prefix}…)
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="filter">
+        <label htmlFor={`${id}-status`}>Status</label>
+        <select id={`${id}-status`} value={draft.status ?? ''} onChange={(e) => set('status', e.target.value)}>
+          {statusChoices.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="filter">
+        <label htmlFor={`${id}-method`}>Method</label>
+        <select id={`${id}-method`} value={draft.method ?? ''} onChange={(e) => set('method', e.target.value)}>
+          <option value="">Any method</option>
+          <option value="GET">GET</option>
+          <option value="POST">POST</option>
+        </select>
+      </div>
+      <div className="filter">
+        <label htmlFor={`${id}-code`}>Error code</label>
+        <input
+          id={`${id}-code`}
+          className="mono"
+          placeholder="ERR_…"
+          value={draft.code ?? ''}
+          onChange={(e) => set('code', e.target.value)}
+        />
+      </div>
+      <div className="filter filter-wide">
+        <label htmlFor={`${id}-path`}>Path</label>
+        <input
+          id={`${id}-path`}
+          className="mono"
+          placeholder="/v1/partner/orders/ORD-1*"
+          aria-describedby={`${id}-path-hint`}
+          value={draft.path ?? ''}
+          onChange={(e) => set('path', e.target.value)}
+        />
+        <span className="hint" id={`${id}-path-hint`}>
+          The whole path, or its start followed by *
+        </span>
+      </div>
+      <div className="filter">
+        <label htmlFor={`${id}-since`}>From</label>
+        <input
+          id={`${id}-since`}
+          type="datetime-local"
+          value={toLocalInput(draft.since)}
+          onChange={(e) => set('since', fromLocalInput(e.target.value))}
+        />
+      </div>
+      <div className="filter">
+        <label htmlFor={`${id}-until`}>To</label>
+        <input
+          id={`${id}-until`}
+          type="datetime-local"
+          value={toLocalInput(draft.until)}
+          onChange={(e) => set('until', fromLocalInput(e.target.value))}
+        />
+      </div>
+      <div className="filter-actions">
+        <button type="submit" className="primary">
+          Apply filters
+        </button>
+        <button type="button" onClick={() => navigate('/requests')} disabled={Object.keys(filters).length === 0}>
+          Clear
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function LiveStatus({ paused }: { paused: boolean }) {
+  const status = useSyncExternalStore(onRealtimeStatus, getRealtimeStatus);
+  const text = paused
+    ? 'Live tail shows on the first page only'
+    : status === 'live'
+      ? 'Live: new requests appear on top (at most 50 a second)'
+      : status === 'connecting'
+        ? 'Connecting to live updates…'
+        : 'Live updates paused: reconnecting';
+  return (
+    <p className={`live live-${paused ? 'off' : status}`} role="status" data-testid="live-status" data-state={status}>
+      <span className="live-dot" aria-hidden="true" /> {text}
+    </p>
+  );
+}
+
+/** What the log left out in the last 24 hours, in plain words. */
+function DropNotice({ drops }: { drops: { dropped: number; notStreamed: number } | undefined }) {
+  if (!drops) return null;
+  const { dropped, notStreamed } = drops;
+  if (dropped === 0 && notStreamed === 0) {
+    return (
+      <p className="hint" data-testid="log-drops" data-dropped="0">
+        Nothing was left out of the log in the last 24 hours.
+      </p>
+    );
+  }
+  return (
+    <div className="notice notice-warning" data-testid="log-drops" data-dropped={dropped}>
+      <p>In the last 24 hours:</p>
+      <ul>
+        {dropped > 0 && (
+          <li>
+            {formatNumber(dropped)} {dropped === 1 ? 'request was' : 'requests were'} left out of the log because it was
+            overloaded (only successful reads are ever left out; errors and writes are always kept).
+          </li>
+        )}
+        {notStreamed > 0 && (
+          <li>
+            {formatNumber(notStreamed)} {notStreamed === 1 ? 'request was' : 'requests were'} logged but not shown on the live
+            tail (more than 50 a second). They are in the list.
+          </li>
+        )}
+      </ul>
+    </div>
+  );
+}

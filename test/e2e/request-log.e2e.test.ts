@@ -1,0 +1,217 @@
+/**
+ * The Requests page of the developer portal end to end, in real headless Chromium (Debian's
+ * /usr/bin/chromium through playwright-core) against the real app on a real port: a partner's
+ * requests in the log, filters kept in the URL, the detail with both bodies and the curl line without
+ * the key, the link from an error code to the reference, the live tail, the link from a day's 4xx in
+ * the usage table, and the count of what the log left out. Steps build on each other, in order.
+ *
+ * Screenshots at desktop and phone width go to artifacts/screenshots/requests-*.png.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orderFor } from '../../src/modules/orders/orders.test-helpers.js';
+import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../factories.js';
+import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { ensurePortalBuilt } from './portal-build.js';
+
+declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 375, height: 812 };
+const STEP_TIMEOUT = 90_000;
+
+if (!hasChromium) console.warn(`request log end-to-end tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
+
+describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeout: STEP_TIMEOUT }, () => {
+  let t: TestApp;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  let origin: string;
+  let partner: TestPartner;
+  let key: TestKey;
+  let code: string;
+  const pageErrors: string[] = [];
+  const sent: Record<string, string> = {};
+
+  const url = (path: string) => `${origin}${path}`;
+
+  async function partnerCall(name: string, method: 'GET' | 'POST', path: string, body?: string, headers = {}) {
+    const res = await fetch(url(path), {
+      method,
+      headers: { 'x-api-key': key.key, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      body,
+    });
+    await res.arrayBuffer();
+    sent[name] = res.headers.get('x-request-id') ?? '';
+    return res.status;
+  }
+
+  async function shotBoth(name: string) {
+    await page.screenshot({ path: join(SHOTS, `requests-${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page
+      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
+        timeout: 5_000,
+      })
+      .catch(() => {});
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, `${name} scrolls sideways at 375 px`).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SHOTS, `requests-${name}-phone.png`), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  const rows = () => page.locator('table.requests tbody tr');
+
+  beforeAll(async () => {
+    ensurePortalBuilt();
+    mkdirSync(SHOTS, { recursive: true });
+    // Where partners reach the API (the curl line uses it, not the test's own port).
+    t = await createTestApp({ env: { PUBLIC_URL: 'https://api.partner.test' } });
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
+    partner = await createPartner(t.ctx, 'Caspian Couriers');
+    key = await createKey(t.ctx, partner.id, { name: 'Dispatch system' });
+    code = await orderFor(t, (await createUser(t.ctx, 'ADMIN')).auth, key.id);
+    // Three successful reads were left out of the log a minute ago (overload), as the writer counts them.
+    await t.ctx.db.query('INSERT INTO request_log_minutes (partner_id, minute, dropped) VALUES ($1, $2, 3)', [
+      partner.id,
+      new Date(Math.floor(t.clock.nowMs() / 60_000) * 60_000 - 60_000),
+    ]);
+
+    expect(await partnerCall('me', 'GET', '/v1/partner/me')).toBe(200);
+    expect(await partnerCall('missing', 'GET', '/v1/partner/orders/ORD-NOPE')).toBe(404);
+    expect(
+      await partnerCall('picked', 'POST', `/v1/partner/orders/${code}/events`, '{"type":"PICKED_UP","note":"at the gate"}', {
+        'idempotency-key': 'evt-7f0c',
+      }),
+    ).toBe(201);
+    expect(await partnerCall('invalid', 'POST', `/v1/partner/orders/${code}/events`, '{"type":"TELEPORTED"}')).toBe(400);
+    await t.ctx.requestLog.flush();
+
+    profile = mkdtempSync(join(tmpdir(), 'portal-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+      viewport: DESKTOP,
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) pageErrors.push(msg.text());
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await t?.close();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('lists the partner’s requests newest first, with what the log left out in plain words', async () => {
+    await page.goto(url('/portal'));
+    await page.getByLabel('Phone number').fill(partner.phone);
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByLabel('One-time code').fill(TEST_OTP);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Requests' }).click();
+    await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
+    await rows().first().waitFor();
+    expect(await rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-request-id')))).toEqual([
+      sent.invalid,
+      sent.picked,
+      sent.missing,
+      sent.me,
+    ]);
+    expect(await rows().first().textContent()).toContain('ERR_VALIDATION');
+    expect(await page.getByTestId('log-drops').textContent()).toMatch(/3 requests were left out of the log/);
+    await shotBoth('list');
+  });
+
+  it('filters by status class, keeping the filter in the URL', async () => {
+    await page.getByLabel('Status').selectOption('4xx');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/status=4xx/);
+    await expect.poll(() => rows().count()).toBe(2);
+    expect(await rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-status')))).toEqual(['400', '404']);
+    await shotBoth('filtered-4xx');
+  });
+
+  it('shows a request with both bodies pretty-printed, the curl line without the key, and its error code in the reference', async () => {
+    await page.locator(`tr[data-request-id="${sent.invalid}"] a.request-link`).click();
+    await page.getByRole('heading', { level: 1, name: /POST/ }).waitFor();
+    const requestBody = await page.getByTestId('request-body').locator('pre').textContent();
+    expect(requestBody).toBe(JSON.stringify({ type: 'TELEPORTED' }, null, 2));
+    const responseBody = await page.getByTestId('response-body').locator('pre').textContent();
+    expect(JSON.parse(responseBody ?? '')).toMatchObject({ statusCode: 400, code: 'ERR_VALIDATION' });
+    expect(responseBody).toContain('\n  "code": "ERR_VALIDATION"');
+
+    const curl = (await page.locator('figure', { hasText: 'curl' }).locator('pre').textContent()) ?? '';
+    expect(curl).toContain(`'https://api.partner.test/v1/partner/orders/${code}/events'`);
+    expect(curl).toContain('X-Api-Key: $API_KEY');
+    expect(curl).toContain(`--data '{"type":"TELEPORTED"}'`);
+    expect(await page.locator('main').textContent()).not.toContain(key.key);
+
+    const reference = await page.getByTestId('error-code-link').getAttribute('href');
+    expect(reference).toBe('/docs#operation/createPartnerOrderEvent');
+    await shotBoth('detail-error');
+  });
+
+  it('shows a successful write with its Idempotency-Key, and says a successful read keeps no body', async () => {
+    await page.goto(url(`/portal/requests/${sent.picked}`));
+    await page.getByRole('heading', { level: 1, name: /POST/ }).waitFor();
+    expect(await page.getByTestId('request-body').locator('pre').textContent()).toBe(
+      JSON.stringify({ type: 'PICKED_UP', note: 'at the gate' }, null, 2),
+    );
+    expect(await page.locator('figure', { hasText: 'curl' }).locator('pre').textContent()).toContain(
+      "'Idempotency-Key: evt-7f0c'",
+    );
+    await shotBoth('detail-write');
+    await page.goto(url(`/portal/requests/${sent.me}`));
+    await page.getByRole('heading', { level: 1, name: /GET/ }).waitFor();
+    expect(await page.getByTestId('response-body').textContent()).toContain('Not kept');
+  });
+
+  it('tails the log live: a new request appears on top without a reload', async () => {
+    await page.goto(url('/portal/requests'));
+    await rows().first().waitFor();
+    await page.getByTestId('live-tail').check();
+    await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
+    expect(await partnerCall('live', 'GET', '/v1/partner/orders?pageSize=1')).toBe(200);
+    await page.locator(`tr[data-request-id="${sent.live}"]`).waitFor();
+    expect(await rows().first().getAttribute('data-request-id')).toBe(sent.live);
+    await shotBoth('live-tail');
+  });
+
+  it('opens a day’s 4xx from the key’s usage table in the log, filtered to it', async () => {
+    await t.ctx.usage.flush();
+    await page.goto(url(`/portal/keys/${key.id}`));
+    await page.getByText('Show the numbers as a table').click();
+    const today = new Date(t.clock.nowMs()).toISOString().slice(0, 10);
+    await page.locator(`tr[data-day="${today}"] [data-testid="day-4xx"] a`).click();
+    await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
+    const params = new URL(page.url()).searchParams;
+    expect(Object.fromEntries(params)).toEqual({
+      apiKeyId: key.id,
+      status: '4xx',
+      since: `${today}T00:00:00.000Z`,
+      until: new Date(Date.parse(`${today}T00:00:00.000Z`) + 86_400_000).toISOString(),
+    });
+    await expect.poll(() => rows().count()).toBe(2);
+    expect(await page.getByLabel('Key').inputValue()).toBe(key.id);
+    await shotBoth('from-usage');
+  });
+});
