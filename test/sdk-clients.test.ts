@@ -508,8 +508,11 @@ describe('webhooks: developer operations and verifyWebhook on real deliveries', 
       const event = delivery.event!;
       switch (event.type) {
         case 'order.assigned_to_partner':
+          expect(event.data.order.code).toBe(code);
+          break;
         case 'order.status_changed':
-          expect(event.data.order).toMatchObject({ code });
+          expect(event.data.order.code).toBe(code);
+          expect(event.data.previousStatus).not.toBe(event.data.order.status);
           break;
         default:
           throw new Error(`unexpected ${event.type}`);
@@ -524,8 +527,7 @@ describe('webhooks: developer operations and verifyWebhook on real deliveries', 
       expect(page.items.every((d) => d.status === 'DELIVERED')).toBe(true);
       expect(page.total).toBe(received().size);
       const last = receiver.deliveries.find(
-        (d) =>
-          d.event?.type === 'order.status_changed' && (d.event.data.order as { status?: string }).status === 'SCANNED_TO_VAN',
+        (d) => d.event?.type === 'order.status_changed' && d.event.data.order.status === 'SCANNED_TO_VAN',
       );
       expect(last).toBeDefined();
     }, WAIT);
@@ -597,20 +599,12 @@ describe('webhooks: developer operations and verifyWebhook on real deliveries', 
     expect(() => verifyWebhook(rawBody, rotated, 'whsec_neither')).toThrow(WebhookVerificationError);
   });
 
-  it('verifies the two signatures of a real delivery after a secret rotation (when the rotate-secret route exists)', async (ctx) => {
-    const doc = (await dev.openApiDocument()) as { paths: Record<string, unknown> };
-    if (!doc.paths['/v1/developer/webhooks/{id}/rotate-secret']) {
-      ctx.skip(); // decisions §12: not in the API yet; the test above signs the two-v1 form itself.
-      return;
-    }
-    const res = await fetch(`${liveUrl}/v1/developer/webhooks/${hookId}/rotate-secret`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${dev.tokens!.accessToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ graceHours: 1 }),
-    });
-    expect(res.status, await res.clone().text()).toBe(200);
+  it('verifies the two signatures of a real delivery during a secret rotation', async () => {
     const oldSecret = secret;
-    const newSecret = ((await res.json()) as { secret: string }).secret;
+    const rotated = await dev.webhooks.rotateSecret(hookId, { graceHours: 1 });
+    expect(rotated.secret).not.toBe(oldSecret);
+    expect(rotated.previousSecretExpiresAt).toBeTruthy();
+    const newSecret = rotated.secret;
     secret = newSecret;
     const before = receiver.deliveries.length;
     await dev.webhooks.test(hookId);
@@ -621,12 +615,127 @@ describe('webhooks: developer operations and verifyWebhook on real deliveries', 
     expect(verifyWebhook(rawBody, signature, oldSecret).type).toBe('ping');
     expect(verifyWebhook(rawBody, signature, newSecret).type).toBe('ping');
     expect(verifyWebhook(rawBody, signature, [oldSecret, newSecret]).type).toBe('ping');
+    expect(() => verifyWebhook(rawBody, signature, 'whsec_neither')).toThrow(WebhookVerificationError);
+  });
+
+  it('sends a sample of any event kind, and reads a delivery, the health, the event types; recovers failed deliveries', async () => {
+    const before = receiver.deliveries.length;
+    const sample = await dev.webhooks.test(hookId, { event: 'order.status_changed' });
+    await vi.waitFor(() => expect(receiver.deliveries.length).toBeGreaterThan(before), WAIT);
+    const received = receiver.deliveries[before];
+    expect(received.refused).toBeNull();
+    const event = received.event!;
+    expect(event.id).toMatch(/^evt_test_/);
+    if (event.type !== 'order.status_changed') throw new Error(`a sample of ${event.type}`);
+    expect(typeof event.data.order.code).toBe('string');
+
+    await vi.waitFor(async () => expect((await dev.deliveries.get(sample.id)).status).toBe('DELIVERED'), WAIT);
+    const detail = await dev.deliveries.get(sample.id);
+    expect(detail.payload).toBe(received.rawBody);
+    expect(detail.attempts.length).toBeGreaterThanOrEqual(1);
+
+    const health = await dev.webhooks.health(hookId);
+    expect(health).toMatchObject({ webhookId: hookId, isActive: true });
+    expect(health.delivered).toBeGreaterThanOrEqual(1);
+
+    const types = await dev.eventTypes();
+    expect(types.items.map((i) => i.type)).toEqual(expect.arrayContaining(['ping', 'order.status_changed', 'batch.completed']));
+
+    const recovered = await dev.webhooks.recover(hookId, { since: new Date(t.clock.nowMs() - 3_600_000).toISOString() });
+    expect(recovered.queued).toBe(0); // nothing failed
   });
 
   it('deletes the webhook', async () => {
     await dev.webhooks.delete(hookId);
     expect((await dev.webhooks.list()).items).toEqual([]);
     await expectApiError(dev.webhooks.test(hookId), 404, 'ERR_NOT_FOUND');
+  });
+});
+
+describe('sandbox simulator, go-live checklist and request log', () => {
+  it('drives sandbox orders and batches as the partner and as the developer, reads the checklist and the request log', async () => {
+    const partner = await createPartner(t.ctx);
+    const dev = await signedIn(partner);
+    const key = await dev.keys.create({
+      name: 'Sandbox key',
+      environment: 'SANDBOX',
+      scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
+    });
+    const sandbox = partnerClient(key.key);
+
+    // As the partner (API key, sandbox API).
+    const [placed, packedA, packedB] = await sandbox.createSandboxOrders(3, { status: 'PLACED' });
+    expect(placed.status).toBe('PLACED');
+    const accepted = await sandbox.POST('/v1/partner/sandbox/orders/{code}/platform-status', {
+      params: { path: { code: placed.code } },
+      body: { status: 'VENDOR_ACCEPTED' },
+    });
+    expect(accepted.status).toBe('VENDOR_ACCEPTED');
+    for (const order of [packedA, packedB]) {
+      for (const status of ['VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'] as const) {
+        await sandbox.POST('/v1/partner/sandbox/orders/{code}/platform-status', {
+          params: { path: { code: order.code } },
+          body: { status },
+        });
+      }
+    }
+    const batch = await sandbox.POST('/v1/partner/sandbox/batches', { body: { orderCodes: [packedA.code, packedB.code] } });
+    expect(batch).toMatchObject({ status: 'OPEN', orderCodes: expect.arrayContaining([packedA.code, packedB.code]) });
+    const dispatched = await sandbox.POST('/v1/partner/sandbox/batches/{code}/status', {
+      params: { path: { code: batch.code } },
+      body: { status: 'DISPATCHED' },
+    });
+    expect(dispatched.status).toBe('DISPATCHED');
+
+    // As the developer (bearer token, for one of the partner's sandbox keys).
+    const made = await dev.POST('/v1/developer/keys/{id}/sandbox/orders', {
+      params: { path: { id: key.id } },
+      body: { count: 2, status: 'PLACED' },
+    });
+    expect(made.items).toHaveLength(2);
+    const [first, second] = made.items;
+    const moved = await dev.POST('/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status', {
+      params: { path: { id: key.id, code: first.code } },
+      body: { status: 'VENDOR_ACCEPTED' },
+    });
+    expect(moved.status).toBe('VENDOR_ACCEPTED');
+    for (const status of ['VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'] as const) {
+      await dev.POST('/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status', {
+        params: { path: { id: key.id, code: second.code } },
+        body: { status },
+      });
+    }
+    const devBatch = await dev.POST('/v1/developer/keys/{id}/sandbox/batches', {
+      params: { path: { id: key.id } },
+      body: { orderCodes: [second.code] },
+    });
+    const devDispatched = await dev.POST('/v1/developer/keys/{id}/sandbox/batches/{code}/status', {
+      params: { path: { id: key.id, code: devBatch.code } },
+      body: { status: 'DISPATCHED' },
+    });
+    expect(devDispatched.status).toBe('DISPATCHED');
+    const overview = await dev.GET('/v1/developer/keys/{id}/sandbox', { params: { path: { id: key.id } } });
+    expect(overview.apiKeyId).toBe(key.id);
+    expect(overview.orders.length).toBeGreaterThanOrEqual(5);
+
+    // What the key did shows in its go-live checklist (listing orders with updatedSince is one item).
+    for await (const _ of sandbox.orders({ updatedSince: new Date(0).toISOString() })) break;
+    const checklist = await dev.keys.checklist(key.id);
+    expect(checklist.apiKeyId).toBe(key.id);
+    expect(checklist.items.length).toBeGreaterThan(0);
+
+    // The request log: every request of the key shows there within seconds.
+    await vi.waitFor(async () => {
+      const page = await dev.requests.list({ apiKeyId: key.id, method: 'POST' });
+      expect(page.total).toBeGreaterThanOrEqual(10);
+    }, WAIT);
+    const logged = [];
+    for await (const request of dev.requests.all({ apiKeyId: key.id, pageSize: 5 })) logged.push(request);
+    expect(logged.length).toBeGreaterThanOrEqual(10);
+    const detail = await dev.requests.get(logged[0].id);
+    expect(detail.id).toBe(logged[0].id);
+    const drops = await dev.GET('/v1/developer/requests/drops');
+    expect(drops.dropped).toBeGreaterThanOrEqual(0);
   });
 });
 

@@ -53,14 +53,30 @@ export interface DeveloperClient extends TypedClient<DeveloperPaths> {
     revoke(id: string): Promise<Schemas['DeveloperKey']>;
     rotate(id: string): Promise<Schemas['DeveloperKeyRotated']>;
     usage(id: string, query?: Query<operations['getDeveloperKeyUsage']>): Promise<Schemas['DeveloperKeyUsageSeries']>;
+    /** The go-live checklist of a SANDBOX key: what it has really done in the sandbox. */
+    checklist(id: string): Promise<Schemas['GoLiveChecklist']>;
+  };
+  /** The request log of the partner's keys (newest first; a request shows within 5 s). */
+  requests: {
+    list(query?: Query<operations['listDeveloperRequests']>): Promise<Schemas['PageOfDeveloperRequest']>;
+    /** Every logged request matching `query`, page after page. */
+    all(query?: Omit<Query<operations['listDeveloperRequests']>, 'page'>): AsyncIterableIterator<Schemas['DeveloperRequest']>;
+    /** One request with its bodies. */
+    get(id: string): Promise<Schemas['DeveloperRequestDetail']>;
   };
   webhooks: {
     list(): Promise<Schemas['DeveloperWebhooks']>;
     create(body: JsonBody<operations['createWebhook']>): Promise<Schemas['DeveloperWebhookCreated']>;
     update(id: string, body: JsonBody<operations['updateWebhook']>): Promise<Schemas['DeveloperWebhook']>;
     delete(id: string): Promise<void>;
-    /** Queues a really signed `ping`; poll `deliveries` for the outcome. */
-    test(id: string): Promise<Schemas['DeveloperDelivery']>;
+    /** Queues a really signed `ping` (or a sample of `event`); poll `deliveries` for the outcome. */
+    test(id: string, body?: Schemas['TestWebhookDto']): Promise<Schemas['DeveloperDelivery']>;
+    /** A new signing secret (shown once); the old one keeps signing too for `graceHours` (default 24). */
+    rotateSecret(id: string, body?: Schemas['RotateWebhookSecretDto']): Promise<Schemas['DeveloperWebhookRotated']>;
+    /** Queues again every FAILED or DEAD delivery created in [since, until). */
+    recover(id: string, body: Schemas['RecoverDeliveriesDto']): Promise<Schemas['RecoverQueued']>;
+    /** Delivery health over the last 24 h. */
+    health(id: string): Promise<Schemas['WebhookHealth']>;
     /** One page of the webhook's deliveries, newest first. */
     listDeliveries(id: string, query?: Query<operations['listWebhookDeliveries']>): Promise<Schemas['PageOfDeveloperDelivery']>;
     /** Every delivery of the webhook (matching `query`), page after page. */
@@ -70,9 +86,13 @@ export interface DeveloperClient extends TypedClient<DeveloperPaths> {
     ): AsyncIterableIterator<Schemas['DeveloperDelivery']>;
   };
   deliveries: {
+    /** One delivery with the payload as sent and every attempt. */
+    get(id: string): Promise<Schemas['DeveloperDeliveryDetail']>;
     /** Queues a delivery again: same event id, fresh signature. */
     redeliver(id: string): Promise<Schemas['DeveloperDelivery']>;
   };
+  /** GET /v1/developer/event-types (public): each event kind with its JSON Schema and an example. */
+  eventTypes(): Promise<Schemas['EventTypes']>;
   /** GET /v1/developer/openapi.json (public). */
   openApiDocument(): Promise<Record<string, unknown>>;
 }
@@ -151,6 +171,12 @@ export function createDeveloperClient(options: DeveloperClientOptions): Develope
       revoke: (id) => api.DELETE('/v1/developer/keys/{id}', { params: { path: { id } } }),
       rotate: (id) => api.POST('/v1/developer/keys/{id}/rotate', { params: { path: { id } } }),
       usage: (id, query) => api.GET('/v1/developer/keys/{id}/usage', { params: { path: { id }, query } }),
+      checklist: (id) => api.GET('/v1/developer/keys/{id}/checklist', { params: { path: { id } } }),
+    },
+    requests: {
+      list: (query) => api.GET('/v1/developer/requests', { params: { query } }),
+      all: (query) => api.paginate('/v1/developer/requests', { query }),
+      get: (id) => api.GET('/v1/developer/requests/{id}', { params: { path: { id } } }),
     },
     webhooks: {
       list: () => api.GET('/v1/developer/webhooks'),
@@ -159,13 +185,18 @@ export function createDeveloperClient(options: DeveloperClientOptions): Develope
       delete: async (id) => {
         await api.DELETE('/v1/developer/webhooks/{id}', { params: { path: { id } } });
       },
-      test: (id) => api.POST('/v1/developer/webhooks/{id}/test', { params: { path: { id } } }),
+      test: (id, body) => api.POST('/v1/developer/webhooks/{id}/test', { params: { path: { id } }, body }),
+      rotateSecret: (id, body) => api.POST('/v1/developer/webhooks/{id}/rotate-secret', { params: { path: { id } }, body }),
+      recover: (id, body) => api.POST('/v1/developer/webhooks/{id}/recover', { params: { path: { id } }, body }),
+      health: (id) => api.GET('/v1/developer/webhooks/{id}/health', { params: { path: { id } } }),
       listDeliveries: (id, query) => api.GET('/v1/developer/webhooks/{id}/deliveries', { params: { path: { id }, query } }),
       deliveries: (id, query) => api.paginate('/v1/developer/webhooks/{id}/deliveries', { path: { id }, query }),
     },
     deliveries: {
+      get: (id) => api.GET('/v1/developer/deliveries/{id}', { params: { path: { id } } }),
       redeliver: (id) => api.POST('/v1/developer/deliveries/{id}/redeliver', { params: { path: { id } } }),
     },
+    eventTypes: () => api.GET('/v1/developer/event-types'),
     openApiDocument: () => api.GET('/v1/developer/openapi.json'),
   };
 }

@@ -40,7 +40,7 @@ type Query<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q>
 type JsonBody<Op> = Op extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 export type OrdersQuery = Query<operations['listPartnerOrders']>;
 export type PartnerOrderEventBody = JsonBody<operations['createPartnerOrderEvent']>;
-/** The sandbox order's options (decisions §14), once the document has them. */
+/** The sandbox order's options (decisions §14): payment method, starting status, customer, count. */
 export type SandboxOrderBody = JsonBody<operations['createSandboxOrder']>;
 
 export interface PartnerClient extends TypedClient<PartnerPaths> {
@@ -65,7 +65,9 @@ export interface PartnerClient extends TypedClient<PartnerPaths> {
     options?: { idempotencyKey?: string },
   ): Promise<Schemas['PartnerOrder']>;
   /** POST /v1/partner/sandbox/orders (sandbox API only): a realistic test order assigned to this key. */
-  createSandboxOrder(body?: SandboxOrderBody): Promise<Schemas['PartnerOrder']>;
+  createSandboxOrder(body?: Omit<SandboxOrderBody, 'count'>): Promise<Schemas['PartnerOrder']>;
+  /** POST /v1/partner/sandbox/orders with `count` (1 to 20): that many test orders. */
+  createSandboxOrders(count: number, body?: Omit<SandboxOrderBody, 'count'>): Promise<Array<Schemas['PartnerOrder']>>;
 }
 
 function environmentOfKey(apiKey: string): PartnerEnvironment | null {
@@ -114,6 +116,14 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         },
         body: event,
       }),
-    createSandboxOrder: (body) => api.POST('/v1/partner/sandbox/orders', body === undefined ? {} : { body }),
+    createSandboxOrder: async (body?: Omit<SandboxOrderBody, 'count'>) => {
+      const created = await api.POST('/v1/partner/sandbox/orders', body === undefined ? {} : { body });
+      // One order, or `{ items }` (a PartnerOrder has `items` too: tell them apart by `code`).
+      return 'code' in created ? created : created.items[0];
+    },
+    createSandboxOrders: async (count: number, body?: Omit<SandboxOrderBody, 'count'>) => {
+      const created = await api.POST('/v1/partner/sandbox/orders', { body: { ...body, count } });
+      return 'code' in created ? [created] : created.items;
+    },
   };
 }

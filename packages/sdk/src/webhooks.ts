@@ -13,30 +13,11 @@ export const DEFAULT_TOLERANCE_SEC = 300;
 
 type Schemas = components['schemas'];
 
-/**
- * The event kinds a webhook receives: the ones it subscribes to, and `ping` (the test operation).
- *
- * TODO(decisions §12, issue 19): the document does not carry the webhook envelope schemas yet, so each
- * event's `data` is typed loosely here. Once the document has them under components, run
- * `npm run sdk:generate` and build `WebhookEvent` from the generated envelope union instead (then each
- * `data` is exact: `order` + `previousStatus`, `batch`, `webhookId`).
- */
-export type WebhookEventType = Schemas['WebhookEvent'] | 'ping';
-
-/** The body of every delivery: `{ id, type, createdAt, environment, data }`. */
-export interface WebhookEventEnvelope<T extends WebhookEventType = WebhookEventType> {
-  /** `evt_…`: the same on every attempt and redelivery; de-duplicate on it (delivery is at least once). */
-  id: string;
-  type: T;
-  /** When the event happened (ISO 8601). */
-  createdAt: string;
-  environment: Schemas['PartnerEnvironment'];
-  /** Order events: `order` (the PartnerOrder as the key sees it) and, on a status change, `previousStatus`; `batch.completed`: `batch`; `ping`: `webhookId`. */
-  data: Record<string, unknown>;
-}
-
-/** A verified event: a union on `type`. */
-export type WebhookEvent = { [T in WebhookEventType]: WebhookEventEnvelope<T> }[WebhookEventType];
+/** A verified event: the document's `WebhookEventEnvelope`, a union on `type` (`ping` and the six kinds). */
+export type WebhookEvent = Schemas['WebhookEventEnvelope'];
+export type WebhookEventType = WebhookEvent['type'];
+/** The envelope of one kind: `WebhookEventEnvelope<'order.status_changed'>['data']` is `{ order, previousStatus }`. */
+export type WebhookEventEnvelope<T extends WebhookEventType = WebhookEventType> = Extract<WebhookEvent, { type: T }>;
 
 export interface VerifyWebhookOptions {
   /** How far `t` may be from now, in seconds (default 300). `Infinity` turns the check off. */

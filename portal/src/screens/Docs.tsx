@@ -2,6 +2,7 @@
  * Where to read the API reference, how to call the partner API with a key, and how to verify a
  * webhook signature (the snippet is the very file the end-to-end tests verify real deliveries with).
  */
+import sdkReadme from '../../../packages/sdk/README.md?raw';
 import verifySnippet from '../../snippets/verify-signature.ts?raw';
 import { CodeBlock } from '../components/CodeBlock';
 import { usePageTitle } from '../components/PageTitle';
@@ -18,6 +19,16 @@ app.post('/webhooks/partner', express.text({ type: 'application/json' }), (req, 
   // Deliveries may repeat (retries, redeliver): de-duplicate on event.id.
   res.sendStatus(204);
 });`;
+
+/** The first code block under a heading of the SDK's README: the page shows the README's own example. */
+function readmeExample(heading: string): string {
+  const start = sdkReadme.indexOf(heading);
+  const block = start < 0 ? null : /```ts\n([\s\S]*?)```/.exec(sdkReadme.slice(start));
+  return block ? block[1].trim() : '';
+}
+
+const sdkPollSnippet = readmeExample('### 1. Poll your orders');
+const sdkWebhookSnippet = readmeExample('### 2. Receive webhooks');
 
 const curlSnippet = `curl https://<api-host>/v1/partner/me \\
   -H "X-Api-Key: svc_live_…"`;
@@ -47,6 +58,20 @@ export function Docs() {
           <code>Retry-After</code> in seconds.
         </p>
         <CodeBlock code={curlSnippet} label="Example request" />
+      </section>
+
+      <section className="section" aria-labelledby="sdk">
+        <h2 id="sdk">TypeScript SDK</h2>
+        <p>
+          <code>@partner-logistics/sdk</code> (<code>packages/sdk</code> in the platform repository) is typed from the OpenAPI
+          document. It adds an <code>Idempotency-Key</code> to each event, retries 429 and 503 answers after{' '}
+          <code>Retry-After</code>, pages through lists, refreshes the developer sign-in, throws errors carrying the{' '}
+          <code>code</code>, and verifies webhook signatures. A complete integration: poll your orders with{' '}
+          <code>updatedSince</code> and report events,
+        </p>
+        <CodeBlock code={sdkPollSnippet} label="poll.ts" />
+        <p>and receive webhooks, verified against the raw body:</p>
+        <CodeBlock code={sdkWebhookSnippet} label="webhooks.ts" />
       </section>
 
       <section className="section" aria-labelledby="verify">

@@ -4,6 +4,26 @@
  * file differs from a fresh generation.
  */
 export interface paths {
+    "/v1/developer/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery with its attempts
+         * @description The delivery, its body exactly as sent and signed (`payload`), and every attempt, oldest first: when, how long, the headers sent, and what the endpoint answered (status, headers, the first 4 KiB of the body).
+         */
+        get: operations["getDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/deliveries/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -18,6 +38,26 @@ export interface paths {
          * @description Queues a delivery again: PENDING, attempts reset to 0, sent at once with the same event id and a fresh signature.
          */
         post: operations["redeliverDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook event catalog
+         * @description Public: no token needed. Every event kind a delivery can carry (`ping` and the six WebhookEvent kinds): when it fires, the JSON Schema of its whole envelope, and an example.
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -68,6 +108,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/developer/keys/{id}/checklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the go-live checklist of a sandbox key
+         * @description What the key has proven in the sandbox, computed from what it really did: its requests (request log), its partner events (its orders’ timelines) and its webhooks’ deliveries. Each item carries when it was first met and a hint. A key’s rotation chain shares one checklist. A live key answers 409 ERR_CONFLICT.
+         */
+        get: operations["getDeveloperKeyChecklist"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/keys/{id}/rotate": {
         parameters: {
             query?: never;
@@ -82,6 +142,106 @@ export interface paths {
          * @description Creates a new key with the same name, environment, scopes, rate limit and flags, and moves the orders and webhooks of the old key to it in one transaction. The old key keeps working for 24 h, acting for the new one. A key whose revokedAt is set (revoked or already rotated) answers 401 ERR_API_KEY_REVOKED.
          */
         post: operations["rotateDeveloperKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/keys/{id}/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the sandbox simulator of a key
+         * @description The key’s newest sandbox orders (50 at most) with the marketplace moves and partner events each allows now, and their van batches with the moves each allows. Acts for the sandbox key `id` of your partner: another partner’s key 404, a live key 409 ERR_CONFLICT, a revoked key 401 ERR_API_KEY_REVOKED, a key without logistics:write 403 ERR_API_KEY_SCOPE.
+         */
+        get: operations["getSandboxOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/keys/{id}/sandbox/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a key’s sandbox orders on a van batch
+         * @description As POST /v1/partner/sandbox/batches for the key. Acts for the sandbox key `id` of your partner: another partner’s key 404, a live key 409 ERR_CONFLICT, a revoked key 401 ERR_API_KEY_REVOKED, a key without logistics:write 403 ERR_API_KEY_SCOPE.
+         */
+        post: operations["createDeveloperSandboxBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/keys/{id}/sandbox/batches/{code}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a key’s sandbox van batch
+         * @description As POST /v1/partner/sandbox/batches/{code}/status for the key: OPEN → DISPATCHED → COMPLETED (batch.completed). Acts for the sandbox key `id` of your partner: another partner’s key 404, a live key 409 ERR_CONFLICT, a revoked key 401 ERR_API_KEY_REVOKED, a key without logistics:write 403 ERR_API_KEY_SCOPE.
+         */
+        post: operations["moveDeveloperSandboxBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/keys/{id}/sandbox/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create sandbox test orders for a key
+         * @description As POST /v1/partner/sandbox/orders for the key, always answering `{ items }`. Acts for the sandbox key `id` of your partner: another partner’s key 404, a live key 409 ERR_CONFLICT, a revoked key 401 ERR_API_KEY_REVOKED, a key without logistics:write 403 ERR_API_KEY_SCOPE.
+         */
+        post: operations["createDeveloperSandboxOrders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a key’s sandbox order as the marketplace
+         * @description As POST /v1/partner/sandbox/orders/{code}/platform-status for the key: a platform transition, else 409 ERR_INVALID_TRANSITION; only the key’s own sandbox orders (others 404). Acts for the sandbox key `id` of your partner: another partner’s key 404, a live key 409 ERR_CONFLICT, a revoked key 401 ERR_API_KEY_REVOKED, a key without logistics:write 403 ERR_API_KEY_SCOPE.
+         */
+        post: operations["moveDeveloperSandboxOrder"];
         delete?: never;
         options?: never;
         head?: never;
@@ -120,6 +280,66 @@ export interface paths {
          * @description Public: no token needed. OpenAPI 3.0.0, generated from the schemas the service validates with.
          */
         get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List logged requests
+         * @description Partner-API requests made with the partner's keys (both environments), newest first, kept 35 days. A request shows here within 5 seconds of its answer. Under overload successful reads may be left out; `GET /v1/developer/requests/drops` counts them.
+         */
+        get: operations["listDeveloperRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a logged request
+         * @description One request with its bodies (POSTs and error answers only). Another partner’s request answers 404.
+         */
+        get: operations["getDeveloperRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/requests/drops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count what the request log left out
+         * @description Per minute: requests left out of the log (successful reads under overload) and logged requests not sent on the realtime channel (over 50 a second). Default period: the last 24 hours; at most 35 days.
+         */
+        get: operations["getRequestLogDrops"];
         put?: never;
         post?: never;
         delete?: never;
@@ -196,6 +416,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/developer/webhooks/{id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Endpoint health
+         * @description Attempts of the last 24 hours (delivered, failed, dead, success rate, p50/p99 duration), the latest success and failure, the dead streak.
+         */
+        get: operations["getWebhookHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed deliveries
+         * @description Queues again, as redeliver does, every FAILED or DEAD delivery of the webhook created in [since, until): oldest first, a batch at a time, so a large recovery neither holds up the queue nor other endpoints. Answers how many matched.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description A new signing secret, returned only in this response. The previous one keeps signing too until `previousSecretExpiresAt` (graceHours, default 24): meanwhile `X-Partner-Signature` is `t=…,v1=<new>,v1=<old>`. At most two secrets at once: rotating again ends the older grace.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/webhooks/{id}/test": {
         parameters: {
             query?: never;
@@ -206,8 +486,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a test ping
-         * @description Queues a signed `ping` event through the normal delivery path; poll the deliveries list for the outcome.
+         * Send a test event
+         * @description Queues a really signed sample event through the normal delivery path: a `ping` (the default) or a realistic sample of any WebhookEvent (`event`), its envelope id starting with `evt_test_`. Poll the deliveries list for the outcome.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -296,6 +576,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/sandbox/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put sandbox orders on a van batch
+         * @description A new OPEN van batch of this key's sandbox orders. Codes that are not this key's sandbox orders: 404 (details.orderCodes lists them); an order already on an OPEN or DISPATCHED batch: 409 ERR_CONFLICT. Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["createSandboxBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/sandbox/batches/{code}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a sandbox van batch
+         * @description OPEN → DISPATCHED → COMPLETED, else 409 ERR_BATCH_INVALID_TRANSITION. Completing emits batch.completed. Only batches whose orders are all this key's sandbox orders; any other code answers 404. Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["moveSandboxBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/partner/sandbox/orders": {
         parameters: {
             query?: never;
@@ -307,9 +627,29 @@ export interface paths {
         put?: never;
         /**
          * Create a sandbox test order
-         * @description Sandbox API only: creates a realistic test order assigned to this key, in status PACKED. On the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         * @description Creates realistic test orders assigned to this key, in status PACKED unless `status` says otherwise, with the timeline a real order has on reaching it. Emits order.placed and order.assigned_to_partner. Answers the order, or `{ items }` when `count` is above 1. Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
          */
         post: operations["createSandboxOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/sandbox/orders/{code}/platform-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a sandbox order as the marketplace
+         * @description The marketplace's own transition of the order state machine (vendor accepts, runner pickup, hub, packing, van, delivery outcome, return after a failure, cancellation), with the webhooks and realtime events the real move emits (order.status_changed, plus order.delivered or order.cancelled). A transition the state machine forbids: 409 ERR_INVALID_TRANSITION. Only orders assigned to this key; any other code answers 404. Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["moveSandboxOrder"];
         delete?: never;
         options?: never;
         head?: never;
@@ -324,6 +664,58 @@ export interface components {
         ApiKeyEnvironment: "LIVE" | "SANDBOX";
         /** @enum {string} */
         ApiKeyScope: "orders:read" | "orders:pii" | "logistics:write" | "webhooks:manage" | "payments:read";
+        Batch: {
+            code: string;
+            /**
+             * @description OPEN → DISPATCHED → COMPLETED
+             * @enum {string}
+             */
+            status: "OPEN" | "DISPATCHED" | "COMPLETED";
+            orderCodes: string[];
+        };
+        /** @description A van batch was completed */
+        BatchCompletedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "batch.completed";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The batch; orderCodes only those your key sees */
+            data: {
+                batch: components["schemas"]["Batch"];
+            };
+        };
+        ChangeBatchStatusDto: {
+            /**
+             * @description OPEN → DISPATCHED → COMPLETED
+             * @enum {string}
+             */
+            status: "OPEN" | "DISPATCHED" | "COMPLETED";
+        };
+        ChecklistItem: {
+            /** @description stable identifier of the item */
+            id: string;
+            title: string;
+            done: boolean;
+            /**
+             * Format: date-time
+             * @description when the key first met the condition
+             */
+            doneAt: string | null;
+            /** @description what to send to meet the condition */
+            hint: string;
+        };
+        CreateBatchDto: {
+            orderCodes: string[];
+        };
         CreateDeveloperKeyDto: {
             /** @description 2 to 60 characters */
             name: string;
@@ -358,6 +750,44 @@ export interface components {
             failReason?: components["schemas"]["DeliveryFailReason"];
             note?: string;
         };
+        /** @description Optional body; without paymentMethod each test order is COD or CARD at random */
+        CreateSandboxOrderDto: {
+            paymentMethod?: components["schemas"]["PaymentMethod"];
+            /**
+             * @description PLACED, VENDOR_ACCEPTED, RUNNER_PICKUP, AT_HUB, PACKED; default PACKED. The timeline holds every status a real order passes through to get there.
+             * @enum {string}
+             */
+            status?: "PLACED" | "VENDOR_ACCEPTED" | "RUNNER_PICKUP" | "AT_HUB" | "PACKED";
+            /** @description default true; false makes an order without customer (customer null for every key) */
+            customer?: boolean;
+            /** @description 1 to 20, default 1; with more than 1 the answer is { items } */
+            count?: number;
+        };
+        DeliveryAttempt: {
+            /** @description The attempt number over the delivery’s whole life: it runs on after a redeliver, which keeps the earlier attempts */
+            number: number;
+            /**
+             * Format: date-time
+             * @description When the attempt started
+             */
+            at: string;
+            /** @description From sending the request to the end of the answer (or the failure) */
+            durationMs: number;
+            /** @description HTTP status of the answer; null when the endpoint never answered */
+            statusCode: number | null;
+            /** @description Short failure text ("HTTP 500", "timeout after 10 s"); null when delivered */
+            error: string | null;
+            /** @description The Content-Type and X-Partner-* headers sent (lower-case names) */
+            requestHeaders: {
+                [key: string]: string;
+            };
+            /** @description The headers of the answer (lower-case names); null when the endpoint never answered */
+            responseHeaders: {
+                [key: string]: string;
+            } | null;
+            /** @description The first 4 KiB of the answer’s body as text, never parsed; a binary body is a short note instead. Null when the endpoint never answered */
+            responseBody: string | null;
+        };
         /** @enum {string} */
         DeliveryFailReason: "NOT_HOME" | "REFUSED" | "WRONG_ADDRESS" | "UNREACHABLE" | "OTHER";
         DeveloperDelivery: {
@@ -383,6 +813,32 @@ export interface components {
              * @description When the retry of a FAILED delivery is scheduled; null otherwise (PENDING is being sent now)
              */
             nextAttemptAt: string | null;
+        };
+        DeveloperDeliveryDetail: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            webhookId: string;
+            /** @description Event kind, one of WebhookEvent; a test delivery is `ping` */
+            event: string;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /** @description Every attempt, oldest first */
+            attempts: components["schemas"]["DeliveryAttempt"][];
+            /** @description HTTP status the endpoint answered with at the last attempt */
+            statusCode: number | null;
+            /** @description Short failure text of the last attempt ("HTTP 500", "timeout after 10 s", "connection refused") */
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the retry of a FAILED delivery is scheduled; null otherwise (PENDING is being sent now)
+             */
+            nextAttemptAt: string | null;
+            /** @description The body exactly as sent and signed (a JSON text): verify a signature against it */
+            payload: string;
         };
         /** @description An API key as listed: the prefix only, never the key */
         DeveloperKey: {
@@ -514,6 +970,96 @@ export interface components {
             /** @description Sum of `requests` over `items` */
             totalRequests: number;
         };
+        /** @description One partner-API request made with one of the partner’s keys, as listed (no bodies) */
+        DeveloperRequest: {
+            /**
+             * @description The request id, also sent as the `X-Request-Id` header of the answer
+             * @example req_019ab3f2c4d1a1b2c3d4e5f6a7b8c9d0
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The key the request was made with
+             */
+            apiKeyId: string;
+            environment: components["schemas"]["ApiKeyEnvironment"];
+            /**
+             * @description HTTP method
+             * @example POST
+             */
+            method: string;
+            /**
+             * @description The path as sent (percent-encoded), without the query
+             * @example /v1/partner/orders
+             */
+            path: string;
+            /** @description The query string as sent, without `?`; null when there was none */
+            query: string | null;
+            /** @description HTTP status of the answer */
+            statusCode: number;
+            /** @description The `code` of an error answer (ERR_*); null for a success */
+            errorCode: string | null;
+            /** @description Time from arrival to the last byte of the answer, in milliseconds */
+            durationMs: number;
+            /** @description Address the request came from */
+            ip: string;
+            /** @description The User-Agent header */
+            userAgent: string | null;
+            /** @description The Idempotency-Key header */
+            idempotencyKey: string | null;
+            /**
+             * Format: date-time
+             * @description When the request arrived
+             */
+            createdAt: string;
+        };
+        /** @description One logged request with its bodies */
+        DeveloperRequestDetail: {
+            /**
+             * @description The request id, also sent as the `X-Request-Id` header of the answer
+             * @example req_019ab3f2c4d1a1b2c3d4e5f6a7b8c9d0
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The key the request was made with
+             */
+            apiKeyId: string;
+            environment: components["schemas"]["ApiKeyEnvironment"];
+            /**
+             * @description HTTP method
+             * @example POST
+             */
+            method: string;
+            /**
+             * @description The path as sent (percent-encoded), without the query
+             * @example /v1/partner/orders
+             */
+            path: string;
+            /** @description The query string as sent, without `?`; null when there was none */
+            query: string | null;
+            /** @description HTTP status of the answer */
+            statusCode: number;
+            /** @description The `code` of an error answer (ERR_*); null for a success */
+            errorCode: string | null;
+            /** @description Time from arrival to the last byte of the answer, in milliseconds */
+            durationMs: number;
+            /** @description Address the request came from */
+            ip: string;
+            /** @description The User-Agent header */
+            userAgent: string | null;
+            /** @description The Idempotency-Key header */
+            idempotencyKey: string | null;
+            /**
+             * Format: date-time
+             * @description When the request arrived
+             */
+            createdAt: string;
+            /** @description Request body. The first 8 KiB, with credentials replaced by `[redacted]`. Kept for POSTs and for 4xx/5xx answers only (never for a successful read); a body that is not JSON or not valid UTF-8, or that was never read because the request was refused first, is a short note in brackets. Null when there is none or none is kept. */
+            requestBody: string | null;
+            /** @description Response body. The first 8 KiB, with credentials replaced by `[redacted]`. Kept for POSTs and for 4xx/5xx answers only (never for a successful read); a body that is not JSON or not valid UTF-8, or that was never read because the request was refused first, is a short note in brackets. Null when none is kept. */
+            responseBody: string | null;
+        };
         DeveloperWebhook: {
             /** Format: uuid */
             id: string;
@@ -550,6 +1096,30 @@ export interface components {
             /** @description The signing secret (`whsec_…`), shown only in this response. Verify X-Partner-Signature with HMAC-SHA256 keyed with this string. */
             secret: string;
         };
+        DeveloperWebhookRotated: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The key the webhook belongs to; events are routed as that key sees orders
+             */
+            apiKeyId: string;
+            url: string;
+            events: components["schemas"]["WebhookEvent"][];
+            /** @description Becomes false automatically after 50 consecutive dead deliveries */
+            isActive: boolean;
+            /** @description Deliveries that ended DEAD in a row; a delivered one resets it */
+            consecutiveFailures: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The signing secret (`whsec_…`), shown only in this response. Verify X-Partner-Signature with HMAC-SHA256 keyed with this string. */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until then every delivery carries two signatures, `v1=<new>,v1=<old>`, so receivers may switch at their pace; rotating again ends it
+             */
+            previousSecretExpiresAt: string;
+        };
         DeveloperWebhooks: {
             items: components["schemas"]["DeveloperWebhook"][];
         };
@@ -567,16 +1137,145 @@ export interface components {
             /** @description Shape depends on `code`: an array of `{ field, messages[] }` for ERR_VALIDATION; an object such as `{ retryAfterSec }` for ERR_OTP_RATE_LIMITED */
             details?: unknown;
         };
+        EventTypeItem: {
+            /**
+             * @description The event kind: `ping` or one of WebhookEvent
+             * @example order.status_changed
+             */
+            type: string;
+            /** @description What it means and when it fires */
+            description: string;
+            /** @description The JSON Schema of the whole envelope of this kind (the same schema as under components) */
+            schema: {
+                [key: string]: unknown;
+            };
+            example: components["schemas"]["WebhookEventEnvelope"];
+        };
+        EventTypes: {
+            /** @description `ping` first, then the six WebhookEvent kinds */
+            items: components["schemas"]["EventTypeItem"][];
+        };
+        /** @description What a sandbox key has proven, computed from what it really did */
+        GoLiveChecklist: {
+            /** Format: uuid */
+            apiKeyId: string;
+            /** @description every item is done */
+            complete: boolean;
+            items: components["schemas"]["ChecklistItem"][];
+        };
         /** @description Text in Azerbaijani, Russian and English */
         LocalizedText: {
             az: string;
             ru: string;
             en: string;
         };
+        /** @description An order was assigned to your key */
+        OrderAssignedToPartnerEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "order.assigned_to_partner";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The order as your key sees it (`customer` only with orders:pii) */
+            data: {
+                order: components["schemas"]["PartnerOrder"];
+            };
+        };
+        /** @description An order was cancelled */
+        OrderCancelledEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "order.cancelled";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The order after the change, as your key sees it, and its status before */
+            data: {
+                order: components["schemas"]["PartnerOrder"];
+                previousStatus: components["schemas"]["OrderStatus"];
+            };
+        };
+        /** @description An order was delivered */
+        OrderDeliveredEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "order.delivered";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The order after the change, as your key sees it, and its status before */
+            data: {
+                order: components["schemas"]["PartnerOrder"];
+                previousStatus: components["schemas"]["OrderStatus"];
+            };
+        };
         /** @enum {string} */
         OrderPaymentStatus: "UNPAID" | "PAID" | "REFUNDED" | "PARTIALLY_REFUNDED";
+        /** @description An order was placed */
+        OrderPlacedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "order.placed";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The order as your key sees it (`customer` only with orders:pii) */
+            data: {
+                order: components["schemas"]["PartnerOrder"];
+            };
+        };
         /** @enum {string} */
         OrderStatus: "PLACED" | "VENDOR_ACCEPTED" | "RUNNER_PICKUP" | "AT_HUB" | "PACKED" | "SCANNED_TO_VAN" | "EN_ROUTE" | "DELIVERED" | "FAILED" | "RETURNED" | "CANCELLED";
+        /** @description An order changed status */
+        OrderStatusChangedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "order.status_changed";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The order after the change, as your key sees it, and its status before */
+            data: {
+                order: components["schemas"]["PartnerOrder"];
+                previousStatus: components["schemas"]["OrderStatus"];
+            };
+        };
         PageOfDeveloperDelivery: {
             page: number;
             pageSize: number;
@@ -584,6 +1283,14 @@ export interface components {
             total: number;
             /** @description Newest first */
             items: components["schemas"]["DeveloperDelivery"][];
+        };
+        PageOfDeveloperRequest: {
+            page: number;
+            pageSize: number;
+            /** @description All matching requests */
+            total: number;
+            /** @description Newest first */
+            items: components["schemas"]["DeveloperRequest"][];
         };
         PageOfPartnerOrder: {
             page: number;
@@ -687,6 +1394,117 @@ export interface components {
         };
         /** @enum {string} */
         PaymentMethod: "COD" | "CARD";
+        /** @description A test delivery: `POST /v1/developer/webhooks/{id}/test` */
+        PingEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "ping";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            data: {
+                /**
+                 * Format: uuid
+                 * @description The webhook tested
+                 */
+                webhookId: string;
+            };
+        };
+        RecoverDeliveriesDto: {
+            /**
+             * Format: date-time
+             * @description Start of the window (inclusive), by delivery creation time; at most 35 days back
+             * @example 2026-11-20T08:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description End of the window (exclusive); after `since`. Default: now
+             * @example 2026-11-20T12:00:00.000Z
+             */
+            until?: string;
+        };
+        RecoverQueued: {
+            /** @description FAILED and DEAD deliveries of the window, queued again oldest first, a batch at a time */
+            queued: number;
+        };
+        RequestLogDropMinute: {
+            /**
+             * Format: date-time
+             * @description Start of the minute
+             */
+            minute: string;
+            /** @description Requests left out of the log: successful reads under overload; any request when the log could not be written for a long while */
+            dropped: number;
+            /** @description Logged requests not sent on the realtime channel (over 50 a second) */
+            notStreamed: number;
+        };
+        /** @description What the request log left out in a period, in all and per minute */
+        RequestLogDrops: {
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            /** @description Requests left out of the log: successful reads under overload; any request when the log could not be written for a long while */
+            dropped: number;
+            /** @description Logged requests not sent on the realtime channel (over 50 a second) */
+            notStreamed: number;
+            /** @description Minutes with any, newest first (at most 1440) */
+            items: components["schemas"]["RequestLogDropMinute"][];
+        };
+        RotateWebhookSecretDto: {
+            /**
+             * @description How long the previous secret keeps signing too (0 to 168, default 24); 0 ends it now
+             * @default 24
+             */
+            graceHours: number;
+        };
+        SandboxBatch: {
+            code: string;
+            /** @enum {string} */
+            status: "OPEN" | "DISPATCHED" | "COMPLETED";
+            orderCodes: string[];
+            /** @description the batch moves allowed from its status */
+            moves: ("OPEN" | "DISPATCHED" | "COMPLETED")[];
+        };
+        SandboxOrder: {
+            order: components["schemas"]["PartnerOrder"];
+            /** @description the marketplace moves allowed from the order’s status */
+            platformMoves: components["schemas"]["OrderStatus"][];
+            /** @description the events the partner may report from the order’s status */
+            partnerEvents: components["schemas"]["PartnerEventType"][];
+        };
+        SandboxOrders: {
+            /** @description the test orders created, in creation order */
+            items: components["schemas"]["PartnerOrder"][];
+        };
+        SandboxOverview: {
+            /** Format: uuid */
+            apiKeyId: string;
+            /** @description the key’s sandbox orders, newest first (50 at most) */
+            orders: components["schemas"]["SandboxOrder"][];
+            /** @description the van batches of those orders, newest first */
+            batches: components["schemas"]["SandboxBatch"][];
+        };
+        /** @description The status the marketplace moves the order to (a platform transition of the order state machine) */
+        SandboxPlatformStatusDto: {
+            status: components["schemas"]["OrderStatus"];
+        };
+        TestWebhookDto: {
+            /**
+             * @description The kind of sample event: `ping` (default) or any WebhookEvent; its envelope id starts with `evt_test_`
+             * @default ping
+             * @enum {string}
+             */
+            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner";
+        };
         UpdateDeveloperWebhookDto: {
             /**
              * @description Where deliveries are POSTed. HTTPS only; plain http is accepted for localhost, 127.0.0.1 and [::1] outside production. No credentials in the URL; at most 2048 characters.
@@ -702,6 +1520,42 @@ export interface components {
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "DEAD";
         /** @enum {string} */
         WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner";
+        /** @description The body of a webhook delivery; `type` tells which envelope it is */
+        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"];
+        WebhookHealth: {
+            /** Format: uuid */
+            webhookId: string;
+            /**
+             * Format: date-time
+             * @description 24 hours ago: the start of the window the counts cover
+             */
+            since: string;
+            /** @description Attempts the endpoint accepted (2xx) in the window */
+            delivered: number;
+            /** @description Attempts that failed in the window (retried ones and final ones) */
+            failedAttempts: number;
+            /** @description Deliveries that became DEAD in the window */
+            dead: number;
+            /** @description delivered / all attempts of the window, 0 to 1; null without attempts */
+            successRate: number | null;
+            /** @description Median attempt duration in the window; null without attempts */
+            p50Ms: number | null;
+            /** @description 99th percentile attempt duration in the window; null without attempts */
+            p99Ms: number | null;
+            /**
+             * Format: date-time
+             * @description The latest accepted attempt (any time in the kept history)
+             */
+            lastSuccessAt: string | null;
+            /**
+             * Format: date-time
+             * @description The latest failed attempt (any time in the kept history)
+             */
+            lastFailureAt: string | null;
+            /** @description Deliveries that ended DEAD in a row (50 switches the webhook off) */
+            consecutiveFailures: number;
+            isActive: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -711,6 +1565,103 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A delivery id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperDeliveryDetail"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     redeliverDelivery: {
         parameters: {
             query?: never;
@@ -777,6 +1728,64 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventTypes"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
                     };
                 };
             };
@@ -1073,6 +2082,115 @@ export interface operations {
             };
         };
     };
+    getDeveloperKeyChecklist: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the sandbox API key id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoLiveChecklist"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     rotateDeveloperKey: {
         parameters: {
             query?: never;
@@ -1139,6 +2257,571 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getSandboxOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the sandbox API key id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOverview"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createDeveloperSandboxBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the sandbox API key id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBatchDto"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    moveDeveloperSandboxBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the sandbox API key id */
+                id: string;
+                /** @description batch code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeBatchStatusDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT, ERR_BATCH_INVALID_TRANSITION */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT" | "ERR_BATCH_INVALID_TRANSITION";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createDeveloperSandboxOrders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the sandbox API key id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSandboxOrderDto"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOrders"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    moveDeveloperSandboxOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the sandbox API key id */
+                id: string;
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxPlatformStatusDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOrder"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION";
                     };
                 };
             };
@@ -1299,6 +2982,279 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listDeveloperRequests: {
+        parameters: {
+            query?: {
+                /** @description Only requests made with this key */
+                apiKeyId?: string;
+                /** @description A class (`2xx`, `4xx`, `5xx`) or one status (`404`) */
+                status?: string;
+                /** @description Only answers with this error code */
+                code?: string;
+                /** @description HTTP method */
+                method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /** @description An exact path, or a prefix ending in `*` (`/v1/partner/orders/ORD-1*`) */
+                path?: string;
+                /** @description Requests that arrived at or after this instant */
+                since?: string;
+                /** @description Requests that arrived before this instant */
+                until?: string;
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfDeveloperRequest"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getDeveloperRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A request id (`req_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperRequestDetail"];
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getRequestLogDrops: {
+        parameters: {
+            query?: {
+                /** @description Start of the period (default: 24 hours before `until`) */
+                since?: string;
+                /** @description End of the period (default: now) */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogDrops"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
                     };
                 };
             };
@@ -1809,7 +3765,7 @@ export interface operations {
             };
         };
     };
-    testWebhook: {
+    getWebhookHealth: {
         parameters: {
             query?: never;
             header?: never;
@@ -1820,6 +3776,321 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookHealth"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverDeliveriesDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverQueued"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_WEBHOOK_DISABLED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_WEBHOOK_DISABLED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperWebhookRotated"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TestWebhookDto"];
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -2355,6 +4626,265 @@ export interface operations {
             };
         };
     };
+    createSandboxBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBatchDto"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    moveSandboxBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description batch code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeBatchStatusDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_BATCH_INVALID_TRANSITION */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_BATCH_INVALID_TRANSITION";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     createSandboxOrder: {
         parameters: {
             query?: never;
@@ -2364,14 +4894,119 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": {
-                    paymentMethod?: components["schemas"]["PaymentMethod"];
-                };
+                "application/json": components["schemas"]["CreateSandboxOrderDto"];
             };
         };
         responses: {
-            /** @description Created */
+            /** @description the order, or { items } when count > 1 */
             201: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOrder"] | components["schemas"]["SandboxOrders"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    moveSandboxOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxPlatformStatusDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
                     RateLimit?: string;
@@ -2416,6 +5051,30 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_INVALID_TRANSITION */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INVALID_TRANSITION";
                     };
                 };
             };
