@@ -1,20 +1,19 @@
 /**
- * The shapes of the public API the portal uses, as partner-api.md (sections 2.6 to 2.9, 7) and
- * decisions.md (§2, §7) define them. The portal is a plain client of that contract: it imports nothing
- * from the server.
+ * The shapes of the public API the portal uses: aliases onto the SDK's types, which are generated from
+ * the OpenAPI documents (`npm run sdk:generate`), so the portal follows the API by itself. The portal
+ * is a plain client of that contract: it imports nothing from the server, and only types from the SDK.
+ * Below the aliases: what only the portal has (labels, the generic page, validation details).
  */
+import type { components, FullApi } from '@partner-logistics/sdk/types';
 
-export type ApiKeyEnvironment = 'LIVE' | 'SANDBOX';
-export type ApiKeyScope = 'orders:read' | 'orders:pii' | 'logistics:write' | 'webhooks:manage' | 'payments:read';
-export type WebhookEvent =
-  | 'order.placed'
-  | 'order.status_changed'
-  | 'order.delivered'
-  | 'order.cancelled'
-  | 'batch.completed'
-  | 'order.assigned_to_partner';
-export type WebhookDeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED' | 'DEAD';
-export type Role = 'CUSTOMER' | 'PARTNER' | 'ADMIN';
+type Schemas = components['schemas'];
+type FullSchemas = FullApi.components['schemas'];
+
+export type ApiKeyEnvironment = Schemas['ApiKeyEnvironment'];
+export type ApiKeyScope = Schemas['ApiKeyScope'];
+export type WebhookEvent = Schemas['WebhookEvent'];
+export type WebhookDeliveryStatus = Schemas['WebhookDeliveryStatus'];
+export type Role = FullSchemas['Role'];
 
 /** Scopes with the one-line meaning of spec 5.1, in the order the spec lists them. */
 export const SCOPES: ReadonlyArray<{ value: ApiKeyScope; meaning: string }> = [
@@ -37,125 +36,26 @@ export const WEBHOOK_EVENTS: ReadonlyArray<{ value: WebhookEvent; meaning: strin
 
 export const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ['PENDING', 'DELIVERED', 'FAILED', 'DEAD'];
 
-export interface User {
-  id: string;
-  phone: string;
-  role: Role;
-  partnerId: string | null;
-  partnerName: string | null;
-}
-
-export interface TokenPair {
-  accessToken: string;
-  refreshToken: string;
-  tokenType: string;
-  expiresInSec: number;
-  user: User;
-}
-
-export interface OtpRequested {
-  expiresInSec: number;
-  resendAfterSec: number;
-}
-
-export interface DeveloperKey {
-  id: string;
-  name: string;
-  prefix: string;
-  environment: ApiKeyEnvironment;
-  scopes: ApiKeyScope[];
-  rateLimit: number;
-  receivesAllOrders: boolean;
-  isActive: boolean;
-  lastUsedAt: string | null;
-  /** When the key stops working: 24 h ahead after a rotation, now after a revoke. */
-  revokedAt: string | null;
-  createdAt: string;
-}
-
-export interface DeveloperKeyCreated extends DeveloperKey {
-  key: string;
-}
-
-export interface DeveloperKeyRotated extends DeveloperKeyCreated {
-  previousKeyId: string;
-  previousKeyRevokedAt: string;
-  movedOrders: number;
-  movedWebhooks: number;
-}
-
-export interface DeveloperKeyUsage {
-  day: string;
-  requests: number;
-  clientErrors: number;
-  serverErrors: number;
-}
-
-export interface DeveloperKeyUsageSeries {
-  apiKeyId: string;
-  days: number;
-  items: DeveloperKeyUsage[];
-  totalRequests: number;
-}
-
-export interface DeveloperWebhook {
-  id: string;
-  apiKeyId: string;
-  url: string;
-  events: WebhookEvent[];
-  isActive: boolean;
-  consecutiveFailures: number;
-  createdAt: string;
-}
-
-export interface DeveloperWebhookCreated extends DeveloperWebhook {
-  secret: string;
-}
-
-export interface DeveloperDelivery {
-  id: string;
-  webhookId: string;
-  event: string;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  statusCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  nextAttemptAt: string | null;
-}
+export type User = FullSchemas['AuthUser'];
+export type TokenPair = FullSchemas['AuthTokens'];
+export type OtpRequested = FullSchemas['OtpRequested'];
+export type DeveloperKey = Schemas['DeveloperKey'];
+export type DeveloperKeyCreated = Schemas['DeveloperKeyCreated'];
+export type DeveloperKeyRotated = Schemas['DeveloperKeyRotated'];
+export type DeveloperKeyUsage = Schemas['DeveloperKeyUsage'];
+export type DeveloperKeyUsageSeries = Schemas['DeveloperKeyUsageSeries'];
+export type DeveloperWebhook = Schemas['DeveloperWebhook'];
+export type DeveloperWebhookCreated = Schemas['DeveloperWebhookCreated'];
+export type DeveloperDelivery = Schemas['DeveloperDelivery'];
 
 /** One logged partner-API request (decisions §13), as listed. */
-export interface DeveloperRequest {
-  id: string;
-  apiKeyId: string;
-  environment: ApiKeyEnvironment;
-  method: string;
-  path: string;
-  query: string | null;
-  statusCode: number;
-  errorCode: string | null;
-  durationMs: number;
-  ip: string;
-  userAgent: string | null;
-  idempotencyKey: string | null;
-  createdAt: string;
-}
+export type DeveloperRequest = Schemas['DeveloperRequest'];
 
 /** The detail: bodies only for POSTs and error answers; a body that was not kept as sent is a note in brackets. */
-export interface DeveloperRequestDetail extends DeveloperRequest {
-  requestBody: string | null;
-  responseBody: string | null;
-}
+export type DeveloperRequestDetail = Schemas['DeveloperRequestDetail'];
 
 /** What the request log left out in a period: in all and per minute. */
-export interface RequestLogDrops {
-  since: string;
-  until: string;
-  dropped: number;
-  notStreamed: number;
-  items: Array<{ minute: string; dropped: number; notStreamed: number }>;
-}
+export type RequestLogDrops = Schemas['RequestLogDrops'];
 
 /** The filters of GET /v1/developer/requests, as the Requests page keeps them in its URL. */
 export interface RequestFilters {
@@ -175,12 +75,7 @@ export interface Page<T> {
   items: T[];
 }
 
-export interface ErrorEnvelope {
-  statusCode: number;
-  code: string;
-  message: string;
-  details?: unknown;
-}
+export type ErrorEnvelope = Schemas['ErrorEnvelope'];
 
 export interface FieldError {
   field: string;
