@@ -154,3 +154,24 @@ export async function webhookEvidence(
   }
   return out;
 }
+
+/** The items recorded done for any of `keyIds` (sandbox_checklist_marks, migration 0017). */
+export async function readMarks(keyIds: string[], q: Queryable): Promise<Array<{ keyId: string; item: string; doneAt: Date }>> {
+  if (keyIds.length === 0) return [];
+  const rows = await q.query<{ api_key_id: string; item: string; done_at: Date }>(
+    'SELECT api_key_id, item, done_at FROM sandbox_checklist_marks WHERE api_key_id = ANY($1::uuid[])',
+    [keyIds],
+  );
+  return rows.map((r) => ({ keyId: r.api_key_id, item: r.item, doneAt: r.done_at }));
+}
+
+/** Records items found done (a concurrent checklist may have recorded them first: kept as they are). */
+export async function writeMarks(marks: Array<{ keyId: string; item: string; doneAt: Date }>, q: Queryable): Promise<void> {
+  if (marks.length === 0) return;
+  await q.query(
+    `INSERT INTO sandbox_checklist_marks (api_key_id, item, done_at)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[])
+     ON CONFLICT (api_key_id, item) DO NOTHING`,
+    [marks.map((m) => m.keyId), marks.map((m) => m.item), marks.map((m) => m.doneAt)],
+  );
+}

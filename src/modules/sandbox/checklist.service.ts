@@ -22,7 +22,9 @@ import {
   listPartnerKeyLineage,
   type PartnerKeyRow,
   partnerEventEvidence,
+  readMarks,
   webhookEvidence,
+  writeMarks,
 } from './checklist.repo.js';
 import { type RequestEvidence, requestEvidence } from './request-evidence.js';
 import type { ChecklistItem, GoLiveChecklist, PartnerChecklists } from './sandbox.schemas.js';
@@ -30,6 +32,8 @@ import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
 
 export interface ChecklistDeps {
   db: Db;
+  /** The request log's writer: flushed first, so this process's latest requests count at once. */
+  requestLog: { flush(): Promise<void> };
 }
 
 /** Everything the items are judged on, for one lineage. */
@@ -169,15 +173,31 @@ async function checklistsOf(
   keys: PartnerKeyRow[],
 ): Promise<GoLiveChecklist[]> {
   const actsFor = actsForOf(keys);
-  const lineages = new Set(wanted.map((k) => actsFor.get(k.id) ?? k.id));
-  // Every key of every wanted lineage: the partner events and requests of any of them count.
-  const members: LineageMember[] = keys.flatMap((k) => {
-    const end = actsFor.get(k.id) ?? k.id;
-    return lineages.has(end) ? [{ keyId: k.id, actsForKeyId: end }] : [];
-  });
+  const lineageOf = (keyId: string) => actsFor.get(keyId) ?? keyId;
+  const lineages = new Set(wanted.map((k) => lineageOf(k.id)));
+  // Every key of every wanted lineage: the partner events, requests and marks of any of them count.
+  const members: LineageMember[] = keys.flatMap((k) =>
+    lineages.has(lineageOf(k.id)) ? [{ keyId: k.id, actsForKeyId: lineageOf(k.id) }] : [],
+  );
+
+  // What was seen before, per lineage and item (the earliest time).
+  const marked = new Map<string, Map<string, Date>>();
+  for (const mark of await readMarks(
+    members.map((m) => m.keyId),
+    deps.db,
+  )) {
+    const lineage = lineageOf(mark.keyId);
+    const items = marked.get(lineage) ?? new Map<string, Date>();
+    const seen = items.get(mark.item);
+    if (!seen || mark.doneAt < seen) items.set(mark.item, mark.doneAt);
+    marked.set(lineage, items);
+  }
+  // The evidence is read only for lineages with an item still open.
+  const open = new Set([...lineages].filter((l) => ITEMS.some((item) => !marked.get(l)?.has(item.id))));
+  const openMembers = members.filter((m) => open.has(m.actsForKeyId));
   const [events, webhooks, requests] = await Promise.all([
     partnerEventEvidence(
-      members,
+      openMembers,
       {
         pickedUp: partnerEventStatus('PICKED_UP'),
         enRoute: partnerEventStatus('EN_ROUTE'),
@@ -186,22 +206,41 @@ async function checklistsOf(
       },
       deps.db,
     ),
-    webhookEvidence(partnerId, [...lineages], WEBHOOK_TYPES, deps.db),
-    requestEvidence(members, deps.db),
+    webhookEvidence(partnerId, [...open], WEBHOOK_TYPES, deps.db),
+    requestEvidence(openMembers, deps.db),
   ]);
-  return wanted.map((key) => {
-    const lineage = actsFor.get(key.id) ?? key.id;
+
+  const found: Array<{ keyId: string; item: string; doneAt: Date }> = [];
+  const itemsOf = new Map<string, ChecklistItem[]>();
+  for (const lineage of lineages) {
     const evidence: Evidence = {
       events: events.get(lineage) ?? NO_EVENTS,
       webhooks: webhooks.get(lineage) ?? new Map(),
       requests: requests.get(lineage) ?? { listedUpdatedSince: null, idempotentRepeat: null },
     };
-    const items: ChecklistItem[] = ITEMS.map((item) => {
-      const at = item.doneAt(evidence);
-      return { id: item.id, title: item.title, done: at !== null, doneAt: at ? at.toISOString() : null, hint: item.hint };
-    });
+    const seen = marked.get(lineage);
+    itemsOf.set(
+      lineage,
+      ITEMS.map((item) => {
+        let at = seen?.get(item.id) ?? null;
+        if (at === null) {
+          at = open.has(lineage) ? item.doneAt(evidence) : null;
+          if (at !== null) found.push({ keyId: lineage, item: item.id, doneAt: at });
+        }
+        return { id: item.id, title: item.title, done: at !== null, doneAt: at ? at.toISOString() : null, hint: item.hint };
+      }),
+    );
+  }
+  await writeMarks(found, deps.db);
+  return wanted.map((key) => {
+    const items = itemsOf.get(lineageOf(key.id)) ?? [];
     return { apiKeyId: key.id, complete: items.every((i) => i.done), items };
   });
+}
+
+/** Writes this process's logged requests now; a failed flush keeps them for the next and must not fail the route. */
+async function flushRequestLog(deps: ChecklistDeps): Promise<void> {
+  await deps.requestLog.flush().catch(() => {});
 }
 
 /** GET /v1/developer/keys/{id}/checklist: another partner's key 404, a live key 409 ERR_CONFLICT. */
@@ -213,6 +252,7 @@ export async function keyChecklist(deps: ChecklistDeps, partnerId: string, keyId
   if (key.environment !== 'SANDBOX') {
     throw new AppError('ERR_CONFLICT', 'This is a live key; the go-live checklist is computed for sandbox keys');
   }
+  await flushRequestLog(deps);
   return (await checklistsOf(deps, partnerId, [key], keys))[0];
 }
 
@@ -222,6 +262,7 @@ export async function partnerChecklists(deps: ChecklistDeps, partnerId: string):
   const keys = await listPartnerKeyLineage(partnerId, deps.db);
   if (keys === null) throw notFound('Partner');
   const sandbox = keys.filter((k) => k.environment === 'SANDBOX');
+  await flushRequestLog(deps);
   return { items: sandbox.length === 0 ? [] : await checklistsOf(deps, partnerId, sandbox, keys) };
 }
 

@@ -4,7 +4,8 @@ import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
-import { type Auth, ISO, outboxOf } from '../orders/orders.test-helpers.js';
+import { type Auth, ISO, orderFor, outboxOf } from '../orders/orders.test-helpers.js';
+import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
 
 let t: TestApp;
 let admin: Auth;
@@ -205,5 +206,69 @@ describe('POST /v1/partner/sandbox/orders', () => {
     expect(
       (await t.sandbox.inject({ method: 'GET', url: `/v1/partner/orders/${order.code}`, headers: successor.headers })).statusCode,
     ).toBe(200);
+  });
+});
+
+describe('POST /v1/partner/sandbox/orders with options (decisions §14)', () => {
+  it('creates an order in each status from PLACED to PACKED, with the timeline a real order has on reaching it', async () => {
+    const k = await key();
+    const liveKey = await createKey(t.ctx, (await createPartner(t.ctx)).id);
+    expect(SANDBOX_START_STATUSES).toEqual(['PLACED', 'VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED']);
+    for (const status of SANDBOX_START_STATUSES) {
+      const res = await create(k, { status });
+      expect(res.statusCode, res.body).toBe(201);
+      const order = res.json();
+      expect(order.status).toBe(status);
+      // The operator's order walked to the same status has the same timeline.
+      const real = await orderFor(t, admin, liveKey.id, status);
+      const view = (await t.live.inject({ method: 'GET', url: `/v1/admin/orders/${real}`, headers: admin })).json();
+      expect(order.timeline.map((e: { status: string }) => e.status)).toEqual(
+        view.timeline.map((e: { status: string }) => e.status),
+      );
+    }
+  });
+
+  it('makes an order without customer when asked (customer null for every key, the operator included)', async () => {
+    const k = await key();
+    const order = (await create(k, { customer: false })).json();
+    expect(order.customer).toBeNull();
+    const view = (await t.live.inject({ method: 'GET', url: `/v1/admin/orders/${order.code}`, headers: admin })).json();
+    expect(view.customer).toBeNull();
+    expect((await create(k, { customer: true })).json().customer).not.toBeNull();
+  });
+
+  it('answers { items } for count above 1 (distinct orders, all assigned to the key, all options applied) and the order for count 1', async () => {
+    const k = await key();
+    const res = await create(k, { count: 20, paymentMethod: 'COD', status: 'AT_HUB' });
+    expect(res.statusCode, res.body).toBe(201);
+    const { items, ...rest } = res.json();
+    expect(rest).toEqual({});
+    expect(items).toHaveLength(20);
+    expect(new Set(items.map((o: { code: string }) => o.code)).size).toBe(20);
+    for (const order of items) expect(order).toMatchObject({ status: 'AT_HUB', paymentMethod: 'COD' });
+    const list = await t.sandbox.inject({ method: 'GET', url: '/v1/partner/orders?pageSize=50', headers: k.headers });
+    expect(list.json().total).toBe(20);
+    const one = (await create(k, { count: 1 })).json();
+    expect(one).toMatchObject({ code: expect.stringMatching(/^ORD-/), status: 'PACKED' });
+  });
+
+  it('answers 400 ERR_VALIDATION naming the field for a count out of range, an unknown or later status, a non-boolean customer', async () => {
+    const k = await key();
+    const [{ n: before }] = await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
+    for (const [body, field] of [
+      [{ count: 0 }, 'count'],
+      [{ count: 21 }, 'count'],
+      [{ count: 1.5 }, 'count'],
+      [{ count: '3' }, 'count'],
+      [{ status: 'SCANNED_TO_VAN' }, 'status'],
+      [{ status: 'LOST' }, 'status'],
+      [{ customer: 'no' }, 'customer'],
+    ] as const) {
+      const res = await create(k, body);
+      expectError(res, 400, 'ERR_VALIDATION');
+      expect(res.json().details[0].field, JSON.stringify(body)).toBe(field);
+    }
+    const [{ n: after }] = await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
+    expect(after).toBe(before);
   });
 });

@@ -21,6 +21,11 @@ import { createSandboxBatch, movePlatformStatus, moveSandboxBatch } from './simu
 import { createTestOrders } from './test-orders.js';
 
 const tags = ['partner'];
+
+/** preValidation of a route whose body is optional: a bodiless POST means "all defaults". */
+export async function bodyOptional(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined || request.body === null) request.body = {};
+}
 const SANDBOX_ONLY = ' Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.';
 const OWN_ORDERS = ' Only orders assigned to this key; any other code answers 404.';
 
@@ -32,10 +37,7 @@ export const sandboxPartnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/partner/sandbox/orders',
     {
       onRequest,
-      // The body is optional: a bodiless POST means "all defaults".
-      preValidation: async (request: FastifyRequest) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      preValidation: bodyOptional,
       schema: {
         summary: 'Create a sandbox test order',
         description: `Creates realistic test orders assigned to this key, in status PACKED unless \`status\` says otherwise, with the timeline a real order has on reaching it. Emits order.placed and order.assigned_to_partner. Answers the order, or \`{ items }\` when \`count\` is above 1.${SANDBOX_ONLY}`,
