@@ -13,7 +13,13 @@
  * database of its own (bench/writes.ts). Prints requests/s, p50, p99, the ratio to the bare route
  * and the CPU per request of each process (API, PostgreSQL, Redis; bench/cpu.ts); writes
  * bench/results/<db>.json. `--db=server` uses DATABASE_URL (a fresh throw-away database is created on that
- * server) and REDIS_URL. BENCH_DEBUG=1 prints every load generator result as it comes. `--profile` records
+ * server) and REDIS_URL.
+ *
+ * Request log (issue 20): every partner path is measured twice in each round, with the request log on
+ * (the default) and off (REQUEST_LOG=off: the same API built without the capture), in alternating order,
+ * and reported with the ratio on/off (the median of the rounds' ratios) and the requests the log left
+ * out (overload drops, counted per minute by the writer). The webhook fan-out runs once with its
+ * changes made through each. BENCH_DEBUG=1 prints every load generator result as it comes. `--profile` records
  * this process's CPU profile (API, worker, webhook receiver) during the first round of each scenario's
  * load (not the bare route's) and during the webhook burst, into
  * bench/results/profiles/<scenario>.cpuprofile (open in Chrome DevTools or speedscope).
@@ -64,11 +70,13 @@ const CONNECTIONS = Number(arg('connections', '10'));
 const ORDERS = Number(arg('orders', '100000'));
 const ROUNDS = Number(arg('rounds', '3'));
 const ONLY = arg('only', '').split(',').filter(Boolean);
-const EVENT_ORDERS = Number(arg('event-orders', '6000'));
+const EVENT_ORDERS = Number(arg('event-orders', '12000'));
 const WEBHOOKS = Number(arg('webhooks', '5'));
 const LATENCY_CHANGES = Number(arg('latency-changes', '300'));
 const BURST_CHANGES = Number(arg('burst-changes', '1000'));
 const WEBHOOK_CHANGES = LATENCY_CHANGES + BURST_CHANGES;
+/** The webhook fan-out runs twice: changes made through the API with the request log on, then off. */
+const WEBHOOK_RUNS = ['on', 'off'] as const;
 const PROFILE = process.argv.includes('--profile');
 const WRITE_SIZES = arg('write-sizes', '10000,100000,1000000').split(',').map(Number);
 const WRITE_CONNECTIONS = Number(arg('write-connections', '16'));
@@ -87,6 +95,8 @@ interface Figure {
   non2xx: number;
   /** CPU µs per request by process (bench/cpu.ts); null where not measured. */
   cpu: CpuPerRequest | null;
+  /** Request log on, against the same path with it off in the same rounds (median of per-round ratios). */
+  log?: { offRequestsPerSec: number; ratio: number; dropped: number };
   note?: string;
 }
 
@@ -234,9 +244,22 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   // The same API with its order-read cache off: what a read costs when it must go to the database
   // (the first read after a change).
-  const direct = await buildApp({ ...ctx, orderCache: new PartnerOrderCache({ mode: 'off' }, ctx.clock) }, 'LIVE');
+  const uncached = { ...ctx, orderCache: new PartnerOrderCache({ mode: 'off' }, ctx.clock) };
+  const direct = await buildApp(uncached, 'LIVE');
   await direct.listen({ port: 0, host: '127.0.0.1' });
   const directBase = `http://127.0.0.1:${(direct.server.address() as AddressInfo).port}`;
+  // The same two APIs with the request log off (REQUEST_LOG=off): no capture hook at all.
+  const logOff = { ...ctx.config, requestLog: false };
+  const appOff = await buildApp({ ...ctx, config: logOff }, 'LIVE');
+  await appOff.listen({ port: 0, host: '127.0.0.1' });
+  const directOff = await buildApp({ ...uncached, config: logOff }, 'LIVE');
+  await directOff.listen({ port: 0, host: '127.0.0.1' });
+  const urls = {
+    cached: { on: base, off: `http://127.0.0.1:${(appOff.server.address() as AddressInfo).port}` },
+    direct: { on: directBase, off: `http://127.0.0.1:${(directOff.server.address() as AddressInfo).port}` },
+  };
+  const droppedSoFar = async () =>
+    (await ctx.db.query<{ n: number }>('SELECT coalesce(sum(dropped), 0)::int AS n FROM request_log_minutes'))[0].n;
 
   console.log(
     `database: ${ctx.db.kind}${ctx.redis ? ' + redis' : ''}; seeding ${ORDERS} orders over ${PARTNERS * KEYS_EACH} keys of ${PARTNERS} partners…`,
@@ -266,7 +289,7 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
   const print = (f: Figure) => {
     figures.push(f);
     console.log(
-      `${f.name.padEnd(44)} ${String(f.requestsPerSec).padStart(7)} req/s  p50 ${String(f.p50).padStart(5)} ms  p99 ${String(f.p99).padStart(5)} ms  ${f.ratio === null ? '' : `×${f.ratio.toFixed(2)}`}${f.limit ? `  ×${f.limit.ratio.toFixed(2)} of ${f.limit.name}` : ''}${f.non2xx ? `  non-2xx ${f.non2xx}` : ''}`,
+      `${f.name.padEnd(44)} ${String(f.requestsPerSec).padStart(7)} req/s  p50 ${String(f.p50).padStart(5)} ms  p99 ${String(f.p99).padStart(5)} ms  ${f.ratio === null ? '' : `×${f.ratio.toFixed(2)}`}${f.limit ? `  ×${f.limit.ratio.toFixed(2)} of ${f.limit.name}` : ''}${f.log ? `  log on/off ×${f.log.ratio.toFixed(2)} (off ${f.log.offRequestsPerSec} req/s, dropped ${f.log.dropped})` : ''}${f.non2xx ? `  non-2xx ${f.non2xx}` : ''}`,
     );
   };
   const common = { connections: CONNECTIONS, duration: DURATION };
@@ -290,12 +313,15 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
    */
   const compare = async (
     name: string,
-    scenario: (round: number) => Record<string, unknown>,
+    scenario: (round: number, log: 'on' | 'off') => Record<string, unknown>,
     note?: string,
     limit?: { name: string; scenario: (round: number) => Record<string, unknown> },
   ) => {
-    const rounds: Array<{ bare: number; limit: number | null; r: Awaited<ReturnType<typeof load>> }> = [];
+    type Result = Awaited<ReturnType<typeof load>>;
+    const rounds: Array<{ bare: number; limit: number | null; r: Result; off: Result }> = [];
     const cpu = zeroCpu();
+    const cpuOff = zeroCpu();
+    const droppedBefore = await droppedSoFar();
     for (let round = 0; round < ROUNDS; round++) {
       const bare = await measured({ ...common, url: bareUrl }, bareCpu);
       bares.push(bare.requests);
@@ -309,10 +335,29 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
         limitRate = l.requests;
         limitFigures.set(limit.name, [...(limitFigures.get(limit.name) ?? []), l.requests]);
       }
-      const profiling = PROFILE && round === 0 ? await startProfile() : null;
-      rounds.push({ bare: bare.requests, limit: limitRate, r: await measured({ ...common, ...scenario(round) }, cpu) });
-      if (profiling) await profiling.stop(name);
+      // Log on and off back to back, in alternating order (the machine drifts within a round too).
+      const runOn = async () => {
+        const profiling = PROFILE && round === 0 ? await startProfile() : null;
+        const r = await measured({ ...common, ...scenario(round, 'on') }, cpu);
+        if (profiling) await profiling.stop(name);
+        return r;
+      };
+      const runOff = () => measured({ ...common, ...scenario(round, 'off') }, cpuOff);
+      let r: Result;
+      let off: Result;
+      if (round % 2 === 0) {
+        r = await runOn();
+        off = await runOff();
+      } else {
+        off = await runOff();
+        r = await runOn();
+      }
+      rounds.push({ bare: bare.requests, limit: limitRate, r, off });
     }
+    // Whatever the log still holds is written before the drops are counted.
+    await ctx.requestLog.flush();
+    const dropped = (await droppedSoFar()) - droppedBefore;
+    const offName = `${name} (log off)`;
     print({
       name,
       requestsPerSec: Math.round(median(rounds.map((x) => x.r.requests))),
@@ -334,7 +379,26 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
         rounds.reduce((n, x) => n + x.r.total, 0),
         servers,
       ),
+      log: {
+        offRequestsPerSec: Math.round(median(rounds.map((x) => x.off.requests))),
+        ratio: median(rounds.map((x) => x.r.requests / x.off.requests)),
+        dropped,
+      },
       note,
+    });
+    print({
+      name: offName,
+      requestsPerSec: Math.round(median(rounds.map((x) => x.off.requests))),
+      p50: median(rounds.map((x) => x.off.p50)),
+      p99: median(rounds.map((x) => x.off.p99)),
+      ratio: median(rounds.map((x) => x.off.requests / x.bare)),
+      non2xx: rounds.reduce((n, x) => n + x.off.non2xx, 0),
+      cpu: perRequest(
+        cpuOff,
+        rounds.reduce((n, x) => n + x.off.total, 0),
+        servers,
+      ),
+      note: 'REQUEST_LOG=off',
     });
   };
   const BYTES_LIMIT = `(a) bare route, the list's ${listBytes.length} bytes`;
@@ -344,11 +408,12 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
   await load({ ...common, duration: 2, url: bareUrl });
   await load({ ...common, duration: 2, url: base, paths: ['/v1/partner/me'], apiKeys: readKeys });
 
-  if (wanted('me')) await compare('GET /v1/partner/me', () => ({ url: base, paths: ['/v1/partner/me'], apiKeys: readKeys }));
+  if (wanted('me'))
+    await compare('GET /v1/partner/me', (_, log) => ({ url: urls.cached[log], paths: ['/v1/partner/me'], apiKeys: readKeys }));
   if (wanted('list'))
     await compare(
       'GET /v1/partner/orders?pageSize=50',
-      () => ({ url: base, paths: ['/v1/partner/orders?pageSize=50'], apiKeys: readKeys }),
+      (_, log) => ({ url: urls.cached[log], paths: ['/v1/partner/orders?pageSize=50'], apiKeys: readKeys }),
       `${readKeys.length} keys in turn`,
       { name: BYTES_LIMIT, scenario: () => ({ url: bytesLimit.url }) },
     );
@@ -356,31 +421,35 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
     const { paths, apiKeys } = seeded.sample;
     await compare(
       'GET /v1/partner/orders/{code}',
-      () => ({ url: base, paths, apiKeys }),
+      (_, log) => ({ url: urls.cached[log], paths, apiKeys }),
       `${paths.length} orders of ${readKeys.length} keys`,
     );
   }
   if (wanted('list-db'))
     await compare(
       'GET /v1/partner/orders?pageSize=50 (database)',
-      () => ({ url: directBase, paths: ['/v1/partner/orders?pageSize=50'], apiKeys: readKeys }),
+      (_, log) => ({ url: urls.direct[log], paths: ['/v1/partner/orders?pageSize=50'], apiKeys: readKeys }),
       `${readKeys.length} keys in turn`,
       { name: BYTES_LIMIT, scenario: () => ({ url: bytesLimit.url }) },
     );
   if (wanted('single-db')) {
     const { paths, apiKeys } = seeded.sample;
-    await compare('GET /v1/partner/orders/{code} (database)', () => ({ url: directBase, paths, apiKeys }));
+    await compare('GET /v1/partner/orders/{code} (database)', (_, log) => ({ url: urls.direct[log], paths, apiKeys }));
   }
   if (wanted('events')) {
-    // Each round walks its own share of PACKED orders through the whole cycle.
-    const share = Math.floor(seeded.eventCodes.length / ROUNDS);
+    // Each measurement (a round's log on, its log off) walks its own share of PACKED orders through the
+    // whole cycle.
+    const share = Math.floor(seeded.eventCodes.length / (ROUNDS * 2));
     await compare(
       'POST …/events (PICKED_UP→EN_ROUTE→DELIVERED)',
-      (round) => ({
-        url: base,
+      (round, log) => ({
+        url: urls.cached[log],
         headers,
         cycle: {
-          codes: seeded.eventCodes.slice(round * share, (round + 1) * share),
+          codes: seeded.eventCodes.slice(
+            (2 * round + (log === 'on' ? 0 : 1)) * share,
+            (2 * round + (log === 'on' ? 1 : 2)) * share,
+          ),
           steps: [{ type: 'PICKED_UP' }, { type: 'EN_ROUTE' }, { type: 'DELIVERED', codCollectedQepik: 5000 }],
         },
       }),
@@ -419,12 +488,14 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
     },
     ...limitRows,
   );
-  let webhookFigures: Record<string, number> | null = null;
-  if (wanted('webhooks')) webhookFigures = await benchWebhooks(ctx, base, seeded);
+  let webhookFigures: Record<string, Record<string, number>> | null = null;
+  if (wanted('webhooks')) webhookFigures = await benchWebhooks(ctx, urls.cached, seeded);
 
   printed.push(table(figures, webhookFigures));
   await app.close();
   await direct.close();
+  await appOff.close();
+  await directOff.close();
   await bytesLimit.close();
   await durableLimit.close();
   if (ctx.redis) await dropRedisNamespace(ctx.redis, ctx.config.redisKeyPrefix);
@@ -439,21 +510,29 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
   };
 }
 
-function table(figures: Figure[], webhooks: Record<string, number> | null): string {
+function table(figures: Figure[], webhooks: Record<string, Record<string, number>> | null): string {
   const lines = [
-    '| path | req/s | p50 ms | p99 ms | ratio to bare | ratio to its limit | CPU µs/req: API | PostgreSQL | Redis |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| path | req/s | p50 ms | p99 ms | ratio to bare | ratio to its limit | log on/off | CPU µs/req: API | PostgreSQL | Redis |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const us = (v: number | null | undefined) => (v === null || v === undefined ? '—' : v.toFixed(0));
   for (const f of figures) {
     const limitRow = f.name.startsWith('bare') || f.name.startsWith('(');
     lines.push(
-      `| ${f.name} | ${f.requestsPerSec} | ${limitRow ? '—' : f.p50} | ${limitRow ? '—' : f.p99} | ${(f.ratio ?? 1).toFixed(2)} | ${f.limit ? `${f.limit.ratio.toFixed(2)} of ${f.limit.name.slice(0, 3)}` : '—'} | ${us(f.cpu?.api)} | ${us(f.cpu?.postgres)} | ${us(f.cpu?.redis)} |`,
+      `| ${f.name} | ${f.requestsPerSec} | ${limitRow ? '—' : f.p50} | ${limitRow ? '—' : f.p99} | ${(f.ratio ?? 1).toFixed(2)} | ${f.limit ? `${f.limit.ratio.toFixed(2)} of ${f.limit.name.slice(0, 3)}` : '—'} | ${f.log ? `${f.log.ratio.toFixed(2)}${f.log.dropped ? ` (${f.log.dropped} dropped)` : ''}` : '—'} | ${us(f.cpu?.api)} | ${us(f.cpu?.postgres)} | ${us(f.cpu?.redis)} |`,
     );
   }
   if (webhooks) {
-    lines.push('', '| webhook fan-out | value |', '|---|---:|');
-    for (const [k, v] of Object.entries(webhooks)) lines.push(`| ${k} | ${Number.isInteger(v) ? v : v.toFixed(1)} |`);
+    const runs = Object.keys(webhooks);
+    lines.push(
+      '',
+      `| webhook fan-out | ${runs.map((r) => `log ${r}`).join(' | ')} |`,
+      `|---|${runs.map(() => '---:').join('|')}|`,
+    );
+    for (const k of Object.keys(webhooks[runs[0]])) {
+      const cell = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
+      lines.push(`| ${k} | ${runs.map((r) => cell(webhooks[r][k])).join(' | ')} |`);
+    }
   }
   return lines.join('\n');
 }
@@ -492,12 +571,18 @@ async function seed(
     const keys = await seedPartnersAndKeys(db, PARTNERS, KEYS_EACH, now);
     const zoneId = await seedZone(db, now);
     await seedOrders(db, { from: 1, to: orders }, { keyIds: keys.map((k) => k.id), zoneId, now, progress: true });
-    await seedOrders(db, { from: orders + 1, to: orders + eventOrders + WEBHOOK_CHANGES }, { keyIds: [keys[0].id], zoneId, now });
+    await seedOrders(
+      db,
+      { from: orders + 1, to: orders + eventOrders + WEBHOOK_CHANGES * WEBHOOK_RUNS.length },
+      { keyIds: [keys[0].id], zoneId, now },
+    );
     await checkSeededSample(db);
     await db.query('ANALYZE');
     const sampleOrders = Array.from({ length: 2000 }, (_, i) => 1 + Math.floor((i * orders) / 2000));
     const eventCodes = Array.from({ length: eventOrders }, (_, i) => seededCode(orders + 1 + i));
-    const webhookCodes = Array.from({ length: WEBHOOK_CHANGES }, (_, i) => seededCode(orders + eventOrders + 1 + i));
+    const webhookCodes = Array.from({ length: WEBHOOK_CHANGES * WEBHOOK_RUNS.length }, (_, i) =>
+      seededCode(orders + eventOrders + 1 + i),
+    );
     const adminToken = await signAccessToken(ctx.secrets.jwtKey, ctx.clock, { userId: adminId, role: 'ADMIN', partnerId: null });
     return {
       ms: Date.now() - t0,
@@ -520,11 +605,17 @@ async function seed(
 
 /**
  * Webhook fan-out: WEBHOOKS endpoints subscribed to order.status_changed on the bench key, a local
- * receiver answering 204 at once, and WEBHOOK_CHANGES order status changes made through the partner API.
+ * receiver answering 204 at once, and WEBHOOK_CHANGES order status changes made through the partner API,
+ * once through the API with the request log on and once with it off (`bases`).
  * Deliveries/s = all deliveries / (last receipt − first change); latency = receipt − API answer of the
  * change that caused it.
  */
-async function benchWebhooks(ctx: Awaited<ReturnType<typeof createContext>>, base: string, seeded: Seeded) {
+async function benchWebhooks(
+  ctx: Awaited<ReturnType<typeof createContext>>,
+  bases: Record<(typeof WEBHOOK_RUNS)[number], string>,
+  seeded: Seeded,
+): Promise<Record<string, Record<string, number>>> {
+  const base = bases.on;
   const receipts = new Map<string, number[]>();
   let received = 0;
   const receiver = createServer((req: IncomingMessage, res) => {
@@ -575,8 +666,8 @@ async function benchWebhooks(ctx: Awaited<ReturnType<typeof createContext>>, bas
   }
   const hooks = (await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks'))[0].n;
   const sentAt = new Map<string, number>();
-  const change = async (code: string) => {
-    const res = await fetch(`${base}/v1/partner/orders/${code}/events`, {
+  const change = async (api: string, code: string) => {
+    const res = await fetch(`${api}/v1/partner/orders/${code}/events`, {
       method: 'POST',
       headers: { 'x-api-key': seeded.key, 'content-type': 'application/json' },
       body: '{"type":"PICKED_UP"}',
@@ -590,51 +681,62 @@ async function benchWebhooks(ctx: Awaited<ReturnType<typeof createContext>>, bas
     while (received < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   };
 
-  // Latency: the worker runs; changes arrive at a steady pace (one in flight) and each is timed from the
-  // API's answer to the receipt of its deliveries.
-  let worker = startWorker(ctx);
-  const latencyCodes = seeded.webhookCodes.slice(0, LATENCY_CHANGES);
-  for (const code of latencyCodes) {
-    await change(code);
-    await new Promise((r) => setTimeout(r, 10));
+  const out: Record<string, Record<string, number>> = {};
+  for (const [run, log] of WEBHOOK_RUNS.entries()) {
+    console.log(`webhook fan-out, changes through the API with the request log ${log}:`);
+    const codes = seeded.webhookCodes.slice(run * WEBHOOK_CHANGES, (run + 1) * WEBHOOK_CHANGES);
+    out[log] = await webhookRun(bases[log], codes, log);
   }
-  await waitFor(latencyCodes.length * hooks);
-  const latencies: number[] = [];
-  for (const code of latencyCodes) {
-    const sent = sentAt.get(code);
-    for (const at of receipts.get(code) ?? []) if (sent !== undefined) latencies.push(at - sent);
-  }
-  latencies.sort((a, b) => a - b);
-
-  // Throughput: with the worker stopped, a burst of changes fills the outbox; then the worker starts and
-  // fans out and delivers all of them.
-  await worker.stop();
-  const burstCodes = seeded.webhookCodes.slice(LATENCY_CHANGES);
-  const queue = [...burstCodes];
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let code = queue.shift(); code; code = queue.shift()) await change(code);
-    }),
-  );
-  const before = received;
-  const profiling = PROFILE ? await startProfile() : null;
-  const t0 = performance.now();
-  worker = startWorker(ctx);
-  await waitFor(before + burstCodes.length * hooks);
-  const t1 = performance.now();
-  if (profiling) await profiling.stop('webhook fan-out burst');
-  await worker.stop();
   receiver.close();
+  return out;
 
-  const figures = {
-    endpoints: hooks,
-    'deliveries in the burst': received - before,
-    'deliveries/s': Math.round(((received - before) / (t1 - t0)) * 1000),
-    'change→receipt p50 ms': Math.round(percentile(latencies, 50) * 10) / 10,
-    'change→receipt p99 ms': Math.round(percentile(latencies, 99) * 10) / 10,
-  };
-  for (const [k, v] of Object.entries(figures)) console.log(`${k.padEnd(34)} ${v}`);
-  return figures;
+  async function webhookRun(api: string, codes: string[], log: string): Promise<Record<string, number>> {
+    // Latency: the worker runs; changes arrive at a steady pace (one in flight) and each is timed from the
+    // API's answer to the receipt of its deliveries.
+    let worker = startWorker(ctx);
+    const latencyCodes = codes.slice(0, LATENCY_CHANGES);
+    const start = received;
+    for (const code of latencyCodes) {
+      await change(api, code);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await waitFor(start + latencyCodes.length * hooks);
+    const latencies: number[] = [];
+    for (const code of latencyCodes) {
+      const sent = sentAt.get(code);
+      for (const at of receipts.get(code) ?? []) if (sent !== undefined) latencies.push(at - sent);
+    }
+    latencies.sort((a, b) => a - b);
+
+    // Throughput: with the worker stopped, a burst of changes fills the outbox; then the worker starts and
+    // fans out and delivers all of them.
+    await worker.stop();
+    const burstCodes = codes.slice(LATENCY_CHANGES);
+    const queue = [...burstCodes];
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let code = queue.shift(); code; code = queue.shift()) await change(api, code);
+      }),
+    );
+    const before = received;
+    const profiling = PROFILE && log === 'on' ? await startProfile() : null;
+    const t0 = performance.now();
+    worker = startWorker(ctx);
+    await waitFor(before + burstCodes.length * hooks);
+    const t1 = performance.now();
+    if (profiling) await profiling.stop('webhook fan-out burst');
+    await worker.stop();
+
+    const figures = {
+      endpoints: hooks,
+      'deliveries in the burst': received - before,
+      'deliveries/s': Math.round(((received - before) / (t1 - t0)) * 1000),
+      'change→receipt p50 ms': Math.round(percentile(latencies, 50) * 10) / 10,
+      'change→receipt p99 ms': Math.round(percentile(latencies, 99) * 10) / 10,
+    };
+    for (const [k, v] of Object.entries(figures)) console.log(`${k.padEnd(34)} ${v}`);
+    return figures;
+  }
 }
 
 main().catch((err) => {
