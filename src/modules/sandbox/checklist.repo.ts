@@ -125,8 +125,10 @@ export async function partnerEventEvidence(
 
 /**
  * When a webhook of each acts-for key (webhooks move forward at every rotation too) first answered 2xx
- * to each of `types`: deliveries DELIVERED, test samples (`evt_test_…`) left out. One statement: the
- * keys' webhooks by the key index, their delivered deliveries by the (webhook, status) index.
+ * to each of `types`: the attempts recorded DELIVERED (migration 0015; a delivery redelivered later
+ * keeps them), test samples (`evt_test_…`) left out. One statement: the keys' webhooks by the key
+ * index, their successful attempts by the partial index of successes, each attempt's delivery by its
+ * primary key.
  */
 export async function webhookEvidence(
   partnerId: string,
@@ -136,10 +138,12 @@ export async function webhookEvidence(
 ): Promise<Map<string, Map<string, Date>>> {
   if (actsForKeyIds.length === 0) return new Map();
   const rows = await q.query<{ acts_for: string; event_type: string; at: Date }>(
-    `SELECT w.api_key_id AS acts_for, d.event_type, min(coalesce(d.delivered_at, d.updated_at)) AS at
-       FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = w.id
+    `SELECT w.api_key_id AS acts_for, d.event_type, min(a.at) AS at
+       FROM webhooks w
+       JOIN webhook_delivery_attempts a ON a.webhook_id = w.id AND a.outcome = 'DELIVERED'
+       JOIN webhook_deliveries d ON d.id = a.delivery_id
       WHERE w.partner_id = $1 AND w.api_key_id = ANY($2::uuid[])
-        AND d.status = 'DELIVERED' AND d.event_type = ANY($3::text[]) AND d.event_id NOT LIKE 'evt\\_test\\_%'
+        AND d.event_type = ANY($3::text[]) AND d.event_id NOT LIKE 'evt\\_test\\_%'
       GROUP BY w.api_key_id, d.event_type`,
     [partnerId, actsForKeyIds, types],
   );

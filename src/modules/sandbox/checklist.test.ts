@@ -265,6 +265,29 @@ describe('GET /v1/developer/keys/{id}/checklist', () => {
     expect(await webhookItems()).toContain('webhook-batch-completed');
   });
 
+  it('counts a 2xx answer even when the delivery was redelivered later and failed', async () => {
+    const s = await sandboxSetup(t, receiver, {});
+    await testOrder(t, s.key, 'PACKED');
+    const auth = await devAuth(t, s.partner);
+    const deliveries = async () =>
+      (
+        await t.live.inject({ method: 'GET', url: `/v1/developer/webhooks/${s.webhookId}/deliveries?pageSize=50`, headers: auth })
+      ).json().items as Array<{ id: string; event: string; status: string }>;
+    const assigned = (await waitFor(async () =>
+      (await deliveries()).find((d) => d.event === 'order.assigned_to_partner' && d.status === 'DELIVERED'),
+    )) as { id: string };
+    receiver.on(s.path, { status: 503 });
+    const again = await t.live.inject({
+      method: 'POST',
+      url: `/v1/developer/deliveries/${assigned.id}/redeliver`,
+      headers: auth,
+    });
+    expect(again.statusCode).toBe(200);
+    await waitFor(async () => (await deliveries()).find((d) => d.id === assigned.id)?.status === 'FAILED');
+    expect(Object.keys(await done(s))).toContain('webhook-order-assigned-to-partner');
+    receiver.on(s.path, { status: 200 });
+  });
+
   it('counts nothing another key did, of the same partner or another', async () => {
     const s = await sandboxSetup(t, null);
     const sibling = await sandboxSetup(t, null, { partner: s.partner });
