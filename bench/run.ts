@@ -357,13 +357,22 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
     // Whatever the log still holds is written before the drops are counted.
     await ctx.requestLog.flush();
     const dropped = (await droppedSoFar()) - droppedBefore;
-    const offName = `${name} (log off)`;
+    /** The figure of one variant's runs (log on or off), against the bare route of the same rounds. */
+    const summary = (variant: 'r' | 'off', totals: CpuTotals): Omit<Figure, 'name'> => ({
+      requestsPerSec: Math.round(median(rounds.map((x) => x[variant].requests))),
+      p50: median(rounds.map((x) => x[variant].p50)),
+      p99: median(rounds.map((x) => x[variant].p99)),
+      ratio: median(rounds.map((x) => x[variant].requests / x.bare)),
+      non2xx: rounds.reduce((n, x) => n + x[variant].non2xx, 0),
+      cpu: perRequest(
+        totals,
+        rounds.reduce((n, x) => n + x[variant].total, 0),
+        servers,
+      ),
+    });
     print({
       name,
-      requestsPerSec: Math.round(median(rounds.map((x) => x.r.requests))),
-      p50: median(rounds.map((x) => x.r.p50)),
-      p99: median(rounds.map((x) => x.r.p99)),
-      ratio: median(rounds.map((x) => x.r.requests / x.bare)),
+      ...summary('r', cpu),
       ...(limit
         ? {
             limit: {
@@ -373,12 +382,6 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
             },
           }
         : {}),
-      non2xx: rounds.reduce((n, x) => n + x.r.non2xx, 0),
-      cpu: perRequest(
-        cpu,
-        rounds.reduce((n, x) => n + x.r.total, 0),
-        servers,
-      ),
       log: {
         offRequestsPerSec: Math.round(median(rounds.map((x) => x.off.requests))),
         ratio: median(rounds.map((x) => x.r.requests / x.off.requests)),
@@ -386,20 +389,7 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
       },
       note,
     });
-    print({
-      name: offName,
-      requestsPerSec: Math.round(median(rounds.map((x) => x.off.requests))),
-      p50: median(rounds.map((x) => x.off.p50)),
-      p99: median(rounds.map((x) => x.off.p99)),
-      ratio: median(rounds.map((x) => x.off.requests / x.bare)),
-      non2xx: rounds.reduce((n, x) => n + x.off.non2xx, 0),
-      cpu: perRequest(
-        cpuOff,
-        rounds.reduce((n, x) => n + x.off.total, 0),
-        servers,
-      ),
-      note: 'REQUEST_LOG=off',
-    });
+    print({ name: `${name} (log off)`, ...summary('off', cpuOff), note: 'REQUEST_LOG=off' });
   };
   const BYTES_LIMIT = `(a) bare route, the list's ${listBytes.length} bytes`;
   const DURABLE_LIMIT = '(b) bare route, one durable statement';

@@ -28,6 +28,12 @@ import './Requests.css';
 
 const PAGE_SIZE = 20;
 
+const METHOD_CHOICES = [
+  { value: '', label: 'Any method' },
+  { value: 'GET', label: 'GET' },
+  { value: 'POST', label: 'POST' },
+];
+
 const STATUS_CHOICES = [
   { value: '', label: 'Any status' },
   { value: '2xx', label: '2xx success' },
@@ -192,79 +198,48 @@ function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKe
       ? [...STATUS_CHOICES, { value: filters.status, label: `Status ${filters.status}` }]
       : STATUS_CHOICES;
 
+  const keyChoices = [{ value: '', label: 'All keys' }, ...keys.map((k) => ({ value: k.id, label: `${k.name} (${k.prefix}…)` }))];
+
   return (
     <form className="log-filters" onSubmit={apply} aria-label="Filter requests">
-      <div className="filter">
-        <label htmlFor={`${id}-key`}>Key</label>
-        <select id={`${id}-key`} value={draft.apiKeyId ?? ''} onChange={(e) => set('apiKeyId', e.target.value)}>
-          <option value="">All keys</option>
-          {keys.map((k) => (
-            <option key={k.id} value={k.id}>
-              {k.name} ({k.prefix}…)
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="filter">
-        <label htmlFor={`${id}-status`}>Status</label>
-        <select id={`${id}-status`} value={draft.status ?? ''} onChange={(e) => set('status', e.target.value)}>
-          {statusChoices.map((c) => (
-            <option key={c.value} value={c.value}>
-              {c.label}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="filter">
-        <label htmlFor={`${id}-method`}>Method</label>
-        <select id={`${id}-method`} value={draft.method ?? ''} onChange={(e) => set('method', e.target.value)}>
-          <option value="">Any method</option>
-          <option value="GET">GET</option>
-          <option value="POST">POST</option>
-        </select>
-      </div>
-      <div className="filter">
-        <label htmlFor={`${id}-code`}>Error code</label>
-        <input
-          id={`${id}-code`}
-          className="mono"
-          placeholder="ERR_…"
-          value={draft.code ?? ''}
-          onChange={(e) => set('code', e.target.value)}
-        />
-      </div>
-      <div className="filter filter-wide">
-        <label htmlFor={`${id}-path`}>Path</label>
-        <input
-          id={`${id}-path`}
-          className="mono"
-          placeholder="/v1/partner/orders/ORD-1*"
-          aria-describedby={`${id}-path-hint`}
-          value={draft.path ?? ''}
-          onChange={(e) => set('path', e.target.value)}
-        />
-        <span className="hint" id={`${id}-path-hint`}>
-          The whole path, or its start followed by *
-        </span>
-      </div>
-      <div className="filter">
-        <label htmlFor={`${id}-since`}>From</label>
-        <input
-          id={`${id}-since`}
-          type="datetime-local"
-          value={toLocalInput(draft.since)}
-          onChange={(e) => set('since', fromLocalInput(e.target.value))}
-        />
-      </div>
-      <div className="filter">
-        <label htmlFor={`${id}-until`}>To</label>
-        <input
-          id={`${id}-until`}
-          type="datetime-local"
-          value={toLocalInput(draft.until)}
-          onChange={(e) => set('until', fromLocalInput(e.target.value))}
-        />
-      </div>
+      <Choice id={`${id}-key`} label="Key" value={draft.apiKeyId} choices={keyChoices} onChange={(v) => set('apiKeyId', v)} />
+      <Choice
+        id={`${id}-status`}
+        label="Status"
+        value={draft.status}
+        choices={statusChoices}
+        onChange={(v) => set('status', v)}
+      />
+      <Choice
+        id={`${id}-method`}
+        label="Method"
+        value={draft.method}
+        choices={METHOD_CHOICES}
+        onChange={(v) => set('method', v)}
+      />
+      <Entry id={`${id}-code`} label="Error code" placeholder="ERR_…" value={draft.code} onChange={(v) => set('code', v)} />
+      <Entry
+        id={`${id}-path`}
+        label="Path"
+        placeholder="/v1/partner/orders/ORD-1*"
+        hint="The whole path, or its start followed by *"
+        value={draft.path}
+        onChange={(v) => set('path', v)}
+      />
+      <Entry
+        id={`${id}-since`}
+        label="From"
+        type="datetime-local"
+        value={toLocalInput(draft.since)}
+        onChange={(v) => set('since', fromLocalInput(v))}
+      />
+      <Entry
+        id={`${id}-until`}
+        label="To"
+        type="datetime-local"
+        value={toLocalInput(draft.until)}
+        onChange={(v) => set('until', fromLocalInput(v))}
+      />
       <div className="filter-actions">
         <button type="submit" className="primary">
           Apply filters
@@ -274,6 +249,59 @@ function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKe
         </button>
       </div>
     </form>
+  );
+}
+
+interface FieldProps {
+  id: string;
+  label: string;
+  value: string | undefined;
+  onChange: (value: string) => void;
+}
+
+function Choice({ id, label, value, choices, onChange }: FieldProps & { choices: Array<{ value: string; label: string }> }) {
+  return (
+    <div className="filter">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value ?? ''} onChange={(e) => onChange(e.target.value)}>
+        {choices.map((c) => (
+          <option key={c.value} value={c.value}>
+            {c.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** A text field (monospace: codes and paths) or, with `type`, a date-time field. */
+function Entry({
+  id,
+  label,
+  value,
+  onChange,
+  type,
+  placeholder,
+  hint,
+}: FieldProps & { type?: 'datetime-local'; placeholder?: string; hint?: string }) {
+  return (
+    <div className={hint ? 'filter filter-wide' : 'filter'}>
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        type={type}
+        className={type ? undefined : 'mono'}
+        placeholder={placeholder}
+        aria-describedby={hint ? `${id}-hint` : undefined}
+        value={value ?? ''}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      {hint && (
+        <span className="hint" id={`${id}-hint`}>
+          {hint}
+        </span>
+      )}
+    </div>
   );
 }
 
