@@ -6,13 +6,16 @@ import { type ReactNode, useEffect, useRef, useSyncExternalStore } from 'react';
 import { getSession, onSessionChange, signOut } from './api';
 import { Link, match, navigate, usePath } from './router';
 import { Deliveries } from './screens/Deliveries';
+import { DeliveryDetail } from './screens/DeliveryDetail';
 import { Docs } from './screens/Docs';
+import { EventCatalog } from './screens/EventCatalog';
 import { KeyDetail } from './screens/KeyDetail';
 import { Keys } from './screens/Keys';
 import { NotFound } from './screens/NotFound';
 import { NotPartner } from './screens/NotPartner';
 import { RequestDetail } from './screens/RequestDetail';
 import { Requests } from './screens/Requests';
+import { Sandbox } from './screens/Sandbox';
 import { SignIn } from './screens/SignIn';
 import { UsageOverview } from './screens/UsageOverview';
 import { Webhooks } from './screens/Webhooks';
@@ -21,8 +24,10 @@ import type { User } from './types';
 const NAV = [
   { to: '/keys', label: 'API keys' },
   { to: '/webhooks', label: 'Webhooks' },
+  { to: '/events', label: 'Events' },
   { to: '/usage', label: 'Usage' },
   { to: '/requests', label: 'Requests' },
+  { to: '/sandbox', label: 'Sandbox' },
   { to: '/docs', label: 'Docs' },
 ];
 
@@ -33,10 +38,14 @@ function screenFor(path: string): ReactNode {
   if (path === '/webhooks') return <Webhooks />;
   const webhook = match('/webhooks/:id', path);
   if (webhook) return <Deliveries key={webhook.id} webhookId={webhook.id} />;
+  const delivery = match('/deliveries/:id', path);
+  if (delivery) return <DeliveryDetail key={delivery.id} deliveryId={delivery.id} />;
+  if (path === '/events') return <EventCatalog />;
   if (path === '/usage') return <UsageOverview />;
   if (path === '/requests') return <Requests />;
   const request = match('/requests/:id', path);
   if (request) return <RequestDetail key={request.id} requestId={request.id} />;
+  if (path === '/sandbox') return <Sandbox />;
   if (path === '/docs') return <Docs />;
   return <NotFound />;
 }

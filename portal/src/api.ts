@@ -16,6 +16,7 @@ import type {
   ApiKeyEnvironment,
   ApiKeyScope,
   DeveloperDelivery,
+  DeveloperDeliveryDetail,
   DeveloperKey,
   DeveloperKeyCreated,
   DeveloperKeyRotated,
@@ -24,7 +25,10 @@ import type {
   DeveloperRequestDetail,
   DeveloperWebhook,
   DeveloperWebhookCreated,
+  DeveloperWebhookRotated,
   ErrorEnvelope,
+  EventKind,
+  EventTypeItem,
   FieldError,
   OtpRequested,
   Page,
@@ -34,6 +38,7 @@ import type {
   User,
   WebhookDeliveryStatus,
   WebhookEvent,
+  WebhookHealth,
 } from './types';
 
 export class ApiError extends Error {
@@ -230,7 +235,8 @@ export async function freshAccessToken(): Promise<string | null> {
   return session?.accessToken ?? null;
 }
 
-async function authed<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** A developer-API call with the session's access token (one refresh and retry on 401 ERR_UNAUTHORIZED). */
+export async function authed<T>(method: string, path: string, body?: unknown): Promise<T> {
   const token = await freshAccessToken();
   if (!token) throw new ApiError(401, 'ERR_UNAUTHORIZED', 'You are signed out.');
   let res = await send(method, path, body, token);
@@ -272,7 +278,15 @@ export const api = {
   updateWebhook: (webhookId: string, body: { url?: string; events?: WebhookEvent[]; isActive?: boolean }) =>
     authed<DeveloperWebhook>('PATCH', `/v1/developer/webhooks/${id(webhookId)}`, body),
   deleteWebhook: (webhookId: string) => authed<void>('DELETE', `/v1/developer/webhooks/${id(webhookId)}`),
-  testWebhook: (webhookId: string) => authed<DeveloperDelivery>('POST', `/v1/developer/webhooks/${id(webhookId)}/test`),
+  testWebhook: (webhookId: string, event: EventKind = 'ping') =>
+    authed<DeveloperDelivery>('POST', `/v1/developer/webhooks/${id(webhookId)}/test`, { event }),
+  rotateWebhookSecret: (webhookId: string, graceHours: number) =>
+    authed<DeveloperWebhookRotated>('POST', `/v1/developer/webhooks/${id(webhookId)}/rotate-secret`, { graceHours }),
+  webhookHealth: (webhookId: string) => authed<WebhookHealth>('GET', `/v1/developer/webhooks/${id(webhookId)}/health`),
+  recoverDeliveries: (webhookId: string, body: { since: string; until?: string }) =>
+    authed<{ queued: number }>('POST', `/v1/developer/webhooks/${id(webhookId)}/recover`, body),
+  getDelivery: (deliveryId: string) => authed<DeveloperDeliveryDetail>('GET', `/v1/developer/deliveries/${id(deliveryId)}`),
+  eventTypes: () => authed<{ items: EventTypeItem[] }>('GET', '/v1/developer/event-types').then((r) => r.items),
   listDeliveries: (webhookId: string, query: { status?: WebhookDeliveryStatus; page: number; pageSize: number }) => {
     const params = new URLSearchParams({ page: String(query.page), pageSize: String(query.pageSize) });
     if (query.status) params.set('status', query.status);

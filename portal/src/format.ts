@@ -1,10 +1,36 @@
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+// Times carry their time zone ("24 Nov 2026, 09:41 UTC"), so nobody has to guess which clock they read.
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  timeZoneName: 'short',
+});
+const timeWithSeconds = new Intl.DateTimeFormat(undefined, {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  timeZoneName: 'short',
+});
 const number = new Intl.NumberFormat();
 
 export function formatDateTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : dateTime.format(d);
+}
+
+/** A time of day to the second, with its zone: when an attempt happened, when a row was queued again. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : timeWithSeconds.format(d);
+}
+
+/** The browser's time zone, named ("Europe/Berlin"), for forms that take a time. */
+export function localTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
 export function formatNumber(n: number): string {

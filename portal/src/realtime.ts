@@ -1,7 +1,7 @@
 /**
  * The one realtime connection of the portal: Socket.IO namespace '/realtime' at the same origin,
  * authenticated with the current access token (decisions §7). Screens subscribe to events
- * ('delivery.updated', 'order.updated', 'request.logged') and to the connection status.
+ * ('delivery.updated', 'order.updated', 'request.logged', 'webhook.updated') and to the connection status.
  *
  * A refused handshake (connect_error 'ERR_UNAUTHORIZED', typically an expired access token) and a
  * server-side disconnect (the server ends a connection whose token expired) get a token refresh and a
@@ -11,7 +11,7 @@
  */
 import { io, type Socket } from 'socket.io-client';
 import { freshAccessToken, getSession, onSessionChange, refreshSession } from './api';
-import type { DeveloperDelivery, DeveloperRequest } from './types';
+import type { DeveloperDelivery, DeveloperRequest, DeveloperWebhook } from './types';
 
 export type RealtimeStatus = 'off' | 'connecting' | 'live' | 'offline';
 
@@ -19,6 +19,7 @@ export interface RealtimeEvents {
   'delivery.updated': { delivery: DeveloperDelivery };
   'order.updated': { order: unknown };
   'request.logged': { request: DeveloperRequest };
+  'webhook.updated': { webhook: DeveloperWebhook };
 }
 
 type Handler<E extends keyof RealtimeEvents> = (payload: RealtimeEvents[E]) => void;

@@ -47,6 +47,14 @@ export type DeveloperKeyUsageSeries = Schemas['DeveloperKeyUsageSeries'];
 export type DeveloperWebhook = Schemas['DeveloperWebhook'];
 export type DeveloperWebhookCreated = Schemas['DeveloperWebhookCreated'];
 export type DeveloperDelivery = Schemas['DeveloperDelivery'];
+// Webhook operations (decisions §12).
+export type DeliveryAttempt = Schemas['DeliveryAttempt'];
+export type DeveloperDeliveryDetail = Schemas['DeveloperDeliveryDetail'];
+export type DeveloperWebhookRotated = Schemas['DeveloperWebhookRotated'];
+export type WebhookHealth = Schemas['WebhookHealth'];
+/** A kind of test event: `ping` or a WebhookEvent. */
+export type EventKind = NonNullable<Schemas['TestWebhookDto']['event']>;
+export type EventTypeItem = Schemas['EventTypeItem'];
 
 /** One logged partner-API request (decisions §13), as listed. */
 export type DeveloperRequest = Schemas['DeveloperRequest'];

@@ -1,29 +1,37 @@
 /**
- * The delivery log of one webhook: a paged table, newest first, filtered by status, with redeliver.
- * Rows follow the realtime channel ('delivery.updated'): an attempt updates its row in place and a new
- * delivery appears at the top of page 1, without reloading. After a reconnect the page is reloaded,
- * since events sent while offline are not replayed.
+ * The delivery log of one webhook: a paged table, newest first, filtered by status, with redeliver, a
+ * test event of any kind, recovering a window of failed deliveries, and the endpoint's health. Each row
+ * opens the delivery's detail (payload and attempts). Rows follow the realtime channel
+ * ('delivery.updated'): an attempt updates its row in place and a new delivery appears at the top of
+ * page 1, without reloading. After a reconnect the page is reloaded, since events sent while offline
+ * are not replayed.
+ *
+ * Redeliver shows itself: the row is reset at once (PENDING, 0 attempts) and keeps a "queued again at"
+ * line, so an attempt that fails again a moment later does not look as if nothing happened.
  */
 import { useCallback, useEffect, useId, useRef, useState, useSyncExternalStore } from 'react';
 import { type ApiError, api } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { usePageTitle } from '../components/PageTitle';
+import { RecoverDialog } from '../components/RecoverDialog';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
-import { formatDateTime } from '../format';
+import { TestEventPicker } from '../components/TestEventPicker';
+import { WebhookHealthCard } from '../components/WebhookHealthCard';
+import { formatDateTime, formatTime } from '../format';
 import { toApiError, useResource } from '../hooks';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
-import { DELIVERY_STATUSES, type DeveloperDelivery, type Page, type WebhookDeliveryStatus } from '../types';
+import {
+  DELIVERY_STATUSES,
+  type DeveloperDelivery,
+  type DeveloperWebhook,
+  type Page,
+  type WebhookDeliveryStatus,
+} from '../types';
+import { STATUS_TONE } from './DeliveryDetail';
 import { WebhookStatus } from './Webhooks';
 
 const PAGE_SIZE = 20;
-
-const STATUS_TONE: Record<WebhookDeliveryStatus, 'ok' | 'warn' | 'bad' | 'muted'> = {
-  PENDING: 'muted',
-  DELIVERED: 'ok',
-  FAILED: 'warn',
-  DEAD: 'bad',
-};
 
 /** Puts `d` into the page: replaces its row, or adds it on top of page 1 when it is new and matches. */
 function upsert(
@@ -46,8 +54,10 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
   const [page, setPage] = useState(1);
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [note, setNote] = useState<string | null>(null);
-  const [pinging, setPinging] = useState(false);
   const [changed, setChanged] = useState<Record<string, number>>({});
+  // Rows redelivered from this page: when, shown in the row until the page is left.
+  const [requeuedAt, setRequeuedAt] = useState<Record<string, string>>({});
+  const [recovering, setRecovering] = useState<DeveloperWebhook | null>(null);
   const filterId = useId();
 
   const hook = useResource(async () => {
@@ -87,30 +97,30 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     [webhookId, show],
   );
   useEffect(() => onReconnect(() => void reload()), [reload]);
-
-  const ping = async () => {
-    setPinging(true);
-    setActionError(null);
-    setNote(null);
-    try {
-      applyAnswer(await api.testWebhook(webhookId), 0);
-      setNote('Test ping queued.');
-    } catch (err) {
-      setActionError(toApiError(err));
-    } finally {
-      setPinging(false);
-    }
-  };
+  const { setData: setHook } = hook;
+  useEffect(
+    () =>
+      subscribe('webhook.updated', ({ webhook }) => {
+        if (webhook.id === webhookId) setHook((h) => h && { ...h, webhook });
+      }),
+    [webhookId, setHook],
+  );
 
   const redeliver = async (d: DeveloperDelivery) => {
     setActionError(null);
     setNote(null);
     const before = eventsSeen.current.get(d.id) ?? 0;
+    // Reset the row at once, as the API does, and say when: the next attempt may fail again within
+    // milliseconds, and the row must not look as if nothing happened.
+    show({ ...d, status: 'PENDING', attempts: 0, statusCode: null, lastError: null, deliveredAt: null, nextAttemptAt: null });
+    setRequeuedAt((r) => ({ ...r, [d.id]: new Date().toISOString() }));
     try {
       applyAnswer(await api.redeliver(d.id), before);
       setNote(`Delivery of ${d.event} queued again.`);
     } catch (err) {
       setActionError(toApiError(err));
+      show(d);
+      setRequeuedAt(({ [d.id]: _gone, ...rest }) => rest);
     }
   };
 
@@ -150,10 +160,23 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
             </p>
           )}
         </div>
-        <button type="button" className="primary" onClick={() => void ping()} disabled={pinging || !webhook.isActive}>
-          {pinging ? 'Sending…' : 'Send test ping'}
-        </button>
+        <div className="page-actions">
+          <TestEventPicker
+            webhookId={webhookId}
+            primary
+            disabled={!webhook.isActive}
+            onSent={(d, kind) => {
+              applyAnswer(d, 0);
+              setNote(kind === 'ping' ? 'Test ping queued.' : `Test ${kind} sample queued.`);
+            }}
+          />
+          <button type="button" onClick={() => setRecovering(webhook)} disabled={!webhook.isActive}>
+            Recover failed deliveries…
+          </button>
+        </div>
       </div>
+      <WebhookHealthCard webhook={webhook} />
+      <RecoverDialog webhook={recovering} onClose={() => setRecovering(null)} />
 
       <div className="toolbar">
         <div className="field-inline">
@@ -217,10 +240,17 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                   className={changed[d.id] ? (changed[d.id] % 2 ? 'flash-a' : 'flash-b') : undefined}
                 >
                   <th scope="row" data-label="Event">
-                    <code>{d.event}</code>
+                    <Link to={`/deliveries/${d.id}`} className="event-link">
+                      <code>{d.event}</code>
+                    </Link>
                   </th>
                   <td data-label="Status" data-testid="delivery-status">
                     <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge>
+                    {requeuedAt[d.id] && (
+                      <span className="requeued" data-testid="delivery-requeued">
+                        Queued again {formatTime(requeuedAt[d.id])}
+                      </span>
+                    )}
                   </td>
                   <td data-label="Attempts" data-testid="delivery-attempts">
                     {d.attempts}
@@ -235,6 +265,9 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                   <td data-label="Delivered">{formatDateTime(d.deliveredAt)}</td>
                   <td data-label="Next attempt">{formatDateTime(d.nextAttemptAt)}</td>
                   <td className="actions-cell">
+                    <Link to={`/deliveries/${d.id}`} className="button">
+                      Details<span className="visually-hidden"> of {d.event}</span>
+                    </Link>
                     {d.status !== 'PENDING' && (
                       <button type="button" onClick={() => void redeliver(d)}>
                         Redeliver

@@ -2,7 +2,8 @@
  * API keys: the list (prefix only), create (the full key shown once), rotate and revoke.
  */
 import { type FormEvent, useId, useState } from 'react';
-import { type ApiError, api } from '../api';
+import { api } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
 import { isRevoked, KeyStatus } from '../components/KeyStatus';
@@ -46,7 +47,13 @@ export function Keys() {
             API, a sandbox key only on the sandbox API.
           </p>
         </div>
-        <button type="button" className="primary" onClick={() => setCreating(true)}>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => setCreating(true)}
+          disabled={activeCount >= ACTIVE_KEY_LIMIT}
+          aria-describedby="active-key-count"
+        >
           Create key
         </button>
       </div>
@@ -56,8 +63,9 @@ export function Keys() {
       {keys.loading && !keys.data && <Loading label="Loading keys…" />}
       {keys.data && (
         <>
-          <p className="hint" data-testid="active-key-count">
+          <p className="hint" data-testid="active-key-count" id="active-key-count">
             {activeCount} of {ACTIVE_KEY_LIMIT} active keys used.
+            {activeCount >= ACTIVE_KEY_LIMIT && ' Revoke a key you no longer use to create another.'}
           </p>
           {current.length === 0 ? (
             <Empty>
@@ -190,12 +198,20 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
     setName('');
     setScopes(['orders:read']);
     setEnvironment('SANDBOX');
+    setChecked({});
     create.setError(null);
   };
 
+  // Checked here, in plain words, before anything is sent.
+  const [checked, setChecked] = useState<{ name?: string; scopes?: string }>({});
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    void create.run();
+    const problems = {
+      name: name.trim().length < 2 ? 'Give the key a name of at least 2 characters.' : undefined,
+      scopes: scopes.length === 0 ? 'Choose at least one scope.' : undefined,
+    };
+    setChecked(problems);
+    if (!problems.name && !problems.scopes) void create.run();
   };
 
   const toggleScope = (scope: ApiKeyScope, on: boolean) =>
@@ -203,8 +219,8 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
       on ? SCOPES.map((x) => x.value).filter((v) => v === scope || s.includes(v)) : s.filter((v) => v !== scope),
     );
 
-  const nameErrors = fieldMessages(create.error, 'name');
-  const scopeErrors = fieldMessages(create.error, 'scopes');
+  const nameErrors = checked.name ? [checked.name] : fieldMessages(create.error, 'name').map((m) => `Name ${m}`);
+  const scopeErrors = checked.scopes ? [checked.scopes] : fieldMessages(create.error, 'scopes').map((m) => `Scopes ${m}`);
 
   return (
     <Dialog
@@ -240,7 +256,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
             data-autofocus
           />
           <p id={`${nameId}-hint`} className={nameErrors.length ? 'field-error' : 'hint'}>
-            {nameErrors.length ? `Name ${nameErrors.join('; ')}` : '2 to 60 characters, e.g. “Dispatch system”.'}
+            {nameErrors.length ? nameErrors.join(' ') : '2 to 60 characters, e.g. “Dispatch system”.'}
           </p>
 
           <fieldset>
@@ -270,7 +286,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
             ))}
             {scopeErrors.length > 0 && (
               <p id={`${nameId}-scopes`} className="field-error">
-                Scopes {scopeErrors.join('; ')}
+                {scopeErrors.join(' ')}
               </p>
             )}
           </fieldset>
@@ -393,20 +409,20 @@ function RevokeKeyDialog({
     revoke.setError(null);
   };
   return (
-    <Dialog open={apiKey !== null} title={`Revoke “${apiKey?.name ?? ''}”?`} onClose={close} dismissable={!revoke.busy}>
+    <ConfirmDialog
+      open={apiKey !== null}
+      title={`Revoke “${apiKey?.name ?? ''}”?`}
+      confirmLabel="Revoke key"
+      busyLabel="Revoking…"
+      busy={revoke.busy}
+      error={revoke.error}
+      onConfirm={() => apiKey && void revoke.run(apiKey.id)}
+      onClose={close}
+    >
       <p>
         Requests with <code>{apiKey?.prefix}…</code> fail with <code>ERR_API_KEY_REVOKED</code> from now on. This cannot be
         undone.
       </p>
-      <ErrorNotice error={revoke.error as ApiError | null} />
-      <div className="dialog-actions">
-        <button type="button" onClick={close} disabled={revoke.busy} data-autofocus>
-          Cancel
-        </button>
-        <button type="button" className="danger" disabled={revoke.busy} onClick={() => apiKey && void revoke.run(apiKey.id)}>
-          {revoke.busy ? 'Revoking…' : 'Revoke key'}
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }

@@ -1,17 +1,25 @@
 /**
  * Webhooks, grouped by the key they belong to: create (the signing secret shown once), edit URL and
- * events, enable / disable, delete, send a test ping.
+ * events, enable / disable, delete, send a test event of any kind, rotate the signing secret, recover
+ * failed deliveries, and each endpoint's health. Webhooks follow the realtime channel
+ * ('webhook.updated': streak, isActive, rotation) without reloading.
  */
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useEffect, useId, useState } from 'react';
 import { type ApiError, api } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
 import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
+import { RecoverDialog } from '../components/RecoverDialog';
+import { RotateSecretDialog } from '../components/RotateSecretDialog';
 import { SecretReveal } from '../components/SecretReveal';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { TestEventPicker } from '../components/TestEventPicker';
+import { WebhookHealthCard } from '../components/WebhookHealthCard';
 import { formatDateTime } from '../format';
 import { toApiError, useAction, useResource } from '../hooks';
+import { subscribe } from '../realtime';
 import { Link } from '../router';
 import {
   type DeveloperKey,
@@ -37,9 +45,19 @@ export function Webhooks() {
   const [creatingFor, setCreatingFor] = useState<DeveloperKey | null>(null);
   const [editing, setEditing] = useState<DeveloperWebhook | null>(null);
   const [deleting, setDeleting] = useState<DeveloperWebhook | null>(null);
+  const [rotating, setRotating] = useState<DeveloperWebhook | null>(null);
+  const [recovering, setRecovering] = useState<DeveloperWebhook | null>(null);
 
+  const { setData } = data;
   const replace = (hook: DeveloperWebhook) =>
-    data.setData((d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === hook.id ? hook : w)) });
+    setData((d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === hook.id ? hook : w)) });
+  useEffect(
+    () =>
+      subscribe('webhook.updated', ({ webhook }) =>
+        setData((d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === webhook.id ? webhook : w)) }),
+      ),
+    [setData],
+  );
 
   const groups = (data.data?.keys ?? [])
     .map((key) => ({ key, webhooks: (data.data?.webhooks ?? []).filter((w) => w.apiKeyId === key.id) }))
@@ -102,7 +120,15 @@ export function Webhooks() {
             ) : (
               <ul className="webhook-list">
                 {webhooks.map((w) => (
-                  <WebhookItem key={w.id} webhook={w} onEdit={setEditing} onDelete={setDeleting} onChanged={replace} />
+                  <WebhookItem
+                    key={w.id}
+                    webhook={w}
+                    onEdit={setEditing}
+                    onDelete={setDeleting}
+                    onRotate={setRotating}
+                    onRecover={setRecovering}
+                    onChanged={replace}
+                  />
                 ))}
               </ul>
             )}
@@ -113,6 +139,8 @@ export function Webhooks() {
       <CreateWebhookDialog apiKey={creatingFor} onClose={() => setCreatingFor(null)} onCreated={() => void data.reload()} />
       <EditWebhookDialog webhook={editing} onClose={() => setEditing(null)} onSaved={replace} />
       <DeleteWebhookDialog webhook={deleting} onClose={() => setDeleting(null)} onDeleted={() => void data.reload()} />
+      <RotateSecretDialog webhook={rotating} onClose={() => setRotating(null)} onRotated={replace} />
+      <RecoverDialog webhook={recovering} onClose={() => setRecovering(null)} />
     </>
   );
 }
@@ -125,11 +153,15 @@ function WebhookItem({
   webhook,
   onEdit,
   onDelete,
+  onRotate,
+  onRecover,
   onChanged,
 }: {
   webhook: DeveloperWebhook;
   onEdit: (w: DeveloperWebhook) => void;
   onDelete: (w: DeveloperWebhook) => void;
+  onRotate: (w: DeveloperWebhook) => void;
+  onRecover: (w: DeveloperWebhook) => void;
   onChanged: (w: DeveloperWebhook) => void;
 }) {
   const [note, setNote] = useState<string | null>(null);
@@ -155,11 +187,6 @@ function WebhookItem({
       onChanged(updated);
       setNote(updated.isActive ? 'Enabled: new events are delivered again.' : 'Disabled: no new deliveries until you enable it.');
     });
-  const ping = () =>
-    act(async () => {
-      await api.testWebhook(webhook.id);
-      setNote('Test ping queued. Watch it in the delivery log.');
-    });
 
   return (
     <li className="card webhook" data-webhook-id={webhook.id}>
@@ -172,18 +199,25 @@ function WebhookItem({
           <li key={e}>{e}</li>
         ))}
       </ul>
-      <p className="hint">
-        {webhook.consecutiveFailures > 0
-          ? `${webhook.consecutiveFailures} dead ${webhook.consecutiveFailures === 1 ? 'delivery' : 'deliveries'} in a row (disabled at 50). `
-          : 'No failure streak. '}
-        Created {formatDateTime(webhook.createdAt)}.
-      </p>
+      <WebhookHealthCard webhook={webhook} />
+      <p className="hint">Created {formatDateTime(webhook.createdAt)}.</p>
       <div className="actions">
         <Link to={`/webhooks/${webhook.id}`} className="button">
           Delivery log
         </Link>
-        <button type="button" onClick={() => void ping()} disabled={busy || !webhook.isActive}>
-          Send test ping
+        <TestEventPicker
+          webhookId={webhook.id}
+          disabled={busy || !webhook.isActive}
+          onSent={(_d, kind) => {
+            setError(null);
+            setNote(`Test ${kind === 'ping' ? 'ping' : `${kind} sample`} queued. Watch it in the delivery log.`);
+          }}
+        />
+        <button type="button" onClick={() => onRecover(webhook)} disabled={busy || !webhook.isActive}>
+          Recover failed…
+        </button>
+        <button type="button" onClick={() => onRotate(webhook)} disabled={busy}>
+          Rotate secret
         </button>
         <button type="button" onClick={() => onEdit(webhook)} disabled={busy}>
           Edit
@@ -196,7 +230,7 @@ function WebhookItem({
         </button>
       </div>
       <p className="hint" role="status">
-        {note} {note?.startsWith('Test ping') && <Link to={`/webhooks/${webhook.id}`}>Open the delivery log</Link>}
+        {note} {note?.startsWith('Test ') && <Link to={`/webhooks/${webhook.id}`}>Open the delivery log</Link>}
       </p>
       <ErrorNotice error={error} />
     </li>
@@ -204,22 +238,42 @@ function WebhookItem({
 }
 
 /** URL and events: the form shared by create and edit. */
+interface FormProblems {
+  url?: string;
+  events?: string;
+}
+
+/** What the form checks before sending; the API has the last word (https only, no credentials, …). */
+function checkWebhookForm(url: string, events: WebhookEvent[]): FormProblems | null {
+  const problems: FormProblems = {};
+  if (url.trim() === '') problems.url = 'Enter the address of your endpoint, e.g. https://example.com/webhooks.';
+  else if (!URL.canParse(url.trim()))
+    problems.url = 'This is not a web address: it should look like https://example.com/webhooks.';
+  if (events.length === 0) problems.events = 'Choose at least one event.';
+  return problems.url || problems.events ? problems : null;
+}
+
 function WebhookFields({
   url,
   setUrl,
   events,
   setEvents,
   error,
+  checked,
 }: {
   url: string;
   setUrl: (v: string) => void;
   events: WebhookEvent[];
   setEvents: (v: WebhookEvent[]) => void;
   error: ApiError | null;
+  /** Problems the form found itself before sending, in plain words. */
+  checked?: FormProblems;
 }) {
   const urlId = useId();
-  const urlErrors = [...fieldMessages(error, 'url'), ...(error?.code === 'ERR_WEBHOOK_URL_INVALID' ? [error.message] : [])];
-  const eventErrors = fieldMessages(error, 'events');
+  const urlErrors = checked?.url
+    ? [checked.url]
+    : [...fieldMessages(error, 'url'), ...(error?.code === 'ERR_WEBHOOK_URL_INVALID' ? [error.message] : [])];
+  const eventErrors = checked?.events ? [checked.events] : fieldMessages(error, 'events').map((m) => `Events ${m}`);
   const toggle = (event: WebhookEvent, on: boolean) =>
     setEvents(WEBHOOK_EVENTS.map((e) => e.value).filter((v) => (v === event ? on : events.includes(v))));
   return (
@@ -251,7 +305,7 @@ function WebhookFields({
             </span>
           </label>
         ))}
-        {eventErrors.length > 0 && <p className="field-error">Events {eventErrors.join('; ')}</p>}
+        {eventErrors.length > 0 && <p className="field-error">{eventErrors.join(' ')}</p>}
       </fieldset>
     </>
   );
@@ -269,6 +323,7 @@ function CreateWebhookDialog({
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<WebhookEvent[]>(['order.assigned_to_partner', 'order.status_changed']);
   const [created, setCreated] = useState<DeveloperWebhookCreated | null>(null);
+  const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
   const create = useAction(async (apiKeyId: string) => {
     setCreated(await api.createWebhook({ apiKeyId, url, events }));
     onCreated();
@@ -278,11 +333,14 @@ function CreateWebhookDialog({
     setCreated(null);
     setUrl('');
     setEvents(['order.assigned_to_partner', 'order.status_changed']);
+    setChecked(undefined);
     create.setError(null);
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (apiKey) void create.run(apiKey.id);
+    const problems = checkWebhookForm(url, events);
+    setChecked(problems ?? undefined);
+    if (apiKey && !problems) void create.run(apiKey.id);
   };
 
   return (
@@ -313,7 +371,7 @@ function CreateWebhookDialog({
       ) : (
         <form onSubmit={submit} noValidate>
           <ErrorNotice error={create.error} inlineFields={INLINE_FIELDS} />
-          <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={create.error} />
+          <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={create.error} checked={checked} />
           <div className="dialog-actions">
             <button type="button" onClick={close} disabled={create.busy}>
               Cancel
@@ -356,6 +414,7 @@ function EditWebhookForm({
 }) {
   const [url, setUrl] = useState(webhook.url);
   const [events, setEvents] = useState<WebhookEvent[]>(webhook.events);
+  const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
   const save = useAction(async () => {
     const body: { url?: string; events?: WebhookEvent[] } = {};
     if (url !== webhook.url) body.url = url;
@@ -365,12 +424,14 @@ function EditWebhookForm({
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    void save.run();
+    const problems = checkWebhookForm(url, events);
+    setChecked(problems ?? undefined);
+    if (!problems) void save.run();
   };
   return (
     <form onSubmit={submit} noValidate>
       <ErrorNotice error={save.error} inlineFields={INLINE_FIELDS} />
-      <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={save.error} />
+      <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={save.error} checked={checked} />
       <div className="dialog-actions">
         <button type="button" onClick={onClose} disabled={save.busy}>
           Cancel
@@ -402,20 +463,20 @@ function DeleteWebhookDialog({
     remove.setError(null);
   };
   return (
-    <Dialog open={webhook !== null} title="Delete this webhook?" onClose={close} dismissable={!remove.busy}>
+    <ConfirmDialog
+      open={webhook !== null}
+      title="Delete this webhook?"
+      confirmLabel="Delete webhook"
+      busyLabel="Deleting…"
+      busy={remove.busy}
+      error={remove.error}
+      onConfirm={() => webhook && void remove.run(webhook.id)}
+      onClose={close}
+    >
       <p>
         <span className="mono">{webhook?.url}</span> stops receiving events, and its delivery history is deleted with it. This
         cannot be undone.
       </p>
-      <ErrorNotice error={remove.error} />
-      <div className="dialog-actions">
-        <button type="button" onClick={close} disabled={remove.busy} data-autofocus>
-          Cancel
-        </button>
-        <button type="button" className="danger" disabled={remove.busy} onClick={() => webhook && void remove.run(webhook.id)}>
-          {remove.busy ? 'Deleting…' : 'Delete webhook'}
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }

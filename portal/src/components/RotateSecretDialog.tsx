@@ -1,0 +1,108 @@
+/**
+ * Rotate a webhook's signing secret: choose how long the previous secret keeps signing too, then the new
+ * secret is shown once, with the moment the previous one stops. Meanwhile every delivery carries both
+ * signatures, so receivers can switch at their own pace.
+ */
+import { useId, useState } from 'react';
+import { api } from '../api';
+import { formatDateTime } from '../format';
+import { useAction } from '../hooks';
+import type { DeveloperWebhook, DeveloperWebhookRotated } from '../types';
+import { Dialog } from './Dialog';
+import { ErrorNotice } from './ErrorNotice';
+import { SecretReveal } from './SecretReveal';
+
+const GRACE_CHOICES = [
+  { hours: 0, label: 'No overlap: the old secret stops now' },
+  { hours: 1, label: '1 hour' },
+  { hours: 24, label: '24 hours (recommended)' },
+  { hours: 72, label: '3 days' },
+  { hours: 168, label: '7 days (the longest)' },
+];
+
+export function RotateSecretDialog({
+  webhook,
+  onClose,
+  onRotated,
+}: {
+  webhook: DeveloperWebhook | null;
+  onClose: () => void;
+  onRotated: (w: DeveloperWebhook) => void;
+}) {
+  const [grace, setGrace] = useState(24);
+  const [rotated, setRotated] = useState<DeveloperWebhookRotated | null>(null);
+  const graceId = useId();
+  const rotate = useAction(async (id: string) => {
+    const result = await api.rotateWebhookSecret(id, grace);
+    setRotated(result);
+    const { secret: _secret, previousSecretExpiresAt: _until, ...plain } = result;
+    onRotated(plain);
+  });
+  const close = () => {
+    onClose();
+    // Forget the one-time secret as soon as the dialog closes.
+    setRotated(null);
+    setGrace(24);
+    rotate.setError(null);
+  };
+  return (
+    <Dialog
+      open={webhook !== null}
+      title={rotated ? 'New signing secret' : 'Rotate the signing secret?'}
+      onClose={close}
+      dismissable={!rotate.busy}
+      focusKey={rotated ? 'rotated' : 'form'}
+    >
+      {rotated ? (
+        <>
+          <SecretReveal label="New signing secret" noun="signing secret" value={rotated.secret} testId="rotated-secret" />
+          <p data-testid="grace-end">
+            {rotated.previousSecretExpiresAt > new Date().toISOString() ? (
+              <>
+                Until <strong>{formatDateTime(rotated.previousSecretExpiresAt)}</strong> every delivery is signed with both
+                secrets (<code>v1=&lt;new&gt;,v1=&lt;old&gt;</code>), so your endpoint accepts it with either. Switch your
+                endpoint to the new secret before then.
+              </>
+            ) : (
+              <>The previous secret no longer signs: deliveries from now on verify with the new secret only.</>
+            )}
+          </p>
+          <div className="dialog-actions">
+            <button type="button" className="primary" onClick={close}>
+              I have saved the secret
+            </button>
+          </div>
+        </>
+      ) : (
+        <>
+          <p>
+            A new secret signs every delivery of <span className="mono">{webhook?.url}</span> from now on. The current secret can
+            keep signing too for a while, so you can update your endpoint without missing a delivery.
+          </p>
+          <label htmlFor={graceId}>Keep the current secret working for</label>
+          <select id={graceId} value={grace} onChange={(e) => setGrace(Number(e.target.value))}>
+            {GRACE_CHOICES.map((c) => (
+              <option key={c.hours} value={c.hours}>
+                {c.label}
+              </option>
+            ))}
+          </select>
+          <ErrorNotice error={rotate.error} />
+          <div className="dialog-actions">
+            <button type="button" onClick={close} disabled={rotate.busy} data-autofocus>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="primary"
+              disabled={rotate.busy}
+              onClick={() => webhook && void rotate.run(webhook.id)}
+            >
+              {rotate.busy ? 'Rotating…' : 'Rotate secret'}
+            </button>
+          </div>
+        </>
+      )}
+    </Dialog>
+  );
+}

@@ -1,0 +1,168 @@
+/**
+ * One delivery, in full (GET /v1/developer/deliveries/{id}): the payload exactly as signed, pretty-
+ * printed, and every attempt, oldest first, with the headers we sent, what the endpoint answered
+ * (status, headers, the first 4 KiB of its body) and how long it took. It follows the realtime channel:
+ * when the delivery moves ('delivery.updated'), the attempts are read again.
+ */
+import { useEffect } from 'react';
+import { api } from '../api';
+import { CodeBlock } from '../components/CodeBlock';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { usePageTitle } from '../components/PageTitle';
+import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { formatDateTime, formatNumber, formatTime } from '../format';
+import { useAction, useResource } from '../hooks';
+import { onReconnect, subscribe } from '../realtime';
+import { Link } from '../router';
+import type { DeliveryAttempt, WebhookDeliveryStatus } from '../types';
+
+export const STATUS_TONE: Record<WebhookDeliveryStatus, 'ok' | 'warn' | 'bad' | 'muted'> = {
+  PENDING: 'muted',
+  DELIVERED: 'ok',
+  FAILED: 'warn',
+  DEAD: 'bad',
+};
+
+/** The payload as sent, indented for reading (the bytes signed are the compact text). */
+function pretty(payload: string): string {
+  try {
+    return JSON.stringify(JSON.parse(payload), null, 2);
+  } catch {
+    return payload;
+  }
+}
+
+function Headers({ headers, caption }: { headers: Record<string, string>; caption: string }) {
+  const entries = Object.entries(headers);
+  return (
+    <table className="table headers">
+      <caption>{caption}</caption>
+      <tbody>
+        {entries.map(([name, value]) => (
+          <tr key={name}>
+            <th scope="row" className="mono">
+              {name}
+            </th>
+            <td className="mono">{value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Attempt({ attempt }: { attempt: DeliveryAttempt }) {
+  const ok = attempt.error === null;
+  return (
+    <li className="card attempt" data-attempt={attempt.number} data-testid="attempt">
+      <h3>
+        Attempt {attempt.number} <Badge tone={ok ? 'ok' : 'warn'}>{ok ? 'Accepted' : 'Failed'}</Badge>
+      </h3>
+      <p className="meta">
+        {formatTime(attempt.at)} · <span data-testid="attempt-duration">{formatNumber(attempt.durationMs)} ms</span> ·{' '}
+        <span data-testid="attempt-status">
+          {attempt.statusCode === null ? 'no answer' : `HTTP ${attempt.statusCode}`}
+          {attempt.error && attempt.error !== `HTTP ${attempt.statusCode}` ? ` · ${attempt.error}` : ''}
+        </span>
+      </p>
+      <Headers headers={attempt.requestHeaders} caption="Request headers we sent" />
+      {attempt.responseHeaders === null ? (
+        <p className="hint">The endpoint did not answer ({attempt.error}).</p>
+      ) : (
+        <>
+          <Headers headers={attempt.responseHeaders} caption="Response headers" />
+          <CodeBlock
+            label={`Response body${(attempt.responseBody?.length ?? 0) >= 4096 ? ' (first 4 KiB)' : ''}`}
+            code={attempt.responseBody === '' || attempt.responseBody === null ? '(empty)' : attempt.responseBody}
+          />
+        </>
+      )}
+    </li>
+  );
+}
+
+export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
+  usePageTitle('Delivery');
+  const detail = useResource(() => api.getDelivery(deliveryId), [deliveryId]);
+  const { reload } = detail;
+  useEffect(
+    () =>
+      subscribe('delivery.updated', ({ delivery }) => {
+        if (delivery.id === deliveryId) void reload();
+      }),
+    [deliveryId, reload],
+  );
+  useEffect(() => onReconnect(() => void reload()), [reload]);
+  const redeliver = useAction(async () => {
+    await api.redeliver(deliveryId);
+    await reload();
+  });
+
+  if (detail.error && !detail.data) {
+    if (detail.error.status === 404) {
+      return (
+        <>
+          <h1 tabIndex={-1}>Delivery not found</h1>
+          <Empty>
+            <p>
+              This delivery does not exist (deliveries are kept 35 days, and go with their webhook). Back to{' '}
+              <Link to="/webhooks">webhooks</Link>.
+            </p>
+          </Empty>
+        </>
+      );
+    }
+    return <LoadError error={detail.error} onRetry={() => void reload()} />;
+  }
+  const d = detail.data;
+  if (!d) return <Loading label="Loading delivery…" />;
+  const attempts = [...d.attempts].reverse();
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/webhooks">Webhooks</Link> / <Link to={`/webhooks/${d.webhookId}`}>Delivery log</Link> / Delivery
+      </p>
+      <div className="page-head">
+        <div>
+          <h1 tabIndex={-1} className="detail-title">
+            <code>{d.event}</code> delivery
+          </h1>
+          <p className="meta" data-testid="detail-status" data-status={d.status}>
+            <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge> Created {formatDateTime(d.createdAt)}
+            {d.deliveredAt && ` · delivered ${formatDateTime(d.deliveredAt)}`}
+            {d.nextAttemptAt && ` · next attempt ${formatDateTime(d.nextAttemptAt)}`}
+          </p>
+          <p className="hint mono detail-id">{d.id}</p>
+        </div>
+        {d.status !== 'PENDING' && (
+          <button type="button" className="primary" onClick={() => void redeliver.run()} disabled={redeliver.busy}>
+            {redeliver.busy ? 'Queuing…' : 'Redeliver'}
+          </button>
+        )}
+      </div>
+      <ErrorNotice error={redeliver.error} />
+      <section className="section payload" aria-labelledby="payload-heading">
+        <h2 id="payload-heading">Payload</h2>
+        <p className="hint">
+          The body exactly as sent and signed is the compact JSON text; shown here indented. Verify signatures against the raw
+          body your endpoint received.
+        </p>
+        <CodeBlock label="Payload (JSON)" code={pretty(d.payload)} />
+      </section>
+      <section className="section" aria-labelledby="attempts-heading">
+        <h2 id="attempts-heading">
+          Attempts <span className="muted">({d.attempts.length}, newest first)</span>
+        </h2>
+        {d.attempts.length === 0 ? (
+          <p className="empty-inline">{d.status === 'PENDING' ? 'Being sent now…' : 'No attempt yet.'}</p>
+        ) : (
+          <ol className="attempts" reversed>
+            {attempts.map((a) => (
+              <Attempt key={a.number} attempt={a} />
+            ))}
+          </ol>
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,339 @@
+/**
+ * Webhook operations in the developer portal (issue 19), end to end in real headless Chromium (Debian's
+ * /usr/bin/chromium through playwright-core) against the real app on a real port, with the worker
+ * running and a local webhook receiver: the health card that says "failing" before anything is dead,
+ * a test event of any kind, the delivery detail updating live, a redeliver that visibly resets its row,
+ * recovering a window of failed deliveries, rotating the signing secret (shown once, with the grace's
+ * end; deliveries verify with either secret), and the event catalog.
+ *
+ * Screenshots of every page, at desktop and phone width, go to artifacts/screenshots/webhook-ops-*.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifySignature } from '../../portal/snippets/verify-signature.js';
+import { startWorker, type Worker } from '../../src/worker/worker.js';
+import { createKey, createPartner, type TestPartner } from '../factories.js';
+import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { ensurePortalBuilt } from './portal-build.js';
+
+declare const document: {
+  documentElement: { scrollWidth: number; clientWidth: number };
+  querySelectorAll(
+    selector: string,
+  ): Iterable<{ tagName: string; className: string; getBoundingClientRect(): { right: number } }>;
+};
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 375, height: 812 };
+const STEP_TIMEOUT = 90_000;
+
+if (!hasChromium) console.warn(`webhook operations end-to-end tests skipped: ${CHROMIUM} is absent`);
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A webhook endpoint that records every request and answers with the status it is told. */
+async function startReceiver() {
+  const received: Received[] = [];
+  let status = 200;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res
+        .writeHead(status, { 'content-type': 'application/json', 'x-receiver': 'test' })
+        .end(status < 300 ? '{"received":true}' : '{"error":"endpoint is down for maintenance"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    answerWith(next: number) {
+      status = next;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STEP_TIMEOUT }, () => {
+  let t: TestApp;
+  let worker: Worker;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  let origin: string;
+  let partner: TestPartner;
+  let webhookId = '';
+  let secret = '';
+  const pageErrors: string[] = [];
+
+  const url = (path: string) => `${origin}${path}`;
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(url(path), {
+      method,
+      headers: { ...partner.auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json().catch(() => null)) as Record<string, unknown> };
+  };
+
+  async function shotBoth(name: string) {
+    await page.screenshot({ path: join(SHOTS, `webhook-ops-${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page
+      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
+        timeout: 5_000,
+      })
+      .catch(() => {});
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    // What sticks out, when something does (names the culprit in the failure message).
+    const wide =
+      overflow > 0
+        ? await page.evaluate(() =>
+            [...document.querySelectorAll('main *')]
+              .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth)
+              .slice(0, 5)
+              .map((el) => `${el.tagName}.${el.className}`),
+          )
+        : [];
+    expect(overflow, `${name} scrolls sideways at 375 px: ${wide.join(', ')}`).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SHOTS, `webhook-ops-${name}-phone.png`), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  async function nav(name: string) {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+  }
+
+  beforeAll(async () => {
+    ensurePortalBuilt();
+    mkdirSync(SHOTS, { recursive: true });
+    t = await createTestApp();
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
+    worker = startWorker(t.ctx, { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 100 });
+    receiver = await startReceiver();
+    partner = await createPartner(t.ctx, 'Caspian Couriers');
+    const key = await createKey(t.ctx, partner.id, { name: 'Dispatch system' });
+    const created = await api('POST', '/v1/developer/webhooks', {
+      apiKeyId: key.id,
+      url: receiver.url,
+      events: ['order.assigned_to_partner', 'order.status_changed', 'order.delivered'],
+    });
+    expect(created.status).toBe(201);
+    webhookId = String(created.json.id);
+    secret = String(created.json.secret);
+
+    profile = mkdtempSync(join(tmpdir(), 'portal-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: DESKTOP,
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) pageErrors.push(msg.text());
+    });
+
+    await page.goto(url('/portal/'));
+    await page.getByLabel('Phone number').fill(partner.phone);
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByLabel('One-time code').fill(TEST_OTP);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+  }, 240_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await worker?.stop();
+    await receiver?.close();
+    await t?.close();
+  });
+
+  it('the health card says the endpoint is failing as soon as its deliveries fail, before any is dead', async () => {
+    receiver.answerWith(500);
+    for (let i = 0; i < 5; i++) expect((await api('POST', `/v1/developer/webhooks/${webhookId}/test`)).status).toBe(200);
+    await nav('Webhooks');
+    const card = page.locator(`li[data-webhook-id="${webhookId}"]`);
+    await card.locator('[data-testid="webhook-health"][data-verdict="Failing"]').waitFor();
+    const health = card.getByTestId('webhook-health');
+    expect(await health.textContent()).toContain('No attempt has succeeded yet.');
+    expect(await card.textContent()).not.toContain('No failure streak');
+    expect(await health.getByTestId('health-rate').textContent()).toMatch(/^0%/);
+    expect(await health.getByTestId('health-streak').textContent()).toContain('None');
+    await shotBoth('webhooks-failing');
+  });
+
+  it('sends a test event of the picked kind: a signed sample with an evt_test_ id, shown live in the log', async () => {
+    receiver.answerWith(200);
+    await page.locator(`li[data-webhook-id="${webhookId}"]`).getByRole('link', { name: 'Delivery log' }).click();
+    await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
+    await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
+    await page.getByLabel('Test event kind').first().selectOption('order.delivered');
+    const [answer] = await Promise.all([
+      page.waitForResponse(
+        (r) => r.url().endsWith(`/v1/developer/webhooks/${webhookId}/test`) && r.request().method() === 'POST',
+      ),
+      page.getByRole('button', { name: 'Send test event' }).first().click(),
+    ]);
+    const queued = (await answer.json()) as { id: string };
+    await page.locator(`tr[data-delivery-id="${queued.id}"][data-status="DELIVERED"]`).waitFor();
+    const got = receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.id);
+    expect(got?.headers['x-partner-event']).toBe('order.delivered');
+    expect(JSON.parse(got?.body ?? '{}').id).toMatch(/^evt_test_/);
+    expect(verifySignature(got?.body ?? '', String(got?.headers['x-partner-signature']), secret)).toBe(true);
+    await shotBoth('deliveries');
+  });
+
+  it('opens a delivery: the payload pretty-printed and every attempt with what was sent and answered, updating live', async () => {
+    receiver.answerWith(503);
+    const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`, { event: 'order.status_changed' });
+    const id = String(queued.json.id);
+    await page.locator(`tr[data-delivery-id="${id}"][data-status="FAILED"]`).waitFor();
+    await page
+      .locator(`tr[data-delivery-id="${id}"]`)
+      .getByRole('link', { name: /Details/ })
+      .click();
+    await page.getByRole('heading', { name: 'order.status_changed delivery' }).waitFor();
+    await page.getByTestId('attempt').first().waitFor();
+    const payload = await page.locator('figure.code').first().textContent();
+    expect(payload).toContain('"previousStatus": "SCANNED_TO_VAN"');
+    expect(payload).toContain('evt_test_');
+    const attempt = page.locator('[data-testid="attempt"][data-attempt="1"]');
+    expect(await attempt.getByTestId('attempt-status').textContent()).toBe('HTTP 503');
+    expect(await attempt.textContent()).toContain('x-partner-signature');
+    expect(await attempt.textContent()).toContain('endpoint is down for maintenance');
+    expect(await attempt.textContent()).toContain('x-receiver');
+    expect(await attempt.getByTestId('attempt-duration').textContent()).toMatch(/^\d[\d,]* ms$/);
+    await shotBoth('delivery-failed');
+
+    // Redeliver from the detail: the new attempt appears by itself, accepted, the earlier one kept.
+    receiver.answerWith(200);
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    await page.locator('[data-testid="detail-status"][data-status="DELIVERED"]').waitFor();
+    await page.locator('[data-testid="attempt"][data-attempt="2"]').waitFor();
+    expect(await page.locator('[data-testid="attempt"][data-attempt="2"]').getByTestId('attempt-status').textContent()).toBe(
+      'HTTP 200',
+    );
+    expect(await page.getByTestId('attempt').count()).toBe(2);
+    await shotBoth('delivery-detail');
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
+  });
+
+  it('a redeliver visibly resets its row, even when the attempt fails again at once', async () => {
+    receiver.answerWith(500);
+    const failed = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);
+    const id = String(failed.json.id);
+    const row = page.locator(`tr[data-delivery-id="${id}"]`);
+    await page.locator(`tr[data-delivery-id="${id}"][data-status="FAILED"]`).waitFor();
+    await row.getByRole('button', { name: /Redeliver/ }).click();
+    await row.getByTestId('delivery-requeued').waitFor();
+    expect(await row.getByTestId('delivery-requeued').textContent()).toMatch(/^Queued again \d\d:\d\d:\d\d UTC$/);
+    // The repeated failure is the new attempt's: the row still says it was queued again.
+    await page.locator(`tr[data-delivery-id="${id}"][data-status="FAILED"]`).waitFor();
+    expect(await row.getByTestId('delivery-requeued').isVisible()).toBe(true);
+    const detail = await api('GET', `/v1/developer/deliveries/${id}`);
+    expect((detail.json.attempts as unknown[]).length).toBe(2);
+    await shotBoth('deliveries-redelivered');
+  });
+
+  it('recovers the failed deliveries of a window in one go; they turn DELIVERED live', async () => {
+    receiver.answerWith(200);
+    const failedBefore = (await api('GET', `/v1/developer/webhooks/${webhookId}/deliveries?status=FAILED&pageSize=50`)).json
+      .total as number;
+    expect(failedBefore).toBeGreaterThanOrEqual(5);
+    await page.getByRole('button', { name: 'Recover failed deliveries…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Recover failed deliveries' });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Times are in your time zone (UTC)');
+    // A window that starts after it ends is refused in the form, in plain words, before anything is sent.
+    await dialog.getByLabel('Until (optional)').fill('2020-01-01T00:00');
+    await dialog.getByRole('button', { name: 'Recover deliveries' }).click();
+    expect(await dialog.locator('.field-error').textContent()).toBe('The start must be before the end.');
+    await dialog.getByLabel('Until (optional)').fill('');
+    await dialog.getByRole('button', { name: 'Recover deliveries' }).click();
+    await dialog.getByTestId('recover-result').waitFor();
+    expect(await dialog.getByTestId('recover-result').textContent()).toContain(
+      `${failedBefore} failed or dead deliveries are queued again`,
+    );
+    await shotBoth('recover-done');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await expect
+      .poll(async () => (await api('GET', `/v1/developer/webhooks/${webhookId}/deliveries?status=FAILED`)).json.total, {
+        timeout: 15_000,
+      })
+      .toBe(0);
+    await page.locator('tbody tr[data-status="FAILED"]').first().waitFor({ state: 'detached' });
+  });
+
+  it('rotates the signing secret: the new one shown once with the end of the grace; deliveries verify with either', async () => {
+    await nav('Webhooks');
+    const card = page.locator(`li[data-webhook-id="${webhookId}"]`);
+    await card.locator('[data-testid="webhook-health"][data-verdict="Healthy"]').waitFor();
+    await card.getByRole('button', { name: 'Rotate secret' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rotate the signing secret?' });
+    await dialog.waitFor();
+    await dialog.getByLabel('Keep the current secret working for').selectOption('72');
+    await dialog.getByRole('button', { name: 'Rotate secret' }).click();
+    const reveal = page.getByRole('dialog', { name: 'New signing secret' });
+    await reveal.waitFor();
+    const rotated = await reveal.getByTestId('rotated-secret').inputValue();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    expect(await reveal.textContent()).toContain('You will not see this signing secret again');
+    expect(await reveal.getByTestId('grace-end').textContent()).toMatch(
+      /Until \d+ \w+ \d{4}, \d\d:\d\d UTC every delivery is signed with both secrets/,
+    );
+    await shotBoth('rotate-secret');
+    await reveal.getByRole('button', { name: 'I have saved the secret' }).click();
+    expect(await page.locator('body').textContent()).not.toContain(rotated);
+
+    const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);
+    await expect.poll(() => receiver.received.some((r) => r.headers['x-partner-delivery'] === queued.json.id)).toBe(true);
+    const got = receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.json.id);
+    const header = String(got?.headers['x-partner-signature']);
+    expect(header.match(/v1=/g)).toHaveLength(2);
+    expect(verifySignature(got?.body ?? '', header, rotated)).toBe(true);
+    expect(verifySignature(got?.body ?? '', header, secret)).toBe(true);
+  });
+
+  it('lists every event kind with its example and schema on the Events page', async () => {
+    await nav('Events');
+    await page.getByRole('heading', { name: 'Webhook events', level: 1 }).waitFor();
+    await page.locator('section[data-event-type="batch.completed"]').waitFor();
+    expect(await page.locator('section[data-event-type]').count()).toBe(7);
+    const delivered = page.locator('section[data-event-type="order.delivered"]');
+    expect(await delivered.textContent()).toContain('"type": "order.delivered"');
+    await shotBoth('events');
+    expect(pageErrors).toEqual([]);
+  });
+});
