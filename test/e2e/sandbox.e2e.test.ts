@@ -1,0 +1,341 @@
+/**
+ * From a new sandbox key to a complete go-live checklist (issue 21), in real headless Chromium (Debian's
+ * /usr/bin/chromium through playwright-core) against the real app on real ports, with the webhook
+ * worker and a local webhook receiver. Only the portal (key, webhook, test orders, the marketplace's
+ * moves) and a scripted partner client (its own calls to the sandbox API with the key the portal showed
+ * once) are used: no operator, no database writes. Steps build on each other, in order.
+ *
+ * Screenshots at desktop and phone width go to artifacts/screenshots/sandbox-*.png.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker, type Worker } from '../../src/worker/worker.js';
+import { createPartner, type TestPartner } from '../factories.js';
+import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { ensurePortalBuilt } from './portal-build.js';
+
+// Browser globals used inside page callbacks (this file is compiled with the Node libraries only).
+declare const document: {
+  documentElement: { scrollWidth: number; clientWidth: number };
+  querySelectorAll(selector: string): { length: number };
+};
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 375, height: 812 };
+const STEP_TIMEOUT = 120_000;
+const ITEMS = 13;
+
+if (!hasChromium) console.warn(`sandbox end-to-end tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
+
+interface Envelope {
+  id: string;
+  type: string;
+  data: { order?: { code: string; status: string } };
+}
+
+/** The partner's webhook endpoint: records every event it is sent and answers 200. */
+async function startReceiver() {
+  const events: Envelope[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      events.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Envelope);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/partner`,
+    events,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live checklist', { timeout: STEP_TIMEOUT }, () => {
+  let t: TestApp;
+  let worker: Worker;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  let origin: string;
+  let sandboxOrigin: string;
+  let partner: TestPartner;
+  const pageErrors: string[] = [];
+
+  // What the steps hand to each other.
+  let sandboxKey = '';
+  let keyId = '';
+  let placed = '';
+  const cod: string[] = [];
+
+  const url = (path: string) => `${origin}${path}`;
+
+  /** The partner's own system: a call to the sandbox API with the key. */
+  async function partnerCall(method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string) {
+    const res = await fetch(`${sandboxOrigin}${path}`, {
+      method,
+      headers: {
+        'x-api-key': sandboxKey,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  async function event(code: string, body: Record<string, unknown>, idempotencyKey?: string) {
+    const res = await partnerCall('POST', `/v1/partner/orders/${code}/events`, body, idempotencyKey);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res;
+  }
+
+  async function shotBoth(name: string) {
+    await page.screenshot({ path: join(SHOTS, `sandbox-${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page
+      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
+        timeout: 5_000,
+      })
+      .catch(() => {});
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, `${name} scrolls sideways at 375 px`).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SHOTS, `sandbox-${name}-phone.png`), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
+  const item = (id: string): Locator => page.locator(`[data-item-id="${id}"]`);
+  const orderCard = (code: string): Locator => page.locator(`li[data-order-code="${code}"]`);
+
+  /** The number of items the checklist shows done. */
+  async function doneCount(): Promise<number> {
+    return page.locator('[data-item-id][data-done="true"]').count();
+  }
+
+  /**
+   * Waits until the checklist shows `n` items done: it follows the realtime channel by itself; the
+   * Refresh button is pressed between checks in case a message is still on its way (deadline 30 s).
+   */
+  async function waitForDone(n: number) {
+    const deadline = Date.now() + 30_000;
+    while ((await doneCount()) < n) {
+      if (Date.now() > deadline) throw new Error(`the checklist shows ${await doneCount()} of ${n} items done`);
+      await page
+        .waitForFunction((want) => document.querySelectorAll('[data-item-id][data-done="true"]').length >= want, n, {
+          timeout: 2_000,
+        })
+        .catch(() => page.getByRole('button', { name: 'Refresh' }).click());
+    }
+  }
+
+  beforeAll(async () => {
+    ensurePortalBuilt();
+    mkdirSync(SHOTS, { recursive: true });
+    t = await createTestApp();
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    await t.sandbox.listen({ port: 0, host: '127.0.0.1' });
+    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
+    sandboxOrigin = `http://127.0.0.1:${(t.sandbox.server.address() as AddressInfo).port}`;
+    worker = startWorker(t.ctx, { pollIntervalMs: 100 });
+    receiver = await startReceiver();
+    partner = await createPartner(t.ctx, 'Caspian Couriers');
+    profile = mkdtempSync(join(tmpdir(), 'portal-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+      viewport: DESKTOP,
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) pageErrors.push(msg.text());
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await worker?.stop();
+    await receiver?.close();
+    await t?.close();
+  });
+
+  it('signs in and creates a sandbox key, shown once', async () => {
+    await page.goto(url('/portal'));
+    await page.getByLabel('Phone number').fill(partner.phone);
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByLabel('One-time code').fill(TEST_OTP);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+
+    await page.getByRole('button', { name: 'Create key', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+    await dialog.getByLabel('Name', { exact: true }).fill('Sandbox integration');
+    await dialog.getByRole('radio', { name: /^Sandbox/ }).check();
+    for (const scope of ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage']) {
+      await dialog.getByRole('checkbox', { name: new RegExp(scope) }).check();
+    }
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const reveal = page.getByRole('dialog', { name: 'Your new API key' });
+    sandboxKey = await reveal.getByTestId('new-key').inputValue();
+    expect(sandboxKey).toMatch(/^svc_sandbox_[0-9A-Za-z]{32}$/);
+    await reveal.getByRole('button', { name: 'I have saved the key' }).click();
+    keyId = (await page.locator('tr[data-key-name="Sandbox integration"]').getAttribute('data-key-id')) ?? '';
+    expect(keyId).not.toBe('');
+  });
+
+  it('adds a webhook of the key for every event', async () => {
+    await nav('Webhooks');
+    const group = page.locator(`section[data-key-id="${keyId}"]`);
+    await group.getByRole('button', { name: /Add webhook/ }).click();
+    const dialog = page.getByRole('dialog', { name: /Add a webhook/ });
+    await dialog.getByLabel('Endpoint URL').fill(receiver.url);
+    for (const event of ['order.placed', 'order.delivered', 'order.cancelled', 'batch.completed']) {
+      await dialog.getByRole('checkbox', { name: new RegExp(event.replace('.', '\\.')) }).check();
+    }
+    await dialog.getByRole('button', { name: 'Create webhook' }).click();
+    const reveal = page.getByRole('dialog', { name: 'Webhook created' });
+    await reveal.getByRole('button', { name: 'I have saved the secret' }).click();
+    await group.locator('li[data-webhook-id]').waitFor();
+  });
+
+  it('opens the Sandbox page: every checklist item open, each with what to send and a link to the reference', async () => {
+    await nav('Sandbox');
+    await page.getByRole('heading', { name: 'Sandbox', level: 1 }).waitFor();
+    await page.getByTestId('checklist-progress').getByText(`0 of ${ITEMS}`).waitFor();
+    expect(await page.locator('[data-item-id]').count()).toBe(ITEMS);
+    const open = item('event-delivered-cod-variance');
+    expect(await open.textContent()).toContain('ERR_COD_VARIANCE_NOTE_REQUIRED');
+    expect(await open.getByRole('link', { name: /Reference/ }).getAttribute('href')).toBe(
+      '/docs#operation/createPartnerOrderEvent',
+    );
+    await page.getByText('No test orders for this key yet.').waitFor();
+    await shotBoth('start');
+  });
+
+  it('creates test orders with options, showing the API’s answer to a count out of range', async () => {
+    const form = page.locator('form.sandbox-create');
+    await form.getByLabel('How many').fill('25');
+    await form.getByRole('button', { name: 'Create test orders' }).click();
+    await form.locator('[data-error-code="ERR_VALIDATION"]').waitFor();
+    expect(await form.locator('.field-error').textContent()).toMatch(/^How many \S/);
+
+    await form.getByLabel('How many').fill('3');
+    await form.getByLabel('Cash on delivery').check();
+    await form.getByRole('button', { name: 'Create test orders' }).click();
+    await form.getByText('Created 3 test orders.').waitFor();
+    await form.getByLabel('Status').selectOption('PLACED');
+    await form.getByLabel('How many').fill('1');
+    await form.getByLabel('With a customer').uncheck();
+    await form.getByRole('button', { name: 'Create test orders' }).click();
+    await form.getByText(/^Created ORD-/).waitFor();
+
+    await page.locator('li[data-order-code]').nth(3).waitFor();
+    const cards = page.locator('li[data-order-code]');
+    const codes = await cards.evaluateAll((els) => els.map((el) => el.getAttribute('data-order-code') ?? ''));
+    const statuses = await cards.evaluateAll((els) => els.map((el) => el.getAttribute('data-status') ?? ''));
+    expect(statuses).toEqual(['PLACED', 'PACKED', 'PACKED', 'PACKED']);
+    placed = codes[0];
+    cod.push(...codes.slice(1));
+    // The marketplace moves each status allows, as the API says.
+    expect(
+      await orderCard(placed)
+        .locator('button[data-move]')
+        .evaluateAll((b) => b.map((x) => x.getAttribute('data-move'))),
+    ).toEqual(['VENDOR_ACCEPTED', 'CANCELLED']);
+    expect(
+      await orderCard(cod[0])
+        .locator('button[data-move]')
+        .evaluateAll((b) => b.map((x) => x.getAttribute('data-move'))),
+    ).toEqual(['SCANNED_TO_VAN', 'CANCELLED']);
+    expect(await orderCard(cod[0]).getByTestId('partner-events').textContent()).toContain('PICKED_UP, EN_ROUTE');
+    expect(await orderCard(placed).textContent()).toContain('no customer');
+    // A webhook answered order.assigned_to_partner for them.
+    await waitForDone(1);
+    expect(await item('webhook-order-assigned-to-partner').getAttribute('data-done')).toBe('true');
+    await shotBoth('orders');
+  });
+
+  it('follows the partner’s own calls to the sandbox API, item by item', async () => {
+    const [a, b, c] = cod;
+    const since = new Date(t.clock.nowMs() - 3_600_000).toISOString();
+    const listed = await partnerCall('GET', `/v1/partner/orders?updatedSince=${encodeURIComponent(since)}&pageSize=50`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.total).toBe(4);
+    const byCode = new Map((listed.body.items as Array<{ code: string; codAmountQepik: number }>).map((o) => [o.code, o]));
+
+    // Order a: picked up (sent twice with one Idempotency-Key: the second answer is the first), delivered exactly.
+    const first = await event(a, { type: 'PICKED_UP' }, 'pickup-a-1');
+    const again = await event(a, { type: 'PICKED_UP' }, 'pickup-a-1');
+    expect(again.body).toEqual(first.body);
+    await event(a, { type: 'EN_ROUTE' });
+    await event(a, { type: 'DELIVERED', codCollectedQepik: byCode.get(a)?.codAmountQepik });
+    // Order b: the customer paid less, with a note.
+    await event(b, { type: 'EN_ROUTE' });
+    const short = (byCode.get(b)?.codAmountQepik ?? 0) - 200;
+    await event(b, { type: 'DELIVERED', codCollectedQepik: short, note: 'Customer paid 2 AZN less: damaged box' });
+    // Order c: nobody home, then out again.
+    await event(c, { type: 'EN_ROUTE' });
+    await event(c, { type: 'FAILED', failReason: 'NOT_HOME' });
+    await event(c, { type: 'EN_ROUTE' });
+
+    // Everything but the two marketplace-only webhooks (order.cancelled, batch.completed).
+    await waitForDone(ITEMS - 2);
+    for (const id of ['webhook-order-cancelled', 'webhook-batch-completed']) {
+      expect(await item(id).getAttribute('data-done'), id).toBe('false');
+    }
+    expect(await orderCard(c).getAttribute('data-status')).toBe('EN_ROUTE');
+    await shotBoth('partner-calls');
+  });
+
+  it('cancels an order and runs a van batch to COMPLETED as the marketplace, completing the checklist', async () => {
+    await orderCard(placed)
+      .getByRole('button', { name: `Cancel order ${placed}` })
+      .click();
+    await page.locator(`li[data-order-code="${placed}"][data-status="CANCELLED"]`).waitFor();
+    expect(await orderCard(placed).locator('button[data-move]').count()).toBe(0);
+
+    const c = cod[2];
+    await orderCard(c).getByLabel(`Add to a van batch ${c}`).check();
+    await page.getByRole('button', { name: 'Put 1 order on a van batch' }).click();
+    const batch = page.locator('li[data-batch-code]');
+    await batch.waitFor();
+    expect(await batch.textContent()).toContain(c);
+    await batch.getByRole('button', { name: /Dispatch the van/ }).click();
+    await page.locator('li[data-batch-code][data-status="DISPATCHED"]').waitFor();
+    await batch.getByRole('button', { name: /Complete the batch/ }).click();
+    await page.locator('li[data-batch-code][data-status="COMPLETED"]').waitFor();
+
+    await waitForDone(ITEMS);
+    await page.getByTestId('checklist-complete').waitFor();
+    await page.getByTestId('checklist-progress').getByText(`${ITEMS} of ${ITEMS}`).waitFor();
+    await shotBoth('complete');
+
+    // The partner's receiver got the marketplace's events, and the API agrees with the page.
+    expect(receiver.events.some((e) => e.type === 'order.cancelled' && e.data.order?.code === placed)).toBe(true);
+    expect(receiver.events.some((e) => e.type === 'batch.completed')).toBe(true);
+    const checklist = await fetch(url(`/v1/developer/keys/${keyId}/checklist`), {
+      headers: { authorization: `Bearer ${partner.token}` },
+    });
+    expect(((await checklist.json()) as { complete: boolean }).complete).toBe(true);
+  });
+
+  it('raised no uncaught error and no Content-Security-Policy violation in the page', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
