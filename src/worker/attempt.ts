@@ -27,6 +27,7 @@ import { type PendingOutcome, type RecordedOutcome, recordOutcomes } from '../mo
 import { releaseLease } from '../modules/webhooks/queue/release-leases.js';
 import { emitDeliveryUpdated, emitWebhookUpdated } from '../modules/webhooks/signals.js';
 import { SIGNATURE_HEADER, signatureHeader } from '../modules/webhooks/signature.js';
+import { type AttemptSignal, signalOf } from './endpoint-limits.js';
 import type { OutcomeWriter } from './outcome-writer.js';
 import { postWebhook, type SendResult } from './send.js';
 
@@ -66,7 +67,11 @@ export function loggedRequestHeaders(sent: Record<string, string>): Record<strin
   return shown;
 }
 
-export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<void> {
+/**
+ * Attempts one claimed delivery; answers what the attempt said about its endpoint's load (for the
+ * endpoint's adaptive cap, endpoint-limits.ts), or null when it was cut short by the worker stopping.
+ */
+export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<AttemptSignal | null> {
   const { ctx } = deps;
   const startedAtMs = ctx.clock.nowMs();
   let result: SendResult;
@@ -92,7 +97,7 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
 
   if (result.outcome === 'aborted') {
     await releaseLease(claimed, ctx.db);
-    return;
+    return null;
   }
   const outcome: PendingOutcome = {
     claimed,
@@ -107,6 +112,7 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
       responseBody: result.response?.body ?? null,
     },
   };
+  const signal = signalOf({ statusCode: outcome.statusCode, error: outcome.error, durationMs: result.durationMs });
   let recorded: RecordedOutcome | null;
   try {
     recorded = await deps.outcomes.record(outcome);
@@ -118,13 +124,14 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     // Our lease was taken over or the delivery was redelivered or deleted meanwhile; the new owner's
     // outcome stands.
     ctx.log.debug({ deliveryId: claimed.id }, 'attempt outcome dropped: lease no longer held');
-    return;
+    return signal;
   }
   if (recorded.webhookDisabled) {
     ctx.log.warn({ webhookId: claimed.webhookId }, 'webhook disabled after consecutive dead deliveries');
   }
   emitDeliveryUpdated(ctx.events, claimed.partnerId, toDeveloperDelivery(recorded.delivery));
   if (recorded.webhook) emitWebhookUpdated(ctx.events, claimed.partnerId, recorded.webhook);
+  return signal;
 }
 
 /** Margin kept before the lease ends: past it, the row is left to become due again by itself. */

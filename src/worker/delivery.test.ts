@@ -4,7 +4,7 @@
  */
 import Stripe from 'stripe';
 import Value from 'typebox/value';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
 import { type ReceivedRequest, WebhookReceiver } from '../../test/webhook-receiver.js';
@@ -684,6 +684,7 @@ describe('per-endpoint concurrency', () => {
       pollIntervalMs: 100,
       concurrency: 8,
       perWebhookConcurrency: 4,
+      maxPerWebhookConcurrency: 4,
     });
   });
   afterAll(async () => {
@@ -719,4 +720,29 @@ describe('per-endpoint concurrency', () => {
     expect(receiver.requestsTo(slow.path)).toHaveLength(10);
     expect(receiver.maxInFlightOn(slow.path)).toBe(4);
   });
+});
+
+describe('adaptive per-endpoint concurrency', () => {
+  it('an endpoint answering quickly gets more attempts in flight than the starting cap, never more than the ceiling', async () => {
+    const fast = await setup();
+    receiver.on(fast.path, { status: 204, delayMs: 30 });
+    // A backlog first (no worker of this test runs yet), so the cap, not the arrival rate, bounds what is in flight.
+    for (let i = 0; i < 50; i++) await ping(fast.partner, fast.hook.id);
+    const worker = startWorker(t.ctx, {
+      ...WORKER_OPTIONS,
+      concurrency: 16,
+      perWebhookConcurrency: 2,
+      maxPerWebhookConcurrency: 6,
+    });
+    onTestFinished(() => worker.stop());
+    await waitForDeliveries(
+      t,
+      fast.partner,
+      fast.hook.id,
+      (all) => all.length === 50 && all.every((d) => d.status === 'DELIVERED'),
+      60_000,
+    );
+    expect(receiver.maxInFlightOn(fast.path)).toBeGreaterThan(2);
+    expect(receiver.maxInFlightOn(fast.path)).toBeLessThanOrEqual(6);
+  }, 90_000);
 });

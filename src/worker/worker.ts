@@ -24,6 +24,7 @@ import { RECOVERY_BATCH } from '../modules/webhooks/queue/recover-deliveries.js'
 import { releaseClaim } from '../modules/webhooks/queue/release-leases.js';
 import { RECOVERY_EVENT } from '../modules/webhooks/signals.js';
 import { attemptDelivery } from './attempt.js';
+import { EndpointLimits } from './endpoint-limits.js';
 import { fanOutBatch } from './fanout.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { Pump } from './pump.js';
@@ -43,8 +44,14 @@ export interface WorkerOptions {
   leaseMs: number;
   /** Attempts in flight in this worker at most. */
   concurrency: number;
-  /** Attempts in flight per webhook at most, across all workers. */
+  /**
+   * Attempts in flight per webhook, across all workers, where each endpoint starts; it grows while the
+   * endpoint answers 2xx quickly and shrinks on timeouts, 5xx, 429 and network failures
+   * (endpoint-limits.ts), up to `maxPerWebhookConcurrency`.
+   */
   perWebhookConcurrency: number;
+  /** The most an endpoint's adaptive cap may grow to (set it to perWebhookConcurrency for a fixed cap). */
+  maxPerWebhookConcurrency: number;
   pollIntervalMs: number;
   fanoutBatchSize: number;
   purgeIntervalMs: number;
@@ -61,6 +68,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   leaseMs: 60_000,
   concurrency: 64,
   perWebhookConcurrency: 8,
+  maxPerWebhookConcurrency: 32,
   pollIntervalMs: 400,
   fanoutBatchSize: 100,
   purgeIntervalMs: 15 * 60_000,
@@ -100,6 +108,10 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   setMaxListeners(0, stopping.signal);
   const inFlight = new Set<Promise<void>>();
   const outcomes = new OutcomeWriter(ctx.db);
+  const endpointLimits = new EndpointLimits(
+    options.perWebhookConcurrency,
+    Math.max(options.perWebhookConcurrency, options.maxPerWebhookConcurrency),
+  );
   // Whether the last claim found work: then the next one skips the "anything due?" probe.
   let busy = false;
   // Refill in waves: after a claim, the next one waits until half of what was then in flight has
@@ -139,6 +151,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
             leaseMs: options.leaseMs,
             limit: free,
             perWebhookLimit: options.perWebhookConcurrency,
+            adjustedLimits: endpointLimits.adjusted(),
             probe: !busy,
             leaseToken,
           },
@@ -154,6 +167,9 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
           { ctx, dispatcher, timeoutMs: options.attemptTimeoutMs, signal: stopping.signal, outcomes },
           c,
         )
+          .then((signal) => {
+            if (signal) endpointLimits.record(c.webhookId, signal);
+          })
           .catch((err) => {
             // The lease expires and the delivery is attempted again, uncounted.
             if (isUnavailableError(err)) log.debug({ err, deliveryId: c.id }, 'delivery attempt cut short by the database');

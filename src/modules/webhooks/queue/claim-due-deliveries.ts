@@ -14,7 +14,8 @@
  *    overwrite what the new owner recorded.
  *
  * Per-endpoint fairness: at most `perWebhookLimit` rows of one webhook are leased at a time, across all
- * workers. Webhooks already at the cap are excluded from the scan (so a slow endpoint with a deep backlog
+ * workers, or the cap the claiming worker adapted for it (`adjustedLimits`: grown while the endpoint
+ * answers quickly, shrunk when it struggles; src/worker/endpoint-limits.ts). Webhooks already at the cap are excluded from the scan (so a slow endpoint with a deep backlog
  * cannot fill every scan and starve the others), and the webhook rows are locked FOR NO KEY UPDATE
  * SKIP LOCKED while counting, so two workers never both top up the same webhook past the cap (the second
  * skips that webhook this round). That lock does not conflict with the foreign-key checks of the fan-out
@@ -56,7 +57,10 @@ export interface ClaimOptions {
   leaseMs: number;
   /** How many rows this worker can start now. */
   limit: number;
+  /** Attempts in flight per webhook at most, across workers: the cap of webhooks not in `adjustedLimits`. */
   perWebhookLimit: number;
+  /** Webhooks whose cap this worker adapted (src/worker/endpoint-limits.ts), with their caps. */
+  adjustedLimits?: { webhookIds: string[]; limits: number[] };
   /** Look for due work with a cheap read first (default); skip it when the last claim found work. */
   probe?: boolean;
   /** The token of this claim's leases (fresh for every claim; the caller keeps it: see releaseClaim, release-leases.ts). */
@@ -78,6 +82,7 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
     if (due.length === 0) return [];
   }
   const leaseToken = options.leaseToken ?? randomUUID();
+  const adjusted = options.adjustedLimits ?? { webhookIds: [], limits: [] };
   return db.tx(async (q) => {
     // 1. Candidates, oldest due first, and their webhooks, both locked without waiting. The NOT IN
     //    prefilter (webhooks already at the cap) reads this statement's snapshot and only saves work;
@@ -92,13 +97,14 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
           AND w.is_active
           AND d.webhook_id NOT IN (
                 SELECT l.webhook_id FROM webhook_deliveries l
+                  LEFT JOIN unnest($4::uuid[], $5::int[]) AS cap(wid, n) ON cap.wid = l.webhook_id
                  WHERE l.locked_until > $1
-                 GROUP BY l.webhook_id HAVING count(*) >= $3)
+                 GROUP BY l.webhook_id, cap.n HAVING count(*) >= coalesce(cap.n, $3))
         ORDER BY d.next_attempt_at, d.id
         LIMIT $2
         FOR UPDATE OF d SKIP LOCKED
         FOR NO KEY UPDATE OF w SKIP LOCKED`,
-      [now, Math.max(options.limit * 2, 50), options.perWebhookLimit],
+      [now, Math.max(options.limit * 2, 50), options.perWebhookLimit, adjusted.webhookIds, adjusted.limits],
     );
     if (candidates.length === 0) return [];
 
@@ -130,7 +136,8 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
           GROUP BY l.webhook_id
        ), picked AS (
          SELECT cand.id, cand.ord FROM cand LEFT JOIN busy ON busy.webhook_id = cand.wid
-          WHERE cand.k + coalesce(busy.n, 0) <= $4
+           LEFT JOIN unnest($9::uuid[], $10::int[]) AS cap(wid, n) ON cap.wid = cand.wid
+          WHERE cand.k + coalesce(busy.n, 0) <= coalesce(cap.n, $4)
           ORDER BY cand.ord
           LIMIT $5
        )
@@ -150,6 +157,8 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
         new Date(options.nowMs + options.leaseMs),
         leaseToken,
         Math.floor(options.wallClockMs / 1000),
+        adjusted.webhookIds,
+        adjusted.limits,
       ],
     );
     // Oldest due first, as claimed.
