@@ -100,12 +100,8 @@ function DayCount({ keyId, day, count, status }: { keyId: string; day: string; c
   if (count === 0) return <>0</>;
   const what = status ? `${status} answers` : 'requests';
   return (
-    <Link to={dayLink(day, { apiKeyId: keyId, status })} title={`Open the ${what} of ${day} in the request log`}>
+    <Link to={dayLink(day, { apiKeyId: keyId, status })} aria-label={`${count} ${what} on ${day}: open them in the request log`}>
       {count}
-      <span className="visually-hidden">
-        {' '}
-        {what} on {day}: open them in the request log
-      </span>
     </Link>
   );
 }

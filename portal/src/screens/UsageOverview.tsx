@@ -132,9 +132,11 @@ function PeriodCount({ keySeries, count, status }: { keySeries: DeveloperKeyUsag
   if (count === 0) return <>0</>;
   const since = keySeries.items[0] ? `${keySeries.items[0].day}T00:00:00.000Z` : undefined;
   return (
-    <Link to={requestsLink({ apiKeyId: keySeries.apiKeyId, status, since })}>
+    <Link
+      to={requestsLink({ apiKeyId: keySeries.apiKeyId, status, since })}
+      aria-label={`${formatNumber(count)} ${status} answers: open them in the request log`}
+    >
       {formatNumber(count)}
-      <span className="visually-hidden"> {status} answers: open them in the request log</span>
     </Link>
   );
 }

@@ -48,12 +48,13 @@ export function field(text: string | undefined | null, presented: string | null)
  * in two at the limit is still masked: the pattern matches a key of any length.
  */
 export function bodyText(text: string, presented: string | null): string {
-  // Scrub only what can be kept (a UTF-16 unit is at most 3 bytes of UTF-8), then cut to the byte limit.
-  const kept = scrub(text.length > BODY_LIMIT_BYTES ? text.slice(0, BODY_LIMIT_BYTES) : text, presented);
-  if (kept.length * 3 <= BODY_LIMIT_BYTES || Buffer.byteLength(kept) <= BODY_LIMIT_BYTES) return kept;
-  const cut = Buffer.from(kept).subarray(0, BODY_LIMIT_BYTES).toString('utf8');
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most bodies need no measuring.
+  if (text.length * 3 <= BODY_LIMIT_BYTES || Buffer.byteLength(text) <= BODY_LIMIT_BYTES) return scrub(text, presented);
+  // Cut through a Buffer: the result is a string of its own. (A slice of a longer string would keep the
+  // whole body, up to 1 MiB, alive for as long as the entry waits in the queue.)
+  const cut = Buffer.from(text.slice(0, BODY_LIMIT_BYTES)).subarray(0, BODY_LIMIT_BYTES).toString('utf8');
   // A character cut in two decodes as U+FFFD at the end: leave it out.
-  return cut.endsWith('\uFFFD') ? cut.slice(0, -1) : cut;
+  return scrub(cut.endsWith('\uFFFD') ? cut.slice(0, -1) : cut, presented);
 }
 
 /**
