@@ -8,17 +8,17 @@
  *
  * Screenshots of every page, at desktop and phone width, go to artifacts/screenshots/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { createKey, createPartner, createUser, type TestPartner } from '../factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
 import { ensurePortalBuilt } from './portal-build.js';
 
 // Browser globals used inside page.evaluate callbacks, typed just enough: this file is compiled with
@@ -39,11 +39,7 @@ declare const window: Record<string, unknown>;
 declare const localStorage: { getItem(key: string): string | null };
 declare const navigator: { clipboard: { readText(): Promise<string> } };
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
-const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 375, height: 812 };
 
 if (!hasChromium) {
   console.warn(
@@ -88,10 +84,10 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let context: BrowserContext;
   let page: Page;
-  let profile: string;
+  let browser: PortalBrowser | undefined;
   let origin: string;
   let partner: TestPartner;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   // What the steps hand to each other.
   let liveKey = '';
@@ -150,36 +146,12 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     worker = startWorker(t.ctx);
     receiver = await startReceiver();
     partner = await createPartner(t.ctx, 'Caspian Couriers');
-    profile = mkdtempSync(join(tmpdir(), 'portal-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: DESKTOP,
-      locale: 'en-GB',
-      timezoneId: 'UTC',
-    });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    // Uncaught exceptions and CSP violations fail the run; expected 4xx answers are not errors.
-    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) pageErrors.push(msg.text());
-    });
+    browser = await openPortalBrowser(origin);
+    ({ context, page, pageErrors } = browser);
   }, 240_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await worker?.stop();
     await receiver?.close();
     await t?.close();

@@ -8,17 +8,17 @@
  *
  * Screenshots of every page, at desktop and phone width, go to artifacts/screenshots/webhook-ops-*.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { createKey, createPartner, type TestPartner } from '../factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
 import { ensurePortalBuilt } from './portal-build.js';
 
 declare const document: {
@@ -28,11 +28,7 @@ declare const document: {
   ): Iterable<{ tagName: string; className: string; getBoundingClientRect(): { right: number } }>;
 };
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
-const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 375, height: 812 };
 const STEP_TIMEOUT = 90_000;
 
 if (!hasChromium) console.warn(`webhook operations end-to-end tests skipped: ${CHROMIUM} is absent`);
@@ -71,14 +67,12 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   let t: TestApp;
   let worker: Worker;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let context: BrowserContext;
+  let browser: PortalBrowser | undefined;
   let page: Page;
-  let profile: string;
   let origin: string;
   let partner: TestPartner;
   let webhookId = '';
   let secret = '';
-  const pageErrors: string[] = [];
 
   const url = (path: string) => `${origin}${path}`;
   const api = async (method: string, path: string, body?: unknown) => {
@@ -137,30 +131,8 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     webhookId = String(created.json.id);
     secret = String(created.json.secret);
 
-    profile = mkdtempSync(join(tmpdir(), 'portal-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: DESKTOP,
-      locale: 'en-GB',
-      timezoneId: 'UTC',
-    });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) pageErrors.push(msg.text());
-    });
+    browser = await openPortalBrowser(origin);
+    page = browser.page;
 
     await page.goto(url('/portal/'));
     await page.getByLabel('Phone number').fill(partner.phone);
@@ -171,8 +143,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   }, 240_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await worker?.stop();
     await receiver?.close();
     await t?.close();
@@ -334,6 +305,6 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     const delivered = page.locator('section[data-event-type="order.delivered"]');
     expect(await delivered.textContent()).toContain('"type": "order.delivered"');
     await shotBoth('events');
-    expect(pageErrors).toEqual([]);
+    expect(browser?.pageErrors).toEqual([]);
   });
 });
