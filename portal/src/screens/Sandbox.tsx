@@ -26,8 +26,17 @@ import {
 import type { DeveloperKey } from '../types';
 import '../components/sandbox.css';
 
-/** The statuses a test order can start in (the API's enum for `status`, in order). */
-const START_STATUSES: SandboxStartStatus[] = ['PLACED', 'VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'];
+/**
+ * The statuses a test order can start in: exactly the members of the API's enum for `status` (the
+ * compiler checks the record against the SDK's generated type), in the order of the platform path.
+ */
+const START_STATUSES = Object.keys({
+  PLACED: true,
+  VENDOR_ACCEPTED: true,
+  RUNNER_PICKUP: true,
+  AT_HUB: true,
+  PACKED: true,
+} satisfies Record<SandboxStartStatus, true>) as SandboxStartStatus[];
 
 /** How each marketplace move reads on its button: the status it moves the order to. */
 const MOVE_LABELS: Record<OrderStatus, string> = {
@@ -289,6 +298,18 @@ function formatAzn(qepik: number): string {
   return `${formatNumber(Math.floor(qepik / 100))}.${String(qepik % 100).padStart(2, '0')} AZN`;
 }
 
+/** An order's or batch's card heading: its code and its status. */
+function CardHead({ code, status, tone }: { code: string; status: string; tone: Parameters<typeof Badge>[0]['tone'] }) {
+  return (
+    <div className="sandbox-order-head">
+      <h3>
+        <code>{code}</code>
+      </h3>
+      <Badge tone={tone}>{status}</Badge>
+    </div>
+  );
+}
+
 function statusTone(status: OrderStatus): 'ok' | 'bad' | 'muted' | 'warn' {
   if (status === 'DELIVERED') return 'ok';
   if (status === 'FAILED') return 'warn';
@@ -354,12 +375,7 @@ function Orders({
               const { order } = entry;
               return (
                 <li key={order.code} className="card sandbox-order" data-order-code={order.code} data-status={order.status}>
-                  <div className="sandbox-order-head">
-                    <h3>
-                      <code>{order.code}</code>
-                    </h3>
-                    <Badge tone={statusTone(order.status)}>{order.status}</Badge>
-                  </div>
+                  <CardHead code={order.code} status={order.status} tone={statusTone(order.status)} />
                   <p className="hint">
                     {order.paymentMethod === 'COD'
                       ? `Cash on delivery: ${formatAzn(order.codAmountQepik)} to collect`
@@ -420,12 +436,7 @@ function Orders({
           <ul className="sandbox-orders">
             {batches.map((b) => (
               <li key={b.code} className="card sandbox-order" data-batch-code={b.code} data-status={b.status}>
-                <div className="sandbox-order-head">
-                  <h3>
-                    <code>{b.code}</code>
-                  </h3>
-                  <Badge tone={b.status === 'COMPLETED' ? 'ok' : 'muted'}>{b.status}</Badge>
-                </div>
+                <CardHead code={b.code} status={b.status} tone={b.status === 'COMPLETED' ? 'ok' : 'muted'} />
                 <p className="hint">Orders: {b.orderCodes.join(', ')}</p>
                 {b.moves.length > 0 && (
                   <div className="actions">

@@ -14,7 +14,15 @@ import type { Auth } from '../orders/orders.test-helpers.js';
 import { devAuth, waitFor } from '../webhooks/webhooks.test-helpers.js';
 import { CHECKLIST_ITEM_IDS } from './checklist.service.js';
 import type { GoLiveChecklist } from './sandbox.schemas.js';
-import { partnerEvent, platformMove, type SandboxSetup, sandboxPost, sandboxSetup, testOrder } from './sandbox.test-helpers.js';
+import {
+  partnerEvent,
+  platformMove,
+  rotateKey,
+  type SandboxSetup,
+  sandboxPost,
+  sandboxSetup,
+  testOrder,
+} from './sandbox.test-helpers.js';
 
 let t: TestApp;
 let receiver: WebhookReceiver;
@@ -310,13 +318,7 @@ describe('GET /v1/developer/keys/{id}/checklist', () => {
     const s = await sandboxSetup(t, null);
     const order = await testOrder(t, s.key, 'PACKED');
     expect((await partnerEvent(t, s.key, order.code, { type: 'PICKED_UP' })).statusCode).toBe(201);
-    const rotated = await t.live.inject({
-      method: 'POST',
-      url: `/v1/developer/keys/${s.key.id}/rotate`,
-      headers: await devAuth(t, s.partner),
-    });
-    expect(rotated.statusCode).toBe(200);
-    const successor: TestKey = { ...s.key, id: rotated.json().id, headers: { 'x-api-key': rotated.json().key } };
+    const successor = await rotateKey(t, s);
     // The rotated-out key, acting for its successor during the grace period.
     expect((await partnerEvent(t, s.key, order.code, { type: 'EN_ROUTE' })).statusCode).toBe(201);
     const old = await checklist(s, s.key.id);

@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import { createKey, createPartner, type TestPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { ORDER_STATUSES } from '../../shared/schemas.js';
 import { partnerEventsFrom, platformMovesFrom } from '../orders/state-machine.js';
 import { devAuth } from '../webhooks/webhooks.test-helpers.js';
-import { outboxOfKey, partnerEvent, platformMove, sandboxSetup, testOrder } from './sandbox.test-helpers.js';
+import { outboxOfKey, partnerEvent, platformMove, rotateKey, sandboxSetup, testOrder } from './sandbox.test-helpers.js';
 
 let t: TestApp;
 const getApp = () => t;
@@ -174,13 +174,7 @@ describe('developer simulator routes /v1/developer/keys/{id}/sandbox…', () => 
 
   it('acts for the successor with a rotated-out key in its grace period', async () => {
     const s = await sandboxSetup(t, null);
-    const rotated = await t.live.inject({
-      method: 'POST',
-      url: `/v1/developer/keys/${s.key.id}/rotate`,
-      headers: await devAuth(t, s.partner),
-    });
-    expect(rotated.statusCode).toBe(200);
-    const successor: TestKey = { ...s.key, id: rotated.json().id, headers: { 'x-api-key': rotated.json().key } };
+    const successor = await rotateKey(t, s);
     const created = await dev(s.partner, 'POST', `/v1/developer/keys/${s.key.id}/sandbox/orders`, {});
     expect(created.statusCode, created.body).toBe(201);
     const read = await t.sandbox.inject({

@@ -45,6 +45,17 @@ export async function sandboxSetup(
   return { partner, key, path, webhookId: hook.id };
 }
 
+/** Rotates the setup's key through the developer API; answers the successor (the old key keeps its grace). */
+export async function rotateKey(t: TestApp, s: Pick<SandboxSetup, 'partner' | 'key'>): Promise<TestKey> {
+  const res = await t.live.inject({
+    method: 'POST',
+    url: `/v1/developer/keys/${s.key.id}/rotate`,
+    headers: await devAuth(t, s.partner),
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return { ...s.key, id: res.json().id, key: res.json().key, headers: { 'x-api-key': res.json().key } };
+}
+
 export function sandboxPost(t: TestApp, key: TestKey, url: string, payload?: unknown, listener: 'live' | 'sandbox' = 'sandbox') {
   return t[listener].inject({
     method: 'POST',
