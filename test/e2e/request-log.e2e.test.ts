@@ -7,38 +7,32 @@
  *
  * Screenshots at desktop and phone width go to artifacts/screenshots/requests-*.png.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderFor } from '../../src/modules/orders/orders.test-helpers.js';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
 import { ensurePortalBuilt } from './portal-build.js';
 
 declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
-const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 375, height: 812 };
 const STEP_TIMEOUT = 90_000;
 
 if (!hasChromium) console.warn(`request log end-to-end tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeout: STEP_TIMEOUT }, () => {
   let t: TestApp;
-  let context: BrowserContext;
+  let browser: PortalBrowser;
   let page: Page;
-  let profile: string;
   let origin: string;
   let partner: TestPartner;
   let key: TestKey;
   let code: string;
-  const pageErrors: string[] = [];
   const sent: Record<string, string> = {};
 
   const url = (path: string) => `${origin}${path}`;
@@ -96,28 +90,14 @@ describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeou
     expect(await partnerCall('invalid', 'POST', `/v1/partner/orders/${code}/events`, '{"type":"TELEPORTED"}')).toBe(400);
     await t.ctx.requestLog.flush();
 
-    profile = mkdtempSync(join(tmpdir(), 'portal-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-      viewport: DESKTOP,
-      locale: 'en-GB',
-      timezoneId: 'UTC',
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) pageErrors.push(msg.text());
-    });
+    browser = await openPortalBrowser(origin);
+    page = browser.page;
   }, 240_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await t?.close();
-    expect(pageErrors).toEqual([]);
+    expect(browser?.pageErrors ?? []).toEqual([]);
   });
 
   it('lists the partner’s requests newest first, with what the log left out in plain words', async () => {
