@@ -7,16 +7,16 @@
  *
  * Screenshots at desktop and phone width go to artifacts/screenshots/sandbox-*.png.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { createPartner, type TestPartner } from '../factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
 import { ensurePortalBuilt } from './portal-build.js';
 
 // Browser globals used inside page callbacks (this file is compiled with the Node libraries only).
@@ -25,11 +25,7 @@ declare const document: {
   querySelectorAll(selector: string): { length: number };
 };
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
-const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 375, height: 812 };
 const STEP_TIMEOUT = 120_000;
 const ITEMS = 13;
 
@@ -64,13 +60,11 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   let t: TestApp;
   let worker: Worker;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let context: BrowserContext;
+  let browser: PortalBrowser;
   let page: Page;
-  let profile: string;
   let origin: string;
   let sandboxOrigin: string;
   let partner: TestPartner;
-  const pageErrors: string[] = [];
 
   // What the steps hand to each other.
   let sandboxKey = '';
@@ -150,26 +144,12 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     worker = startWorker(t.ctx, { pollIntervalMs: 100 });
     receiver = await startReceiver();
     partner = await createPartner(t.ctx, 'Caspian Couriers');
-    profile = mkdtempSync(join(tmpdir(), 'portal-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-      viewport: DESKTOP,
-      locale: 'en-GB',
-      timezoneId: 'UTC',
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) pageErrors.push(msg.text());
-    });
+    browser = await openPortalBrowser(origin);
+    page = browser.page;
   }, 240_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await worker?.stop();
     await receiver?.close();
     await t?.close();
@@ -336,6 +316,6 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   });
 
   it('raised no uncaught error and no Content-Security-Policy violation in the page', () => {
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 });
