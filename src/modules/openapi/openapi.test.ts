@@ -77,6 +77,10 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/webhooks/{id}/rotate-secret',
   'GET /v1/developer/webhooks/{id}/health',
   'GET /v1/developer/event-types',
+  // Request log (decisions §13).
+  'GET /v1/developer/requests',
+  'GET /v1/developer/requests/drops',
+  'GET /v1/developer/requests/{id}',
 ].sort();
 
 const SPEC_SCHEMAS = [
@@ -585,6 +589,52 @@ describe('real answers match the document', () => {
       'POST',
       '/v1/developer/deliveries/{id}/redeliver',
       await t.live.inject({ method: 'POST', url: '/v1/developer/deliveries/nope/redeliver', headers: dev }),
+    );
+    // Webhook operations (decisions §12): answers and refusals.
+    const hookUrl = `/v1/developer/webhooks/${webhook.id}`;
+    const sampled = await t.live.inject({
+      method: 'POST',
+      url: `${hookUrl}/test`,
+      headers: dev,
+      payload: { event: 'order.delivered' },
+    });
+    expectDocumented('POST', '/v1/developer/webhooks/{id}/test', sampled);
+    expectDocumented(
+      'POST',
+      '/v1/developer/webhooks/{id}/test',
+      await t.live.inject({ method: 'POST', url: `${hookUrl}/test`, headers: dev, payload: { event: 'order.teleported' } }),
+    );
+    for (const id of [sampled.json().id, 'nope']) {
+      expectDocumented(
+        'GET',
+        '/v1/developer/deliveries/{id}',
+        await t.live.inject({ method: 'GET', url: `/v1/developer/deliveries/${id}`, headers: dev }),
+      );
+    }
+    const since = new Date(t.clock.nowMs() - 3_600_000).toISOString();
+    for (const payload of [{ since }, { since: '2001-01-01T00:00:00.000Z' }]) {
+      expectDocumented(
+        'POST',
+        '/v1/developer/webhooks/{id}/recover',
+        await t.live.inject({ method: 'POST', url: `${hookUrl}/recover`, headers: dev, payload }),
+      );
+    }
+    expectDocumented(
+      'GET',
+      '/v1/developer/webhooks/{id}/health',
+      await t.live.inject({ method: 'GET', url: `${hookUrl}/health`, headers: dev }),
+    );
+    for (const payload of [{ graceHours: 2 }, { graceHours: 500 }]) {
+      expectDocumented(
+        'POST',
+        '/v1/developer/webhooks/{id}/rotate-secret',
+        await t.live.inject({ method: 'POST', url: `${hookUrl}/rotate-secret`, headers: dev, payload }),
+      );
+    }
+    expectDocumented(
+      'GET',
+      '/v1/developer/event-types',
+      await t.live.inject({ method: 'GET', url: '/v1/developer/event-types' }),
     );
     expectDocumented(
       'DELETE',
