@@ -42,8 +42,8 @@ afterAll(async () => {
 });
 
 /** A worker for this test only, stopped when it ends. */
-function runWorker(): Worker {
-  const worker = startWorker(t.ctx, WORKER_OPTIONS);
+function runWorker(options: Partial<typeof WORKER_OPTIONS> = {}): Worker {
+  const worker = startWorker(t.ctx, { ...WORKER_OPTIONS, ...options });
   onTestFinished(() => worker.stop());
   return worker;
 }
@@ -380,7 +380,8 @@ describe('POST /v1/developer/webhooks/{id}/recover', () => {
   });
 
   it("a recovering endpoint that hangs holds a batch at most, and another partner's deliveries go out meanwhile", async () => {
-    runWorker();
+    // Hung attempts must not time out while the test looks (a timed-out one would make room for more).
+    runWorker({ attemptTimeoutMs: 60_000, leaseMs: 120_000 });
     const slow = await setup();
     receiver.on(slow.path, { hang: true });
     const total = RECOVERY_BATCH * 3;
