@@ -279,7 +279,9 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     for (const id of ['webhook-order-cancelled', 'webhook-batch-completed']) {
       expect(await item(id).getAttribute('data-done'), id).toBe('false');
     }
-    expect(await orderCard(c).getAttribute('data-status')).toBe('EN_ROUTE');
+    // The order cards follow on their own (order.updated), independently of the checklist.
+    await page.locator(`li[data-order-code="${c}"][data-status="EN_ROUTE"]`).waitFor();
+    await page.locator(`li[data-order-code="${a}"][data-status="DELIVERED"]`).waitFor();
     await shotBoth('partner-calls');
   });
 

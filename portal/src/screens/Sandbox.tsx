@@ -298,6 +298,23 @@ function formatAzn(qepik: number): string {
   return `${formatNumber(Math.floor(qepik / 100))}.${String(qepik % 100).padStart(2, '0')} AZN`;
 }
 
+/** A marketplace move of an order or a batch: its label, and what it moves for screen readers. */
+function MoveButton(props: { to: string; label: string; of: string; disabled: boolean; danger?: boolean; onClick: () => void }) {
+  return (
+    <button
+      type="button"
+      data-move={props.to}
+      title={`Moves ${props.of} to ${props.to}`}
+      disabled={props.disabled}
+      className={props.danger ? 'danger' : undefined}
+      onClick={props.onClick}
+    >
+      {props.label}
+      <span className="visually-hidden"> {props.of}</span>
+    </button>
+  );
+}
+
 /** An order's or batch's card heading: its code and its status. */
 function CardHead({ code, status, tone }: { code: string; status: string; tone: Parameters<typeof Badge>[0]['tone'] }) {
   return (
@@ -393,18 +410,15 @@ function Orders({
                       <legend>Move it as the marketplace</legend>
                       <div className="actions">
                         {entry.platformMoves.map((to) => (
-                          <button
+                          <MoveButton
                             key={to}
-                            type="button"
-                            data-move={to}
-                            title={`Moves the order to ${to}`}
+                            to={to}
+                            label={MOVE_LABELS[to]}
+                            of={order.code}
                             disabled={busy}
-                            className={to === 'CANCELLED' ? 'danger' : undefined}
+                            danger={to === 'CANCELLED'}
                             onClick={() => void run(move.run(keyId, order.code, to))}
-                          >
-                            {MOVE_LABELS[to]}
-                            <span className="visually-hidden"> {order.code}</span>
-                          </button>
+                          />
                         ))}
                       </div>
                     </fieldset>
@@ -441,16 +455,14 @@ function Orders({
                 {b.moves.length > 0 && (
                   <div className="actions">
                     {b.moves.map((to) => (
-                      <button
+                      <MoveButton
                         key={to}
-                        type="button"
-                        data-move={to}
+                        to={to}
+                        label={BATCH_LABELS[to]}
+                        of={b.code}
                         disabled={busy}
                         onClick={() => void run(moveBatch.run(keyId, b.code, to))}
-                      >
-                        {BATCH_LABELS[to]}
-                        <span className="visually-hidden"> {b.code}</span>
-                      </button>
+                      />
                     ))}
                   </div>
                 )}
