@@ -15,6 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ResolvedKey } from '../modules/keys/key-resolver.js';
 import { bodyText, errorCodeOf, field, unreadBodyNote } from '../modules/request-log/capture.js';
+import { requestIdTime } from '../modules/request-log/request-id.js';
 import type { RequestLogEntry } from '../modules/request-log/request-log.types.js';
 import type { ApiKeyEnvironment } from '../shared/schemas.js';
 
@@ -52,7 +53,7 @@ function entryOf(
   const durationMs = Math.round(reply.elapsedTime * 100) / 100;
   return {
     id: request.id,
-    createdMs: request.id.startsWith('req_') ? Number.parseInt(request.id.slice(4, 16), 16) : Math.round(nowMs - durationMs),
+    createdMs: requestIdTime(request.id) ?? Math.round(nowMs - durationMs),
     partnerId: key.partnerId,
     apiKeyId: key.id,
     environment,

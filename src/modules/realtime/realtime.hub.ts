@@ -35,7 +35,6 @@ import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../orders/out
 import { orderAsSeenBy } from '../orders/visibility.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogged } from '../request-log/request-log.types.js';
 import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated, WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from '../webhooks/signals.js';
-import { PartnerPresence } from './partner-presence.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
 
@@ -79,13 +78,9 @@ export class RealtimeHub {
   private readonly keyOwners = new Map<string, KeyOwner>();
   private readonly redisClients: Array<{ quit(): Promise<unknown>; disconnect(): void }> = [];
   private readonly unsubscribe: Array<() => void> = [];
-  /** Partners with a user connected (here or elsewhere): the request log's live tail is for them only. */
-  private readonly presence: PartnerPresence;
   private closed = false;
 
   constructor(private readonly ctx: AppContext) {
-    this.presence = new PartnerPresence(ctx.redis, ctx.config.redisKeyPrefix, ctx.log);
-    const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.presence.has(partnerId));
     const onOutbox = (rows: ProcessedOutboxEvent[]) =>
       void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
     const onDelivery = (event: DeliveryUpdated) =>
@@ -102,8 +97,6 @@ export class RealtimeHub {
       () => ctx.events.off(OUTBOX_PROCESSED_EVENT, onOutbox),
       () => ctx.events.off(DELIVERY_UPDATED_EVENT, onDelivery),
       () => ctx.events.off(REQUEST_LOGGED_EVENT, onRequestLogged),
-      noAudience,
-      () => this.presence.stop(),
       () => ctx.events.off(WEBHOOK_UPDATED_EVENT, onWebhook),
     );
   }
@@ -133,10 +126,7 @@ export class RealtimeHub {
         .catch((err: Error) => next(err));
     });
     nsp.on('connection', (socket) => this.onConnection(socket));
-    if (httpServer) {
-      io.attach(httpServer);
-      this.presence.start();
-    }
+    if (httpServer) io.attach(httpServer);
     this.servers.push(io);
     return io;
   }
@@ -176,12 +166,7 @@ export class RealtimeHub {
   private onConnection(socket: Socket): void {
     const principal = socket.data.principal as Principal & { exp: number };
     if (principal.role === 'ADMIN') void socket.join('admins');
-    else {
-      const partnerId = principal.partnerId as string;
-      void socket.join(`partner:${partnerId}`);
-      this.presence.join(partnerId);
-      socket.on('disconnect', () => this.presence.leave(partnerId));
-    }
+    else void socket.join(`partner:${principal.partnerId}`);
     // A token that expires during the connection ends it (the client reconnects with a fresh token).
     const msLeft = principal.exp * 1000 - this.ctx.clock.nowMs();
     const timer = setTimeout(
