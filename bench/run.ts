@@ -342,7 +342,12 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
         if (profiling) await profiling.stop(name);
         return r;
       };
-      const runOff = () => measured({ ...common, ...scenario(round, 'off') }, cpuOff);
+      const runOff = async () => {
+        const profiling = PROFILE && round === 0 ? await startProfile() : null;
+        const r = await measured({ ...common, ...scenario(round, 'off') }, cpuOff);
+        if (profiling) await profiling.stop(`${name} (log off)`);
+        return r;
+      };
       let r: Result;
       let off: Result;
       if (round % 2 === 0) {

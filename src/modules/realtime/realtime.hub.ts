@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
+import type { Redis } from 'ioredis';
 import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
 import { ERROR_STATUS } from '../../errors.js';
@@ -33,6 +34,7 @@ import { type Principal, verifyAccessToken } from '../auth/tokens.js';
 import { findKeyOwner } from '../keys/keys.repo.js';
 import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../orders/outbox.js';
 import { orderAsSeenBy } from '../orders/visibility.js';
+import { LiveAudience } from '../request-log/live-audience.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogged } from '../request-log/request-log.types.js';
 import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated, WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from '../webhooks/signals.js';
 
@@ -78,9 +80,13 @@ export class RealtimeHub {
   private readonly keyOwners = new Map<string, KeyOwner>();
   private readonly redisClients: Array<{ quit(): Promise<unknown>; disconnect(): void }> = [];
   private readonly unsubscribe: Array<() => void> = [];
+  /** Partners with a user connected (here or elsewhere): the request log's live tail is for them only. */
+  private readonly audience: LiveAudience;
   private closed = false;
 
   constructor(private readonly ctx: AppContext) {
+    this.audience = new LiveAudience(ctx.config.redisKeyPrefix, ctx.log);
+    const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.audience.has(partnerId));
     const onOutbox = (rows: ProcessedOutboxEvent[]) =>
       void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
     const onDelivery = (event: DeliveryUpdated) =>
@@ -97,6 +103,8 @@ export class RealtimeHub {
       () => ctx.events.off(OUTBOX_PROCESSED_EVENT, onOutbox),
       () => ctx.events.off(DELIVERY_UPDATED_EVENT, onDelivery),
       () => ctx.events.off(REQUEST_LOGGED_EVENT, onRequestLogged),
+      noAudience,
+      () => this.audience.stop(),
       () => ctx.events.off(WEBHOOK_UPDATED_EVENT, onWebhook),
     );
   }
@@ -104,11 +112,12 @@ export class RealtimeHub {
   /** Serves the channel on a listener's HTTP server (or, with no server, only emits: worker processes). */
   attach(httpServer?: HttpServer): RealtimeServer {
     const io: RealtimeServer = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
+    let pub: Redis | null = null;
     if (this.ctx.redis) {
       // The adapter never awaits its PUBLISH commands: duplicateRedis handles their rejections. While
       // Redis is out a batch is emitted to this process's sockets only (decisions §11) and its PUBLISH
       // fails at once; nothing is queued to be sent late.
-      const pub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-pub');
+      pub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-pub');
       const sub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-sub', { subscriber: true });
       this.redisClients.push(pub, sub);
       io.adapter(createAdapter(pub, sub, { key: `${this.ctx.config.redisKeyPrefix}:realtime` }));
@@ -126,7 +135,10 @@ export class RealtimeHub {
         .catch((err: Error) => next(err));
     });
     nsp.on('connection', (socket) => this.onConnection(socket));
-    if (httpServer) io.attach(httpServer);
+    if (httpServer) {
+      io.attach(httpServer);
+      this.audience.watch(nsp, pub);
+    }
     this.servers.push(io);
     return io;
   }

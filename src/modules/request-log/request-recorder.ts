@@ -22,9 +22,10 @@
  * this process has not written yet, that day's partition and the next day's are created (the next
  * day's ahead of time, so that midnight does not wait for the parent table's lock).
  *
- * Live tail. Each queued entry is also offered to the realtime channel (`request.logged`): at most
+ * Live tail. Each queued entry of a partner with a user on the realtime channel (the audience the
+ * realtime hub gives, setLiveAudience) is also offered to it (`request.logged`): at most
  * `liveTailPerSecond` per partner per second from this process; the rest are counted as not streamed,
- * per minute, beside the drops.
+ * per minute, beside the drops. Nobody watching: nothing is built, sent or counted.
  */
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
@@ -101,6 +102,7 @@ export class RequestRecorder {
   private chain: Promise<unknown> = Promise.resolve();
   private running = 0;
   private timer: NodeJS.Timeout | null = null;
+  private audience: ((partnerId: string) => boolean) | null = null;
   private liveSecond = -1;
   private readonly liveSent = new Map<string, number>();
   readonly options: RequestLogOptions;
@@ -138,15 +140,26 @@ export class RequestRecorder {
     this.offerLive(entry);
   }
 
+  /**
+   * Who the live tail is for (the realtime hub's partners with a connected user). Returns the way to
+   * take it back (which leaves another hub's audience in place).
+   */
+  setLiveAudience(audience: (partnerId: string) => boolean): () => void {
+    this.audience = audience;
+    return () => {
+      if (this.audience === audience) this.audience = null;
+    };
+  }
+
   /** Entries waiting to be written. */
   get queued(): number {
     return this.queue.length;
   }
 
   /**
-   * Writes everything queued so far, one INSERT per batch of `maxBatch`; rejects (keeping the entries)
-   * when the database cannot be reached. One flush at a time: a call during a flush waits for it and
-   * then writes what arrived meanwhile.
+   * Writes everything queued when it starts, one INSERT per batch of `maxBatch`; rejects (keeping the
+   * entries) when the database cannot be reached. One flush at a time: a call during a flush waits for
+   * it and then writes what arrived meanwhile.
    */
   flush(): Promise<void> {
     this.running++;
@@ -164,7 +177,11 @@ export class RequestRecorder {
 
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) await this.writeBatch();
+      // What was queued when the flush began, in batches; what arrives meanwhile waits for the next
+      // tick (writing until the queue is empty would, under load, become a stream of tiny INSERTs).
+      for (let left = this.queue.length; left > 0; left -= this.options.maxBatch) {
+        await this.writeBatch(Math.min(left, this.options.maxBatch));
+      }
       await this.writeCounts();
     } catch (err) {
       // An outage is logged once by the database's health (context.ts), not by every flush.
@@ -174,12 +191,12 @@ export class RequestRecorder {
     }
   }
 
-  private async writeBatch(): Promise<void> {
+  private async writeBatch(size: number): Promise<void> {
     let batch: RequestLogEntry[];
-    if (this.queue.length <= this.options.maxBatch) {
+    if (this.queue.length <= size) {
       batch = this.queue;
       this.queue = [];
-    } else batch = this.queue.splice(0, this.options.maxBatch);
+    } else batch = this.queue.splice(0, size);
     try {
       await this.ensurePartitions(batch);
       await insertEntries(batch, this.db);
@@ -242,8 +259,7 @@ export class RequestRecorder {
   }
 
   private offerLive(entry: RequestLogEntry): void {
-    // Nobody in this process forwards it (no realtime hub): nothing to send, nothing to count.
-    if (this.events.listenerCount(REQUEST_LOGGED_EVENT) === 0) return;
+    if (this.audience === null || !this.audience(entry.partnerId)) return;
     const second = Math.floor(this.options.liveNowMs() / 1000);
     if (second !== this.liveSecond) {
       this.liveSecond = second;
