@@ -13,6 +13,10 @@
  * They come from what the worker has committed (outbox rows it fanned out, delivery state changes), so
  * nothing is emitted for a change that rolled back.
  *
+ * Only rooms with a socket connected somewhere get updates at all: the hub knows which (audience.ts: its
+ * own sockets exactly, other processes' through Redis), and an update for a room nobody is in is not
+ * built, emitted or published (the request log's live tail asks the same audience).
+ *
  * One hub per process. Each listener gets its own Socket.IO server. Updates are sent in batches, one per
  * turn of the event loop: the hub emits each update on every server of this process, and only to a room
  * that has a socket there (an update nobody here listens to costs no encoding); with REDIS_URL it also
@@ -24,7 +28,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
-import type { Redis } from 'ioredis';
 import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
 import { ERROR_STATUS } from '../../errors.js';
@@ -34,11 +37,14 @@ import { type Principal, verifyAccessToken } from '../auth/tokens.js';
 import { findKeyOwner } from '../keys/keys.repo.js';
 import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../orders/outbox.js';
 import { orderAsSeenBy } from '../orders/visibility.js';
-import { LiveAudience } from '../request-log/live-audience.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogged } from '../request-log/request-log.types.js';
 import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated, WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from '../webhooks/signals.js';
+import { RealtimeAudience } from './audience.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
+
+const ADMINS_ROOM = 'admins';
+const partnerRoom = (partnerId: string) => `partner:${partnerId}`;
 
 interface KeyOwner {
   partnerId: string;
@@ -64,6 +70,8 @@ interface RealtimeBatch {
 
 interface InterServerEvents {
   'realtime.batch': (batch: RealtimeBatch) => void;
+  /** A room's first socket connected in the sending process (audience.ts). */
+  'realtime.joined': (room: string) => void;
 }
 
 type RealtimeServer = Server<DefaultEventsMap, DefaultEventsMap, InterServerEvents>;
@@ -80,21 +88,21 @@ export class RealtimeHub {
   private readonly keyOwners = new Map<string, KeyOwner>();
   private readonly redisClients: Array<{ quit(): Promise<unknown>; disconnect(): void }> = [];
   private readonly unsubscribe: Array<() => void> = [];
-  /** Partners with a user connected (here or elsewhere): the request log's live tail is for them only. */
-  private readonly audience: LiveAudience;
+  /** Rooms with a socket connected, here or elsewhere: updates are built and sent for them only. */
+  private readonly audience: RealtimeAudience;
   private closed = false;
 
   constructor(private readonly ctx: AppContext) {
-    this.audience = new LiveAudience(ctx.config.redisKeyPrefix, ctx.log);
-    const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.audience.has(partnerId));
+    this.audience = new RealtimeAudience(ctx.config.redisKeyPrefix, ctx.log);
+    const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.audience.has(partnerRoom(partnerId)));
     const onOutbox = (rows: ProcessedOutboxEvent[]) =>
       void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
     const onDelivery = (event: DeliveryUpdated) =>
-      this.emit(`partner:${event.partnerId}`, 'delivery.updated', { delivery: event.delivery });
+      this.emit(partnerRoom(event.partnerId), 'delivery.updated', { delivery: event.delivery });
     const onWebhook = (event: WebhookUpdated) =>
-      this.emit(`partner:${event.partnerId}`, 'webhook.updated', { webhook: event.webhook });
+      this.emit(partnerRoom(event.partnerId), 'webhook.updated', { webhook: event.webhook });
     const onRequestLogged = (event: RequestLogged) =>
-      this.emit(`partner:${event.partnerId}`, 'request.logged', { request: event.request });
+      this.emit(partnerRoom(event.partnerId), 'request.logged', { request: event.request });
     ctx.events.on(OUTBOX_PROCESSED_EVENT, onOutbox);
     ctx.events.on(DELIVERY_UPDATED_EVENT, onDelivery);
     ctx.events.on(REQUEST_LOGGED_EVENT, onRequestLogged);
@@ -112,15 +120,15 @@ export class RealtimeHub {
   /** Serves the channel on a listener's HTTP server (or, with no server, only emits: worker processes). */
   attach(httpServer?: HttpServer): RealtimeServer {
     const io: RealtimeServer = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
-    let pub: Redis | null = null;
     if (this.ctx.redis) {
       // The adapter never awaits its PUBLISH commands: duplicateRedis handles their rejections. While
       // Redis is out a batch is emitted to this process's sockets only (decisions §11) and its PUBLISH
       // fails at once; nothing is queued to be sent late.
-      pub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-pub');
+      const pub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-pub');
       const sub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-sub', { subscriber: true });
       this.redisClients.push(pub, sub);
       io.adapter(createAdapter(pub, sub, { key: `${this.ctx.config.redisKeyPrefix}:realtime` }));
+      this.audience.share(pub);
     }
     const nsp = io.of(REALTIME_NAMESPACE);
     // Another hub's batch (another process, or a hub of another context): emitted to this server's sockets.
@@ -129,16 +137,16 @@ export class RealtimeHub {
     nsp.on('realtime.batch', (batch) => {
       if (batch?.hub !== this.id && Array.isArray(batch?.messages)) this.emitLocally(io, batch.messages);
     });
+    nsp.on('realtime.joined', (room) => {
+      if (typeof room === 'string') this.audience.noteRemote(room);
+    });
     nsp.use((socket, next) => {
       void this.authenticate(socket)
         .then(() => next())
         .catch((err: Error) => next(err));
     });
     nsp.on('connection', (socket) => this.onConnection(socket));
-    if (httpServer) {
-      io.attach(httpServer);
-      this.audience.watch(nsp, pub);
-    }
+    if (httpServer) io.attach(httpServer);
     this.servers.push(io);
     return io;
   }
@@ -177,8 +185,11 @@ export class RealtimeHub {
 
   private onConnection(socket: Socket): void {
     const principal = socket.data.principal as Principal & { exp: number };
-    if (principal.role === 'ADMIN') void socket.join('admins');
-    else void socket.join(`partner:${principal.partnerId}`);
+    const room = principal.role === 'ADMIN' ? ADMINS_ROOM : partnerRoom(principal.partnerId as string);
+    void socket.join(room);
+    // The room's first socket in this process: other processes start publishing for it now.
+    if (this.audience.join(room) && this.ctx.redis) socket.nsp.serverSideEmit('realtime.joined', room);
+    socket.on('disconnect', () => this.audience.leave(room));
     // A token that expires during the connection ends it (the client reconnects with a fresh token).
     const msLeft = principal.exp * 1000 - this.ctx.clock.nowMs();
     const timer = setTimeout(
@@ -203,7 +214,7 @@ export class RealtimeHub {
 
   /** Queues an update; the turn's updates go out together (see the top of this file). */
   private emit(room: string, event: string, payload: unknown): void {
-    if (this.servers.length === 0 || this.closed) return;
+    if (this.servers.length === 0 || this.closed || !this.audience.has(room)) return;
     this.queued.push({ room, event, payload });
     if (this.flushScheduled) return;
     this.flushScheduled = true;
@@ -233,14 +244,15 @@ export class RealtimeHub {
   }
 
   private async publishOrders(rows: ProcessedOutboxEvent[]): Promise<void> {
+    if (this.audience.empty) return;
     for (const row of rows) {
       const order = (row.data as { order?: { customer?: unknown } } | undefined)?.order;
       if (!order || REDUNDANT_ORDER_EVENTS.has(row.type)) continue;
-      this.emit('admins', 'order.updated', { order });
+      this.emit(ADMINS_ROOM, 'order.updated', { order });
       if (!row.assignedKeyId) continue;
       const owner = await this.ownerOf(row.assignedKeyId);
-      if (!owner) continue;
-      this.emit(`partner:${owner.partnerId}`, 'order.updated', { order: orderAsSeenBy(owner, order) });
+      if (!owner || !this.audience.has(partnerRoom(owner.partnerId))) continue;
+      this.emit(partnerRoom(owner.partnerId), 'order.updated', { order: orderAsSeenBy(owner, order) });
     }
   }
 

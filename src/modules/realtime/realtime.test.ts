@@ -190,6 +190,59 @@ describe('realtime channel /realtime', () => {
 });
 
 describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime across processes (Redis adapter)', () => {
+  it('publishes nothing for a room nobody is in, anywhere; a room gets updates once somebody joins it', async () => {
+    const first = await createTestApp();
+    const second = await createSecondApp(first);
+    // Everything the hubs publish on the channel, as a stranger subscribed to it sees it.
+    const sub = duplicateRedis(first.ctx.redis as Redis, first.ctx.log, 'witness-sub', { subscriber: true });
+    let published = 0;
+    sub.on('pmessageBuffer', () => published++);
+    await sub.psubscribe(`${first.ctx.config.redisKeyPrefix}:realtime*`);
+    try {
+      await first.live.listen({ port: 0, host: '127.0.0.1' });
+      await second.live.listen({ port: 0, host: '127.0.0.1' });
+      const partner = await createPartner(first.ctx);
+      const admin = await createUser(first.ctx, 'ADMIN');
+      const adminSocket = open(urlOf(first), admin.token);
+      await connected(adminSocket);
+      const adminGot = collect(adminSocket, 'delivery.updated');
+      // The admin room's first socket is announced to the other processes: one message.
+      await until(() => published >= 1);
+
+      // Nobody in the partner's room: its updates are not published (nor emitted); the admins' are.
+      const before = published;
+      for (let n = 0; n < 50; n++) {
+        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: `unwatched-${n}` } });
+      }
+      await new Promise((r) => setImmediate(r));
+      // A marker for a room with somebody in it, published after them (Redis keeps the order).
+      first.ctx.events.emit('webhook.updated', { partnerId: partner.id, webhook: { id: 'unwatched' } });
+      first.ctx.events.emit('outbox.processed', [
+        { type: 'order.status_changed', assignedKeyId: null, data: { order: order('ORD-MARKER') } },
+      ]);
+      const adminOrders = collect(adminSocket, 'order.updated');
+      await until(() => adminOrders.length === 1 && published > before);
+      expect(published - before).toBe(1);
+      expect(adminGot).toEqual([]);
+
+      // Somebody joins the partner's room on the other process: updates made here reach them.
+      const socket = open(urlOf(second), partner.token);
+      await connected(socket);
+      const got = collect(socket, 'delivery.updated');
+      for (let n = 0; got.length === 0; n++) {
+        if (n === 100) throw new Error('no update reached the new socket in 10 s');
+        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: `probe-${n}` } });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      socket.disconnect();
+      adminSocket.disconnect();
+    } finally {
+      await sub.quit();
+      await second.close();
+      await first.close();
+    }
+  });
+
   it('an update produced through one app instance reaches a client connected to another', async () => {
     const first = await createTestApp();
     const second = await createSecondApp(first);
