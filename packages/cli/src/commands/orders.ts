@@ -1,0 +1,147 @@
+/** `partner orders …` and `partner events …`: the partner API, with an API key (`--key` or PARTNER_API_KEY). */
+import type { PartnerOrder, Schemas } from '@partner-logistics/sdk';
+import { type Command, type Context, intOption, type OptionSpec, stringOption, timeOption } from '../command.js';
+import { CliError, type Column, localTime } from '../output.js';
+
+export const KEY_OPTION: Record<string, OptionSpec> = {
+  key: {
+    type: 'string',
+    placeholder: '<id>',
+    description: 'the API key to call with: one this CLI created or rotated (else PARTNER_API_KEY holds the full key)',
+  },
+};
+
+export const orderColumns: Array<Column<PartnerOrder>> = [
+  ['CODE', (o) => o.code],
+  ['STATUS', (o) => o.status],
+  ['PAYMENT', (o) => o.paymentMethod],
+  ['COD', (o) => (o.codAmountQepik ? (o.codAmountQepik / 100).toFixed(2) : '-')],
+  ['CUSTOMER', (o) => o.customer?.name],
+  ['UPDATED', (o) => localTime(o.updatedAt)],
+];
+
+export function printOrder(ctx: Context, order: PartnerOrder): void {
+  ctx.out.result(order, () => {
+    ctx.out.record([
+      ['Code', order.code],
+      ['Status', order.status],
+      ['Payment', `${order.paymentMethod} (${order.paymentStatus})`],
+      ['Total', (order.totalQepik / 100).toFixed(2)],
+      ['COD', (order.codAmountQepik / 100).toFixed(2)],
+      ['Customer', order.customer ? `${order.customer.name} ${order.customer.phone}` : null],
+      ['Batch', order.batch?.code],
+      ['Updated', localTime(order.updatedAt)],
+    ]);
+    ctx.out.line('Timeline:');
+    for (const step of order.timeline) ctx.out.line(`  ${localTime(step.at)}  ${step.status}`);
+  });
+}
+
+const EVENT_TYPES = ['PICKED_UP', 'EN_ROUTE', 'DELIVERED', 'FAILED'] as const;
+
+export const orderCommands: Command[] = [
+  {
+    path: ['orders', 'list'],
+    summary: 'List the orders your key sees, newest first',
+    options: {
+      ...KEY_OPTION,
+      status: { type: 'string', placeholder: '<STATUS>', description: 'only this status (PACKED, EN_ROUTE, …)' },
+      'updated-since': {
+        type: 'string',
+        placeholder: '<time>',
+        description: 'changed at or after (ISO time, or 15m, 2h, 7d ago)',
+      },
+      page: { type: 'string', placeholder: '<n>', description: 'page number, default 1' },
+      'page-size': { type: 'string', placeholder: '<n>', description: '1 to 50, default 20' },
+      all: { type: 'boolean', description: 'every page (with --json: one array)' },
+    },
+    examples: [
+      'partner orders list --key 3f1c… --status PACKED',
+      'PARTNER_API_KEY=svc_sandbox_… partner orders list --all --json',
+    ],
+    async run(ctx, values) {
+      const partner = ctx.partner(stringOption(values, 'key'));
+      const query = {
+        status: stringOption(values, 'status') as Schemas['OrderStatus'] | undefined,
+        updatedSince: timeOption(values, 'updated-since'),
+        pageSize: intOption(values, 'page-size') ?? 20,
+      };
+      if (values.all) {
+        const orders: PartnerOrder[] = [];
+        for await (const order of partner.orders({ ...query, pageSize: 50 })) orders.push(order);
+        ctx.out.result(orders, () => ctx.out.table(orders, orderColumns, 'No orders'));
+        return;
+      }
+      const page = await partner.listOrders({ ...query, page: intOption(values, 'page') ?? 1 });
+      ctx.out.result(page, () => {
+        ctx.out.table(page.items, orderColumns, 'No orders');
+        ctx.out.line(`Page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.pageSize))} (${page.total} orders)`);
+      });
+    },
+  },
+  {
+    path: ['orders', 'get'],
+    summary: 'One order with its timeline',
+    args: '<code>',
+    positionals: { min: 1, max: 1 },
+    options: KEY_OPTION,
+    async run(ctx, values, [code]) {
+      printOrder(ctx, await ctx.partner(stringOption(values, 'key')).getOrder(code));
+    },
+  },
+  {
+    path: ['events', 'post'],
+    summary: 'Report what happened to an order: PICKED_UP, EN_ROUTE, DELIVERED or FAILED',
+    args: '<code> <type>',
+    positionals: { min: 2, max: 2 },
+    options: {
+      ...KEY_OPTION,
+      cod: { type: 'string', placeholder: '<qepik>', description: 'DELIVERED: cash collected at the door, in qəpik' },
+      'fail-reason': {
+        type: 'string',
+        placeholder: '<reason>',
+        description: 'FAILED: NOT_HOME, REFUSED, WRONG_ADDRESS, UNREACHABLE or OTHER',
+      },
+      note: { type: 'string', placeholder: '<text>', description: 'a note (needed with a COD amount that differs)' },
+      at: { type: 'string', placeholder: '<time>', description: 'when it happened at your side (informational)' },
+      'idempotency-key': {
+        type: 'string',
+        placeholder: '<key>',
+        description: 'repeat a call safely: the same key answers the first outcome (default: a random one)',
+      },
+    },
+    examples: [
+      'partner events post ORD-1A2B3C PICKED_UP --key 3f1c…',
+      'partner events post ORD-1A2B3C DELIVERED --cod 2450 --key 3f1c…',
+    ],
+    async run(ctx, values, [code, rawType]) {
+      const type = rawType.toUpperCase() as (typeof EVENT_TYPES)[number];
+      if (!EVENT_TYPES.includes(type)) throw new CliError(`<type> must be one of ${EVENT_TYPES.join(', ')}, not "${rawType}"`, 2);
+      const order = await ctx.partner(stringOption(values, 'key')).reportEvent(
+        code,
+        {
+          type,
+          codCollectedQepik: intOption(values, 'cod'),
+          failReason: stringOption(values, 'fail-reason') as Schemas['DeliveryFailReason'] | undefined,
+          note: stringOption(values, 'note'),
+          at: timeOption(values, 'at'),
+        },
+        { idempotencyKey: stringOption(values, 'idempotency-key') },
+      );
+      ctx.out.result(order, () => ctx.out.line(`${order.code} is now ${order.status}`));
+    },
+  },
+  {
+    path: ['events', 'types'],
+    summary: 'The webhook event catalog: every kind with what it means',
+    async run(ctx) {
+      const catalog = await ctx.developer().eventTypes();
+      ctx.out.result(catalog, () =>
+        ctx.out.table(catalog.items, [
+          ['TYPE', (e) => e.type],
+          ['DESCRIPTION', (e) => e.description],
+        ]),
+      );
+    },
+  },
+];
