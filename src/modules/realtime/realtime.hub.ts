@@ -10,6 +10,8 @@
  *   request.logged   { request }   → the partner owning the key (at most 50 a second per partner from a
  *                                    process: request-log/request-recorder.ts)
  *   webhook.updated  { webhook }   → the partner owning the webhook (edit, streak, isActive, secret rotation)
+ *   listen.event     { apiKeyId, event } → the sockets that subscribed to the key's events with listen.subscribe
+ *                                    (`partner listen`): the envelope its webhooks get (listen.ts)
  * They come from what the worker has committed (outbox rows it fanned out, delivery state changes), so
  * nothing is emitted for a change that rolled back.
  *
@@ -40,6 +42,7 @@ import { orderAsSeenBy } from '../orders/visibility.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogged } from '../request-log/request-log.types.js';
 import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated, WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from '../webhooks/signals.js';
 import { RealtimeAudience } from './audience.js';
+import { ListenSessions } from './listen.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
 
@@ -90,13 +93,23 @@ export class RealtimeHub {
   private readonly unsubscribe: Array<() => void> = [];
   /** Rooms with a socket connected, here or elsewhere: updates are built and sent for them only. */
   private readonly audience: RealtimeAudience;
+  /** `partner listen`: a key's events on a PARTNER user's socket (listen.ts). */
+  private readonly listen: ListenSessions;
   private closed = false;
 
   constructor(private readonly ctx: AppContext) {
     this.audience = new RealtimeAudience(ctx.config.redisKeyPrefix, ctx.log);
     const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.audience.has(partnerRoom(partnerId)));
-    const onOutbox = (rows: ProcessedOutboxEvent[]) =>
+    this.listen = new ListenSessions(ctx, {
+      has: (room) => this.audience.has(room),
+      join: (socket, room) => this.joinRoom(socket, room),
+      leave: (socket, room) => this.leaveRoom(socket, room),
+      emit: (room, event, payload) => this.emit(room, event, payload),
+    });
+    const onOutbox = (rows: ProcessedOutboxEvent[]) => {
       void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
+      void this.listen.publish(rows).catch((err) => ctx.log.error({ err }, 'realtime listen fan-out failed'));
+    };
     const onDelivery = (event: DeliveryUpdated) =>
       this.emit(partnerRoom(event.partnerId), 'delivery.updated', { delivery: event.delivery });
     const onWebhook = (event: WebhookUpdated) =>
@@ -186,10 +199,9 @@ export class RealtimeHub {
   private onConnection(socket: Socket): void {
     const principal = socket.data.principal as Principal & { exp: number };
     const room = principal.role === 'ADMIN' ? ADMINS_ROOM : partnerRoom(principal.partnerId as string);
-    void socket.join(room);
-    // The room's first socket in this process: other processes start publishing for it now.
-    if (this.audience.join(room) && this.ctx.redis) socket.nsp.serverSideEmit('realtime.joined', room);
+    this.joinRoom(socket, room);
     socket.on('disconnect', () => this.audience.leave(room));
+    this.listen.serve(socket, principal.role === 'PARTNER' ? (principal.partnerId ?? null) : null);
     // A token that expires during the connection ends it (the client reconnects with a fresh token).
     const msLeft = principal.exp * 1000 - this.ctx.clock.nowMs();
     const timer = setTimeout(
@@ -210,6 +222,18 @@ export class RealtimeHub {
     };
     this.ctx.events.on('wake', onWake);
     socket.on('disconnect', () => this.ctx.events.off('wake', onWake));
+  }
+
+  private joinRoom(socket: Socket, room: string): void {
+    void socket.join(room);
+    // The room's first socket in this process: other processes start publishing for it now.
+    if (this.audience.join(room) && this.ctx.redis) socket.nsp.serverSideEmit('realtime.joined', room);
+  }
+
+  /** Leaves a room before the socket disconnects (on disconnect Socket.IO leaves them by itself). */
+  private leaveRoom(socket: Socket, room: string): void {
+    void socket.leave(room);
+    this.audience.leave(room);
   }
 
   /** Queues an update; the turn's updates go out together (see the top of this file). */

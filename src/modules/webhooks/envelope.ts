@@ -27,13 +27,16 @@ export function newTestEventId(): string {
   return `evt_test_${randomBytes(16).toString('hex')}`;
 }
 
-export function serializeEnvelope(input: {
+export interface EnvelopeInput {
   id: string;
   type: string;
   createdAt: Date;
   environment: ApiKeyEnvironment;
   data: Record<string, unknown>;
-}): string {
+}
+
+/** The envelope as an object, its fields in schema order (the realtime channel's `listen.event` sends it as is). */
+export function buildEnvelope(input: EnvelopeInput): EventEnvelope {
   const envelope: EventEnvelope = {
     id: input.id,
     type: input.type,
@@ -41,5 +44,10 @@ export function serializeEnvelope(input: {
     environment: input.environment === 'LIVE' ? 'live' : 'sandbox',
     data: input.data,
   };
-  return JSON.stringify(isEventType(input.type) ? inSchemaOrder(EVENT_SCHEMAS[input.type], envelope) : envelope);
+  return isEventType(input.type) ? (inSchemaOrder(EVENT_SCHEMAS[input.type], envelope) as EventEnvelope) : envelope;
+}
+
+/** The body of a delivery: the envelope's JSON text. */
+export function serializeEnvelope(input: EnvelopeInput): string {
+  return JSON.stringify(buildEnvelope(input));
 }

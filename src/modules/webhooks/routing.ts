@@ -66,13 +66,16 @@ export function keysOfEvent(event: RoutedEvent, orders: ReadonlyMap<string, Orde
   });
 }
 
+/** What routing reads of a receiver: a webhook (Subscriber), or a key's realtime listen session. */
+export type EventViewer = OrderViewer & Pick<Subscriber, 'environment' | 'events' | 'scopes'>;
+
 /**
  * The event's `data` as `sub` gets it, or null when the event is not for it. `orders`: the placements
  * of the batch's orders (for `batch.completed`), by code.
  */
 export function eventDataFor(
   event: RoutedEvent,
-  sub: Subscriber,
+  sub: EventViewer,
   orders: ReadonlyMap<string, OrderPlacement>,
 ): Record<string, unknown> | null {
   if (sub.environment !== event.environment || !sub.events.includes(event.type)) return null;

@@ -1,0 +1,61 @@
+/**
+ * The SQL of the realtime listen sessions (listen.ts). Run only for outbox batches with a type someone
+ * listens to, somewhere: never on the path of a deployment without listen sessions.
+ */
+import type { Queryable } from '../../db/db.js';
+import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+import type { EventViewer } from '../webhooks/routing.js';
+
+export interface ListenKey extends Omit<EventViewer, 'events'> {
+  id: string;
+}
+
+/**
+ * The usable keys (not revoked, or in a rotation grace at `now`) of `environments` that may see an
+ * event of `keyIds` (the keys the events' orders were assigned to): those keys and their successors by
+ * rotation, and the keys that receive all orders; each with the keys whose orders it holds (itself and
+ * those of `keyIds` it succeeded), as the webhook fan-out's subscribers query reads them.
+ */
+export async function findListenKeys(
+  events: { keyIds: string[]; environments: ApiKeyEnvironment[] },
+  now: Date,
+  q: Queryable,
+): Promise<ListenKey[]> {
+  const rows = await q.query<{
+    id: string;
+    environment: ApiKeyEnvironment;
+    scopes: ApiKeyScope[];
+    receives_all_orders: boolean;
+    acts_for: string[];
+  }>(
+    `WITH RECURSIVE chain AS (
+       SELECT k.id AS origin, k.id AS key_id, 0 AS depth FROM api_keys k WHERE k.id = ANY($1::uuid[])
+       UNION ALL
+       SELECT c.origin, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.key_id
+        WHERE s.successor_id IS NOT NULL AND c.depth < 100
+     )
+     SELECT k.id, k.environment, k.scopes, k.receives_all_orders,
+            ARRAY(SELECT DISTINCT c.origin::text FROM chain c WHERE c.key_id = k.id) AS acts_for
+       FROM api_keys k
+      WHERE (k.revoked_at IS NULL OR k.revoked_at > $2)
+        AND k.environment = ANY($3::text[])
+        AND (k.receives_all_orders OR k.id IN (SELECT key_id FROM chain))`,
+    [events.keyIds, now, events.environments],
+  );
+  return rows.map((k) => ({
+    id: k.id,
+    environment: k.environment,
+    scopes: k.scopes,
+    receivesAllOrders: k.receives_all_orders,
+    keyIds: k.acts_for,
+  }));
+}
+
+/** When each event happened (the envelope's `createdAt`), by event id. */
+export async function findEventTimes(eventIds: string[], q: Queryable): Promise<Map<string, Date>> {
+  const rows = await q.query<{ event_id: string; created_at: Date }>(
+    'SELECT event_id, created_at FROM outbox WHERE event_id = ANY($1::text[])',
+    [eventIds],
+  );
+  return new Map(rows.map((r) => [r.event_id, r.created_at]));
+}
