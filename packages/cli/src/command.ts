@@ -46,18 +46,12 @@ export interface Command {
 }
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  'api-url': {
-    type: 'string',
-    placeholder: '<url>',
-    description: 'the API (live listener); env PARTNER_API_URL, default http://localhost:3000',
-  },
-  'sandbox-url': {
-    type: 'string',
-    placeholder: '<url>',
-    description:
-      'the sandbox listener, for partner calls with a sandbox key; env PARTNER_SANDBOX_URL, default http://localhost:3001',
-  },
-  json: { type: 'boolean', description: 'print the API’s JSON instead of tables' },
+  'api-url': text('<url>', 'the API (live listener); env PARTNER_API_URL, default http://localhost:3000'),
+  'sandbox-url': text(
+    '<url>',
+    'the sandbox listener, for partner calls with a sandbox key; env PARTNER_SANDBOX_URL, default http://localhost:3001',
+  ),
+  json: flag('print the API’s JSON instead of tables'),
   help: { type: 'boolean', short: 'h', description: 'show this help' },
 };
 
@@ -180,6 +174,29 @@ function trimSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
+// --- Declaring options and arguments ---------------------------------------------------------------
+
+/** An option with a value: `--key <id>`. */
+export function text(placeholder: string, description: string): OptionSpec {
+  return { type: 'string', placeholder, description };
+}
+
+/** An option without a value: `--all`. */
+export function flag(description: string): OptionSpec {
+  return { type: 'boolean', description };
+}
+
+/** Exactly these positionals, in this order: `...takes('<code>', '<status>')`. */
+export function takes(...names: string[]): Pick<Command, 'args' | 'positionals'> {
+  return { args: names.join(' '), positionals: { min: names.length, max: names.length } };
+}
+
+/** `--page` and `--page-size` of a paged list (read them with `pageQuery`). */
+export const PAGE_OPTIONS: Record<string, OptionSpec> = {
+  page: text('<n>', 'page number, default 1'),
+  'page-size': text('<n>', '1 to 50, default 20'),
+};
+
 // --- Reading option values --------------------------------------------------------------------------
 
 export function stringOption(values: Values, name: string): string | undefined {
@@ -221,4 +238,9 @@ export function timeOption(values: Values, name: string): string | undefined {
   if (Number.isNaN(at.getTime()))
     throw new CliError(`--${name} must be a date-time (2026-11-24T10:00:00Z) or a duration (15m, 2h, 7d), not "${v}"`, 2);
   return at.toISOString();
+}
+
+/** The `page` and `pageSize` of a paged list from PAGE_OPTIONS. */
+export function pageQuery(values: Values): { page: number; pageSize: number } {
+  return { page: intOption(values, 'page') ?? 1, pageSize: intOption(values, 'page-size') ?? 20 };
 }

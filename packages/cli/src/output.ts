@@ -29,6 +29,8 @@ export interface Output {
   streamed(data: unknown, human: () => void): void;
   table<T>(rows: readonly T[], columns: ReadonlyArray<Column<T>>, empty?: string): void;
   record(pairs: ReadonlyArray<[string, unknown]>): void;
+  /** `Page 2 of 5 (93 orders)` under a page of a list. */
+  pageFooter(page: { page: number; pageSize: number; total: number }, noun: string): void;
 }
 
 export function cell(value: unknown): string {
@@ -66,6 +68,9 @@ export function createOutput(json: boolean, stdout = process.stdout, stderr = pr
           .trimEnd();
       line(format(columns.map(([header]) => header)));
       for (const c of cells) line(format(c));
+    },
+    pageFooter(page, noun) {
+      line(`Page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.pageSize))} (${page.total} ${noun})`);
     },
     record(pairs) {
       const width = Math.max(...pairs.map(([name]) => name.length));

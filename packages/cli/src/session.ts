@@ -101,7 +101,7 @@ export function resolveApiKey(store: ConfigStore, keyId: string | undefined, env
     if (kept) return kept.key;
     if (env.PARTNER_API_KEY) return env.PARTNER_API_KEY;
     throw new CliError(
-      `This CLI does not hold the secret of key ${keyId} (it keeps those it created or rotated): set PARTNER_API_KEY=svc_… or rotate the key with \`partner keys rotate ${keyId}\``,
+      `This CLI does not hold the full key of ${keyId} (it keeps those it created or rotated: SECRET HERE in \`partner keys list\`): set PARTNER_API_KEY=svc_…`,
     );
   }
   if (env.PARTNER_API_KEY) return env.PARTNER_API_KEY;

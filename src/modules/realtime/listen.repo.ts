@@ -4,6 +4,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+import { actsForSql, keyChainCte } from '../webhooks/queue/fan-out-outbox.js';
 import type { EventViewer } from '../webhooks/routing.js';
 
 export interface ListenKey extends Omit<EventViewer, 'events'> {
@@ -28,14 +29,8 @@ export async function findListenKeys(
     receives_all_orders: boolean;
     acts_for: string[];
   }>(
-    `WITH RECURSIVE chain AS (
-       SELECT k.id AS origin, k.id AS key_id, 0 AS depth FROM api_keys k WHERE k.id = ANY($1::uuid[])
-       UNION ALL
-       SELECT c.origin, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.key_id
-        WHERE s.successor_id IS NOT NULL AND c.depth < 100
-     )
-     SELECT k.id, k.environment, k.scopes, k.receives_all_orders,
-            ARRAY(SELECT DISTINCT c.origin::text FROM chain c WHERE c.key_id = k.id) AS acts_for
+    `WITH RECURSIVE ${keyChainCte('$1')}
+     SELECT k.id, k.environment, k.scopes, k.receives_all_orders, ${actsForSql('k.id')} AS acts_for
        FROM api_keys k
       WHERE (k.revoked_at IS NULL OR k.revoked_at > $2)
         AND k.environment = ANY($3::text[])

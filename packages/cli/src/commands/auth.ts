@@ -1,7 +1,7 @@
 /** `partner login`, `partner logout`, `partner whoami`. */
 import { createInterface } from 'node:readline/promises';
 import type { Command } from '../command.js';
-import { stringOption } from '../command.js';
+import { flag, stringOption, text } from '../command.js';
 import { CliError } from '../output.js';
 import { developerClient } from '../session.js';
 
@@ -23,9 +23,9 @@ export const authCommands: Command[] = [
     path: ['login'],
     summary: 'Sign in with your phone and a one-time code (the tokens are kept in your config folder)',
     options: {
-      phone: { type: 'string', placeholder: '<+994…>', description: 'the phone of your partner account (asked when not given)' },
-      code: { type: 'string', placeholder: '<123456>', description: 'the one-time code, for scripts (asked when not given)' },
-      'code-sent': { type: 'boolean', description: 'a code was already requested for this phone: only check it' },
+      phone: text('<+994…>', 'the phone of your partner account (asked when not given)'),
+      code: text('<123456>', 'the one-time code, for scripts (asked when not given)'),
+      'code-sent': flag('a code was already requested for this phone: only check it'),
     },
     examples: ['partner login', 'partner login --phone +994501234567 --code 123456   # OTP_FIXED_CODE servers, scripts'],
     async run(ctx, values) {

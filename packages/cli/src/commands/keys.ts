@@ -1,6 +1,6 @@
 /** `partner keys …`: list, create, rotate, revoke, usage, checklist. */
 import type { Schemas } from '@partner-logistics/sdk';
-import { type Command, intOption, listOption, requiredOption, stringOption } from '../command.js';
+import { type Command, intOption, listOption, requiredOption, stringOption, takes, text } from '../command.js';
 import { CliError, type Column, localTime } from '../output.js';
 
 type Key = Schemas['DeveloperKey'];
@@ -71,13 +71,12 @@ export const keyCommands: Command[] = [
     path: ['keys', 'create'],
     summary: 'Create an API key; the full key is shown once and kept by this CLI for --key',
     options: {
-      name: { type: 'string', placeholder: '<name>', description: '2 to 60 characters' },
-      env: { type: 'string', placeholder: '<sandbox|live>', description: 'default sandbox' },
-      scopes: {
-        type: 'string',
-        placeholder: '<a,b>',
-        description: `orders:read, orders:pii, logistics:write, webhooks:manage, payments:read (default ${DEFAULT_SCOPES.join(',')})`,
-      },
+      name: text('<name>', '2 to 60 characters'),
+      env: text('<sandbox|live>', 'default sandbox'),
+      scopes: text(
+        '<a,b>',
+        `orders:read, orders:pii, logistics:write, webhooks:manage, payments:read (default ${DEFAULT_SCOPES.join(',')})`,
+      ),
     },
     examples: [
       'partner keys create --name Dispatch',
@@ -95,8 +94,7 @@ export const keyCommands: Command[] = [
   {
     path: ['keys', 'rotate'],
     summary: 'Rotate a key: a new key (shown once, kept here) takes over; the old one works 24 h more',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     async run(ctx, _values, [id]) {
       const rotated = await ctx.developer().keys.rotate(id);
       ctx.store.writeKey(id, null);
@@ -110,8 +108,7 @@ export const keyCommands: Command[] = [
   {
     path: ['keys', 'revoke'],
     summary: 'Revoke a key at once (its requests answer 401 from now on)',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     async run(ctx, _values, [id]) {
       const key = await ctx.developer().keys.revoke(id);
       ctx.store.writeKey(id, null);
@@ -121,9 +118,8 @@ export const keyCommands: Command[] = [
   {
     path: ['keys', 'usage'],
     summary: 'Requests per UTC day made with a key',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
-    options: { days: { type: 'string', placeholder: '<n>', description: '1 to 35, default 7' } },
+    ...takes('<id>'),
+    options: { days: text('<n>', '1 to 35, default 7') },
     async run(ctx, values, [id]) {
       const usage = await ctx.developer().keys.usage(id, { days: intOption(values, 'days') });
       ctx.out.result(usage, () => {
@@ -140,8 +136,7 @@ export const keyCommands: Command[] = [
   {
     path: ['keys', 'checklist'],
     summary: 'The go-live checklist of a sandbox key',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     async run(ctx, _values, [id]) {
       const list = await ctx.developer().keys.checklist(id);
       ctx.out.result(list, () => {

@@ -9,7 +9,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signWebhook, type WebhookEvent } from '@partner-logistics/sdk';
-import { type Command, listOption, requiredOption, stringOption } from '../command.js';
+import { type Command, listOption, requiredOption, stringOption, text } from '../command.js';
 import { CliError, localTime } from '../output.js';
 import { openChannel } from '../realtime.js';
 import { chooseKey } from './keys.js';
@@ -66,13 +66,9 @@ export const listenCommands: Command[] = [
     path: ['listen'],
     summary: 'Forward a key’s events to a local URL, signed with a secret printed at the start (Ctrl-C to stop)',
     options: {
-      'forward-to': {
-        type: 'string',
-        placeholder: '<url>',
-        description: 'where each event is POSTed, e.g. http://localhost:8080/webhooks',
-      },
-      key: { type: 'string', placeholder: '<id>', description: 'whose events (default: your only active key)' },
-      events: { type: 'string', placeholder: '<a,b>', description: 'event kinds (default: all of them)' },
+      'forward-to': text('<url>', 'where each event is POSTed, e.g. http://localhost:8080/webhooks'),
+      key: text('<id>', 'whose events (default: your only active key)'),
+      events: text('<a,b>', 'event kinds (default: all of them)'),
     },
     examples: [
       'partner listen --forward-to http://localhost:8080/webhooks',

@@ -5,7 +5,18 @@
  * prints what the log holds since then, so nothing in between is missed (each request once).
  */
 import type { operations, Schemas } from '@partner-logistics/sdk';
-import { type Command, type Context, intOption, type OptionSpec, stringOption, timeOption, type Values } from '../command.js';
+import {
+  type Command,
+  type Context,
+  type OptionSpec,
+  PAGE_OPTIONS,
+  pageQuery,
+  stringOption,
+  takes,
+  text,
+  timeOption,
+  type Values,
+} from '../command.js';
 import { CliError, localTime } from '../output.js';
 import { openChannel } from '../realtime.js';
 
@@ -17,10 +28,10 @@ type Filter = Pick<
 >;
 
 const FILTER_OPTIONS: Record<string, OptionSpec> = {
-  key: { type: 'string', placeholder: '<id>', description: 'only requests made with this key' },
-  status: { type: 'string', placeholder: '<2xx|4xx|5xx|404>', description: 'a status class or one status' },
-  path: { type: 'string', placeholder: '<path>', description: 'an exact path, or a prefix ending in * (/v1/partner/orders*)' },
-  method: { type: 'string', placeholder: '<GET|POST|…>', description: 'HTTP method' },
+  key: text('<id>', 'only requests made with this key'),
+  status: text('<2xx|4xx|5xx|404>', 'a status class or one status'),
+  path: text('<path>', 'an exact path, or a prefix ending in * (/v1/partner/orders*)'),
+  method: text('<GET|POST|…>', 'HTTP method'),
 };
 
 function filterOf(values: Values): Filter {
@@ -63,11 +74,7 @@ export const logCommands: Command[] = [
     summary: 'Print your keys’ API requests live, one line each (Ctrl-C to stop)',
     options: {
       ...FILTER_OPTIONS,
-      since: {
-        type: 'string',
-        placeholder: '<time>',
-        description: 'first print what was logged since then (ISO time, or 15m, 2h ago)',
-      },
+      since: text('<time>', 'first print what was logged since then (ISO time, or 15m, 2h ago)'),
     },
     examples: ['partner logs tail', 'partner logs tail --status 4xx --path "/v1/partner/orders*" --since 10m'],
     async run(ctx, values) {
@@ -110,11 +117,10 @@ export const logCommands: Command[] = [
     summary: 'Logged requests, newest first',
     options: {
       ...FILTER_OPTIONS,
-      since: { type: 'string', placeholder: '<time>', description: 'arrived at or after (ISO time, or 15m, 2h ago)' },
-      until: { type: 'string', placeholder: '<time>', description: 'arrived before' },
-      code: { type: 'string', placeholder: '<ERR_…>', description: 'only answers with this error code' },
-      page: { type: 'string', placeholder: '<n>', description: 'page number, default 1' },
-      'page-size': { type: 'string', placeholder: '<n>', description: '1 to 50, default 20' },
+      since: text('<time>', 'arrived at or after (ISO time, or 15m, 2h ago)'),
+      until: text('<time>', 'arrived before'),
+      code: text('<ERR_…>', 'only answers with this error code'),
+      ...PAGE_OPTIONS,
     },
     async run(ctx, values) {
       const page = await ctx.developer().requests.list({
@@ -122,21 +128,19 @@ export const logCommands: Command[] = [
         code: stringOption(values, 'code'),
         since: timeOption(values, 'since'),
         until: timeOption(values, 'until'),
-        page: intOption(values, 'page'),
-        pageSize: intOption(values, 'page-size') ?? 20,
+        ...pageQuery(values),
       });
       ctx.out.result(page, () => {
         if (page.items.length === 0) ctx.out.line('No requests');
         for (const r of page.items) requestLine(ctx, r);
-        ctx.out.line(`Page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.pageSize))} (${page.total} requests)`);
+        ctx.out.pageFooter(page, 'requests');
       });
     },
   },
   {
     path: ['logs', 'get'],
     summary: 'One logged request with its bodies (kept for POSTs and error answers)',
-    args: '<request-id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<request-id>'),
     async run(ctx, _values, [id]) {
       const r = await ctx.developer().requests.get(id);
       ctx.out.result(r, () => {

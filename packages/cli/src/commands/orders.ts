@@ -1,14 +1,22 @@
 /** `partner orders …` and `partner events …`: the partner API, with an API key (`--key` or PARTNER_API_KEY). */
 import type { PartnerOrder, Schemas } from '@partner-logistics/sdk';
-import { type Command, type Context, intOption, type OptionSpec, stringOption, timeOption } from '../command.js';
+import {
+  type Command,
+  type Context,
+  flag,
+  intOption,
+  type OptionSpec,
+  PAGE_OPTIONS,
+  pageQuery,
+  stringOption,
+  takes,
+  text,
+  timeOption,
+} from '../command.js';
 import { CliError, type Column, localTime } from '../output.js';
 
 export const KEY_OPTION: Record<string, OptionSpec> = {
-  key: {
-    type: 'string',
-    placeholder: '<id>',
-    description: 'the API key to call with: one this CLI created or rotated (else PARTNER_API_KEY holds the full key)',
-  },
+  key: text('<id>', 'the API key to call with: one this CLI created or rotated (else PARTNER_API_KEY holds the full key)'),
 };
 
 export const orderColumns: Array<Column<PartnerOrder>> = [
@@ -45,15 +53,10 @@ export const orderCommands: Command[] = [
     summary: 'List the orders your key sees, newest first',
     options: {
       ...KEY_OPTION,
-      status: { type: 'string', placeholder: '<STATUS>', description: 'only this status (PACKED, EN_ROUTE, …)' },
-      'updated-since': {
-        type: 'string',
-        placeholder: '<time>',
-        description: 'changed at or after (ISO time, or 15m, 2h, 7d ago)',
-      },
-      page: { type: 'string', placeholder: '<n>', description: 'page number, default 1' },
-      'page-size': { type: 'string', placeholder: '<n>', description: '1 to 50, default 20' },
-      all: { type: 'boolean', description: 'every page (with --json: one array)' },
+      status: text('<STATUS>', 'only this status (PACKED, EN_ROUTE, …)'),
+      'updated-since': text('<time>', 'changed at or after (ISO time, or 15m, 2h, 7d ago)'),
+      ...PAGE_OPTIONS,
+      all: flag('every page (with --json: one array)'),
     },
     examples: [
       'partner orders list --key 3f1c… --status PACKED',
@@ -64,7 +67,7 @@ export const orderCommands: Command[] = [
       const query = {
         status: stringOption(values, 'status') as Schemas['OrderStatus'] | undefined,
         updatedSince: timeOption(values, 'updated-since'),
-        pageSize: intOption(values, 'page-size') ?? 20,
+        pageSize: pageQuery(values).pageSize,
       };
       if (values.all) {
         const orders: PartnerOrder[] = [];
@@ -72,18 +75,17 @@ export const orderCommands: Command[] = [
         ctx.out.result(orders, () => ctx.out.table(orders, orderColumns, 'No orders'));
         return;
       }
-      const page = await partner.listOrders({ ...query, page: intOption(values, 'page') ?? 1 });
+      const page = await partner.listOrders({ ...query, page: pageQuery(values).page });
       ctx.out.result(page, () => {
         ctx.out.table(page.items, orderColumns, 'No orders');
-        ctx.out.line(`Page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.pageSize))} (${page.total} orders)`);
+        ctx.out.pageFooter(page, 'orders');
       });
     },
   },
   {
     path: ['orders', 'get'],
     summary: 'One order with its timeline',
-    args: '<code>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<code>'),
     options: KEY_OPTION,
     async run(ctx, values, [code]) {
       printOrder(ctx, await ctx.partner(stringOption(values, 'key')).getOrder(code));
@@ -92,23 +94,14 @@ export const orderCommands: Command[] = [
   {
     path: ['events', 'post'],
     summary: 'Report what happened to an order: PICKED_UP, EN_ROUTE, DELIVERED or FAILED',
-    args: '<code> <type>',
-    positionals: { min: 2, max: 2 },
+    ...takes('<code>', '<type>'),
     options: {
       ...KEY_OPTION,
-      cod: { type: 'string', placeholder: '<qepik>', description: 'DELIVERED: cash collected at the door, in qəpik' },
-      'fail-reason': {
-        type: 'string',
-        placeholder: '<reason>',
-        description: 'FAILED: NOT_HOME, REFUSED, WRONG_ADDRESS, UNREACHABLE or OTHER',
-      },
-      note: { type: 'string', placeholder: '<text>', description: 'a note (needed with a COD amount that differs)' },
-      at: { type: 'string', placeholder: '<time>', description: 'when it happened at your side (informational)' },
-      'idempotency-key': {
-        type: 'string',
-        placeholder: '<key>',
-        description: 'repeat a call safely: the same key answers the first outcome (default: a random one)',
-      },
+      cod: text('<qepik>', 'DELIVERED: cash collected at the door, in qəpik'),
+      'fail-reason': text('<reason>', 'FAILED: NOT_HOME, REFUSED, WRONG_ADDRESS, UNREACHABLE or OTHER'),
+      note: text('<text>', 'a note (needed with a COD amount that differs)'),
+      at: text('<time>', 'when it happened at your side (informational)'),
+      'idempotency-key': text('<key>', 'repeat a call safely: the same key answers the first outcome (default: a random one)'),
     },
     examples: [
       'partner events post ORD-1A2B3C PICKED_UP --key 3f1c…',

@@ -7,7 +7,17 @@
  * does: a test order, and the moves it takes (each move its own webhooks and realtime events).
  */
 import type { PartnerOrder, Schemas } from '@partner-logistics/sdk';
-import { type Command, type Context, intOption, type OptionSpec, stringOption, type Values } from '../command.js';
+import {
+  type Command,
+  type Context,
+  flag,
+  intOption,
+  type OptionSpec,
+  stringOption,
+  takes,
+  text,
+  type Values,
+} from '../command.js';
 import { CliError } from '../output.js';
 import { chooseKey } from './keys.js';
 import { orderColumns } from './orders.js';
@@ -15,7 +25,7 @@ import { orderColumns } from './orders.js';
 type OrderStatus = Schemas['OrderStatus'];
 
 const SANDBOX_KEY: Record<string, OptionSpec> = {
-  key: { type: 'string', placeholder: '<id>', description: 'the sandbox key (default: your only active sandbox key)' },
+  key: text('<id>', 'the sandbox key (default: your only active sandbox key)'),
 };
 
 async function sandboxKeyId(ctx: Context, values: Values): Promise<string> {
@@ -90,14 +100,10 @@ export const triggerCommands: Command[] = [
     summary: 'Sandbox: create test orders assigned to the key',
     options: {
       ...SANDBOX_KEY,
-      status: {
-        type: 'string',
-        placeholder: '<status>',
-        description: 'PLACED, VENDOR_ACCEPTED, RUNNER_PICKUP, AT_HUB or PACKED (default)',
-      },
-      payment: { type: 'string', placeholder: '<COD|CARD>', description: 'default: either, at random' },
-      'no-customer': { type: 'boolean', description: 'orders without a customer' },
-      count: { type: 'string', placeholder: '<n>', description: '1 to 20, default 1' },
+      status: text('<status>', 'PLACED, VENDOR_ACCEPTED, RUNNER_PICKUP, AT_HUB or PACKED (default)'),
+      payment: text('<COD|CARD>', 'default: either, at random'),
+      'no-customer': flag('orders without a customer'),
+      count: text('<n>', '1 to 20, default 1'),
     },
     examples: ['partner trigger order --count 5 --payment COD', 'partner trigger order --status PLACED --no-customer'],
     async run(ctx, values) {
@@ -113,8 +119,7 @@ export const triggerCommands: Command[] = [
   {
     path: ['trigger', 'move'],
     summary: 'Sandbox: move a test order as the marketplace (VENDOR_ACCEPTED, CANCELLED, EN_ROUTE, RETURNED, …)',
-    args: '<code> <status>',
-    positionals: { min: 2, max: 2 },
+    ...takes('<code>', '<status>'),
     options: SANDBOX_KEY,
     async run(ctx, values, [code, status]) {
       const order = await moveOrder(ctx, await sandboxKeyId(ctx, values), code, status.toUpperCase() as OrderStatus);
@@ -138,8 +143,7 @@ export const triggerCommands: Command[] = [
   {
     path: ['trigger', 'batch-move'],
     summary: 'Sandbox: move a van batch (DISPATCHED, then COMPLETED)',
-    args: '<code> <status>',
-    positionals: { min: 2, max: 2 },
+    ...takes('<code>', '<status>'),
     options: SANDBOX_KEY,
     async run(ctx, values, [code, rawStatus]) {
       const status = rawStatus.toUpperCase();

@@ -1,6 +1,19 @@
 /** `partner webhooks …` and `partner deliveries …`: the developer API's webhook operations. */
 import type { Schemas } from '@partner-logistics/sdk';
-import { type Command, type Context, intOption, listOption, requiredOption, stringOption, timeOption } from '../command.js';
+import {
+  type Command,
+  type Context,
+  flag,
+  intOption,
+  listOption,
+  PAGE_OPTIONS,
+  pageQuery,
+  requiredOption,
+  stringOption,
+  takes,
+  text,
+  timeOption,
+} from '../command.js';
 import { CliError, type Column, localTime } from '../output.js';
 
 type Webhook = Schemas['DeveloperWebhook'];
@@ -46,7 +59,7 @@ function printWebhook(ctx: Context, webhook: Webhook & { secret?: string; previo
 function printDeliveries(ctx: Context, page: Schemas['PageOfDeveloperDelivery']): void {
   ctx.out.result(page, () => {
     ctx.out.table(page.items, deliveryColumns, 'No deliveries');
-    ctx.out.line(`Page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.pageSize))} (${page.total} deliveries)`);
+    ctx.out.pageFooter(page, 'deliveries');
   });
 }
 
@@ -58,11 +71,10 @@ function onOff(values: Record<string, unknown>): boolean | undefined {
 const recoverCommand = (path: string[]): Command => ({
   path,
   summary: 'Queue again every FAILED or DEAD delivery of a webhook created in a time window',
-  args: '<webhook-id>',
-  positionals: { min: 1, max: 1 },
+  ...takes('<webhook-id>'),
   options: {
-    since: { type: 'string', placeholder: '<time>', description: 'window start: ISO time or 2h, 7d ago (at most 35 days back)' },
-    until: { type: 'string', placeholder: '<time>', description: 'window end (default now)' },
+    since: text('<time>', 'window start: ISO time or 2h, 7d ago (at most 35 days back)'),
+    until: text('<time>', 'window end (default now)'),
   },
   examples: [`partner ${path.join(' ')} 7a9e… --since 6h`],
   async run(ctx, values, [id]) {
@@ -86,9 +98,9 @@ export const webhookCommands: Command[] = [
     path: ['webhooks', 'create'],
     summary: 'Register an endpoint for a key (the signing secret is shown once)',
     options: {
-      key: { type: 'string', placeholder: '<id>', description: 'the key whose events it gets (needs webhooks:manage)' },
-      url: { type: 'string', placeholder: '<url>', description: 'https://…, or http://localhost… outside production' },
-      events: { type: 'string', placeholder: '<a,b>', description: 'event kinds (partner events types); default all' },
+      key: text('<id>', 'the key whose events it gets (needs webhooks:manage)'),
+      url: text('<url>', 'https://…, or http://localhost… outside production'),
+      events: text('<a,b>', 'event kinds (partner events types); default all'),
     },
     examples: [
       'partner webhooks create --key 3f1c… --url https://you.example.com/hooks --events order.status_changed,order.cancelled',
@@ -104,13 +116,12 @@ export const webhookCommands: Command[] = [
   {
     path: ['webhooks', 'update'],
     summary: 'Change a webhook’s URL or events, or switch it on or off',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     options: {
-      url: { type: 'string', placeholder: '<url>', description: 'a new URL' },
-      events: { type: 'string', placeholder: '<a,b>', description: 'the new event kinds (replace the old)' },
-      enable: { type: 'boolean', description: 'switch it on (clears the dead streak)' },
-      disable: { type: 'boolean', description: 'switch it off (new events are not queued for it)' },
+      url: text('<url>', 'a new URL'),
+      events: text('<a,b>', 'the new event kinds (replace the old)'),
+      enable: flag('switch it on (clears the dead streak)'),
+      disable: flag('switch it off (new events are not queued for it)'),
     },
     async run(ctx, values, [id]) {
       const hook = await ctx.developer().webhooks.update(id, {
@@ -124,8 +135,7 @@ export const webhookCommands: Command[] = [
   {
     path: ['webhooks', 'delete'],
     summary: 'Delete a webhook (its deliveries stop)',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     async run(ctx, _values, [id]) {
       await ctx.developer().webhooks.delete(id);
       ctx.out.result({ deleted: id }, () => ctx.out.line(`Deleted webhook ${id}`));
@@ -134,9 +144,8 @@ export const webhookCommands: Command[] = [
   {
     path: ['webhooks', 'rotate-secret'],
     summary: 'A new signing secret (shown once); the old one keeps signing during the grace',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
-    options: { 'grace-hours': { type: 'string', placeholder: '<h>', description: '0 to 168, default 24' } },
+    ...takes('<id>'),
+    options: { 'grace-hours': text('<h>', '0 to 168, default 24') },
     async run(ctx, values, [id]) {
       const graceHours = intOption(values, 'grace-hours');
       printWebhook(ctx, await ctx.developer().webhooks.rotateSecret(id, graceHours === undefined ? undefined : { graceHours }));
@@ -145,9 +154,8 @@ export const webhookCommands: Command[] = [
   {
     path: ['webhooks', 'test'],
     summary: 'Send a signed ping, or a sample of any event kind (evt_test_…)',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
-    options: { event: { type: 'string', placeholder: '<kind>', description: 'ping (default) or an event kind' } },
+    ...takes('<id>'),
+    options: { event: text('<kind>', 'ping (default) or an event kind') },
     examples: ['partner webhooks test 7a9e… --event order.delivered'],
     async run(ctx, values, [id]) {
       const event = stringOption(values, 'event') as Schemas['TestWebhookDto']['event'] | undefined;
@@ -160,8 +168,7 @@ export const webhookCommands: Command[] = [
   {
     path: ['webhooks', 'health'],
     summary: 'A webhook’s delivery health over the last 24 h',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     async run(ctx, _values, [id]) {
       const h = await ctx.developer().webhooks.health(id);
       ctx.out.result(h, () =>
@@ -184,18 +191,15 @@ export const webhookCommands: Command[] = [
   {
     path: ['deliveries', 'list'],
     summary: 'A webhook’s deliveries, newest first',
-    args: '<webhook-id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<webhook-id>'),
     options: {
-      status: { type: 'string', placeholder: '<status>', description: 'PENDING, DELIVERED, FAILED or DEAD' },
-      page: { type: 'string', placeholder: '<n>', description: 'page number, default 1' },
-      'page-size': { type: 'string', placeholder: '<n>', description: '1 to 50, default 20' },
+      status: text('<status>', 'PENDING, DELIVERED, FAILED or DEAD'),
+      ...PAGE_OPTIONS,
     },
     async run(ctx, values, [id]) {
       const page = await ctx.developer().webhooks.listDeliveries(id, {
         status: stringOption(values, 'status') as Schemas['WebhookDeliveryStatus'] | undefined,
-        page: intOption(values, 'page'),
-        pageSize: intOption(values, 'page-size') ?? 20,
+        ...pageQuery(values),
       });
       printDeliveries(ctx, page);
     },
@@ -203,8 +207,7 @@ export const webhookCommands: Command[] = [
   {
     path: ['deliveries', 'get'],
     summary: 'One delivery: the body as signed and every attempt',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     async run(ctx, _values, [id]) {
       const d = await ctx.developer().deliveries.get(id);
       ctx.out.result(d, () => {
@@ -232,8 +235,7 @@ export const webhookCommands: Command[] = [
   {
     path: ['deliveries', 'retry'],
     summary: 'Redeliver one delivery now (same event id, fresh signature)',
-    args: '<id>',
-    positionals: { min: 1, max: 1 },
+    ...takes('<id>'),
     async run(ctx, _values, [id]) {
       const d = await ctx.developer().deliveries.redeliver(id);
       ctx.out.result(d, () => ctx.out.line(`Queued ${d.id} (${d.event}) again`));

@@ -59,6 +59,25 @@ export async function lockUnprocessedOutbox(limit: number, q: Queryable): Promis
 }
 
 /**
+ * The rotation chains of the keys in the uuid[] parameter `keysParam` (a WITH RECURSIVE item named
+ * `chain`): a row (origin, key_id) for each of those keys and for every key that succeeded it by
+ * rotation. Shared with the realtime channel's listen sessions (modules/realtime/listen.repo.ts).
+ */
+export function keyChainCte(keysParam: string): string {
+  return `chain AS (
+       SELECT k.id AS origin, k.id AS key_id, 0 AS depth FROM api_keys k WHERE k.id = ANY(${keysParam}::uuid[])
+       UNION ALL
+       SELECT c.origin, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.key_id
+        WHERE s.successor_id IS NOT NULL AND c.depth < 100
+     )`;
+}
+
+/** The keys of `chain` whose orders the key in `keyColumn` holds (itself and those it succeeded), as text[]. */
+export function actsForSql(keyColumn: string): string {
+  return `ARRAY(SELECT DISTINCT c.origin::text FROM chain c WHERE c.key_id = ${keyColumn})`;
+}
+
+/**
  * The webhooks that may get any of the events: active, subscribed to one of `types`, key usable at
  * `now` and of one of `environments`, and the key either receives all orders or is one of `keyIds` (the
  * keys the events' orders are assigned to) or a successor of one by rotation. Only those are loaded,
@@ -80,14 +99,9 @@ export async function findSubscribers(
     receives_all_orders: boolean;
     acts_for: string[];
   }>(
-    `WITH RECURSIVE chain AS (
-       SELECT k.id AS origin, k.id AS key_id, 0 AS depth FROM api_keys k WHERE k.id = ANY($4::uuid[])
-       UNION ALL
-       SELECT c.origin, s.successor_id, c.depth + 1 FROM chain c JOIN api_keys s ON s.id = c.key_id
-        WHERE s.successor_id IS NOT NULL AND c.depth < 100
-     )
+    `WITH RECURSIVE ${keyChainCte('$4')}
      SELECT w.id, w.partner_id, w.api_key_id, w.events, k.environment, k.scopes, k.receives_all_orders,
-            ARRAY(SELECT DISTINCT c.origin::text FROM chain c WHERE c.key_id = w.api_key_id) AS acts_for
+            ${actsForSql('w.api_key_id')} AS acts_for
        FROM webhooks w JOIN api_keys k ON k.id = w.api_key_id
       WHERE w.is_active
         AND (k.revoked_at IS NULL OR k.revoked_at > $1)
