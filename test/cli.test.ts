@@ -312,13 +312,19 @@ describe('partner listen', TEST_TIMEOUT, () => {
     await listen.line('stdout', (l) => l.includes(event.id) && l.includes('-> 200'));
   });
 
-  it('stops with the API’s refusal for a key that is not the partner’s', async () => {
+  it('stops with a refusal in plain words: a revoked key (the channel’s answer), a key that is not the partner’s', async () => {
     const user = await signedIn();
+    const key = await sandboxKey(user);
+    expect((await run(user, ['keys', 'revoke', key.id])).code).toBe(0);
+    const revoked = await run(user, ['listen', '--forward-to', 'http://127.0.0.1:9/hooks', '--key', key.id]);
+    expect(revoked.code).toBe(1);
+    expect(revoked.stderr).toContain(`Error: Key ${key.id} is revoked (ERR_API_KEY_REVOKED)`);
+
     const stranger = await signedIn();
-    const key = await sandboxKey(stranger);
-    const listen = await run(user, ['listen', '--forward-to', 'http://127.0.0.1:9/hooks', '--key', key.id]);
-    expect(listen.code).toBe(1);
-    expect(listen.stderr).toContain(`No key ${key.id} among your keys`);
+    const strangersKey = await sandboxKey(stranger);
+    const foreign = await run(user, ['listen', '--forward-to', 'http://127.0.0.1:9/hooks', '--key', strangersKey.id]);
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain(`No key ${strangersKey.id} among your keys`);
   });
 });
 

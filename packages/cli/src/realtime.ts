@@ -36,7 +36,9 @@ export function openChannel(ctx: Context, onConnect: (socket: Socket, reconnect:
     },
   });
   let connections = 0;
+  let unreachableNoted = false;
   socket.on('connect', () => {
+    unreachableNoted = false;
     const reconnect = connections++ > 0;
     onConnect(socket, reconnect).catch((err) => fail(err));
   });
@@ -49,8 +51,11 @@ export function openChannel(ctx: Context, onConnect: (socket: Socket, reconnect:
       );
     } else if (err.message === 'ERR_FORBIDDEN') {
       fail(new CliError(err.data?.message ?? 'This account may not use the realtime channel'));
+    } else if (!unreachableNoted) {
+      // Anything else (the API is unreachable): Socket.IO keeps trying.
+      unreachableNoted = true;
+      ctx.out.note(`Cannot reach ${ctx.endpoints.apiUrl} (${err.message}); trying again…`);
     }
-    // Anything else (the API is unreachable): Socket.IO keeps trying.
   });
   socket.on('disconnect', (reason) => {
     // The server ended it (the token expired: `session.expired`): connect again with a fresh token.
