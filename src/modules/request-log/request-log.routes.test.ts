@@ -122,6 +122,30 @@ describe('capture on the partner API', () => {
     });
   });
 
+  it('stores text exactly, whatever it holds: quotes, backslashes, braces, commas, NULL, blanks, emoji', async () => {
+    const { partner, key } = await partnerWithKey();
+    const odd = ['"quoted", {braced}', 'back\\slash \\" \\\\', 'NULL', ' ', '', 'sağ ol 🚚', '\t\n'];
+    // Header values: the printable ones (HTTP allows no line breaks there).
+    const header = (text: string) => (/^[\x20-\x7e]*$/.test(text) ? `h-${text}` : 'h-other');
+    const ids: string[] = [];
+    for (const text of odd) {
+      const res = await call(key, 'POST', '/v1/partner/orders/NO-SUCH/events', {
+        payload: JSON.stringify({ type: 'PICKED_UP', note: text }),
+        headers: { 'user-agent': header(text), 'idempotency-key': header(text) },
+      });
+      expect(res.statusCode).toBeGreaterThanOrEqual(400);
+      ids.push(res.headers['x-request-id'] as string);
+    }
+    for (const [i, text] of odd.entries()) {
+      const detail = (await detailOf(partner, ids[i])).json();
+      expect(detail).toMatchObject({
+        userAgent: header(text),
+        idempotencyKey: header(text),
+        requestBody: JSON.stringify({ type: 'PICKED_UP', note: text }),
+      });
+    }
+  });
+
   it('logs error answers with both bodies and the error code, on both listeners', async () => {
     const { partner, key } = await partnerWithKey();
     const sandboxKey = await createKey(t.ctx, partner.id, { environment: 'SANDBOX' });
