@@ -360,5 +360,13 @@ describe('partner logs tail', TEST_TIMEOUT, () => {
       ['/v1/partner/orders/ORD-NOPE', 404],
     ]);
     expect(lines.every((l) => l.apiKeyId === key.id)).toBe(true);
+
+    const drops = await runJson<{ dropped: number; notStreamed: number; items: unknown[] }>(user, [
+      'logs',
+      'drops',
+      '--since',
+      '1h',
+    ]);
+    expect(drops).toMatchObject({ dropped: 0, notStreamed: 0, items: [] });
   });
 });

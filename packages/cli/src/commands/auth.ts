@@ -1,5 +1,6 @@
 /** `partner login`, `partner logout`, `partner whoami`. */
 import { createInterface } from 'node:readline/promises';
+import { PartnerApiError } from '@partner-logistics/sdk';
 import type { Command } from '../command.js';
 import { flag, stringOption, text } from '../command.js';
 import { CliError } from '../output.js';
@@ -56,6 +57,9 @@ export const authCommands: Command[] = [
       }
       try {
         await ctx.developer().signOut();
+      } catch (err) {
+        // A session the server already ended (expired, signed out elsewhere) is as good as signed out.
+        if (!(err instanceof PartnerApiError && err.status === 401)) throw err;
       } finally {
         // Forgotten here even when the server could not be told (the tokens expire by themselves).
         ctx.store.writeSession(ctx.endpoints.apiUrl, null);

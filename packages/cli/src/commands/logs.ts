@@ -138,6 +138,33 @@ export const logCommands: Command[] = [
     },
   },
   {
+    path: ['logs', 'drops'],
+    summary: 'Requests left out of the log, or of the live tail, per minute (under overload)',
+    options: {
+      since: text('<time>', 'period start (default: 24 h before --until)'),
+      until: text('<time>', 'period end (default: now)'),
+    },
+    async run(ctx, values) {
+      const drops = await ctx.developer().GET('/v1/developer/requests/drops', {
+        params: { query: { since: timeOption(values, 'since'), until: timeOption(values, 'until') } },
+      });
+      ctx.out.result(drops, () => {
+        ctx.out.table(
+          drops.items,
+          [
+            ['MINUTE', (m) => localTime(m.minute)],
+            ['DROPPED', (m) => m.dropped],
+            ['NOT STREAMED', (m) => m.notStreamed],
+          ],
+          'Nothing left out',
+        );
+        ctx.out.line(
+          `${drops.dropped} dropped, ${drops.notStreamed} not streamed, ${localTime(drops.since)} to ${localTime(drops.until)}`,
+        );
+      });
+    },
+  },
+  {
     path: ['logs', 'get'],
     summary: 'One logged request with its bodies (kept for POSTs and error answers)',
     ...takes('<request-id>'),
