@@ -714,12 +714,12 @@ async function benchWebhooks(
       }),
     );
     const before = received;
-    const profiling = PROFILE && log === 'on' ? await startProfile() : null;
+    const profiling = PROFILE ? await startProfile() : null;
     const t0 = performance.now();
     worker = startWorker(ctx);
     await waitFor(before + burstCodes.length * hooks);
     const t1 = performance.now();
-    if (profiling) await profiling.stop('webhook fan-out burst');
+    if (profiling) await profiling.stop(`webhook fan-out burst (log ${log})`);
     await worker.stop();
 
     const figures = {
