@@ -401,6 +401,7 @@ describe('fan-out and signed delivery', () => {
         orderId: null,
         assignedKeyId: s.key.id,
         data: { order: expect.objectContaining({ code: 'ORD-ANNOUNCE', customer: expect.any(Object) }) },
+        createdAt: expect.any(Date),
       });
       const mine = updates.filter((u) => u.delivery.webhookId === s.hook.id);
       expect(mine.map((u) => u.delivery.status)).toEqual(['PENDING', 'DELIVERED']);

@@ -91,6 +91,7 @@ export async function fanOutBatch(ctx: AppContext, batchSize: number): Promise<F
       orderId: r.orderId,
       assignedKeyId: r.assignedKeyId,
       data: r.data,
+      createdAt: r.createdAt,
     }));
     ctx.events.emit(OUTBOX_PROCESSED_EVENT, events);
   }

@@ -75,6 +75,8 @@ export interface ProcessedOutboxEvent {
   orderId: string | null;
   assignedKeyId: string | null;
   data: Record<string, unknown>;
+  /** When the event happened (the envelope's `createdAt`). */
+  createdAt: Date;
 }
 
 /** The events a status change emits (decisions §6): always status_changed, plus delivered / cancelled. */

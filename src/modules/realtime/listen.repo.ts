@@ -45,12 +45,3 @@ export async function findListenKeys(
     keyIds: k.acts_for,
   }));
 }
-
-/** When each event happened (the envelope's `createdAt`), by event id. */
-export async function findEventTimes(eventIds: string[], q: Queryable): Promise<Map<string, Date>> {
-  const rows = await q.query<{ event_id: string; created_at: Date }>(
-    'SELECT event_id, created_at FROM outbox WHERE event_id = ANY($1::text[])',
-    [eventIds],
-  );
-  return new Map(rows.map((r) => [r.event_id, r.created_at]));
-}

@@ -18,8 +18,8 @@
  * hub's audience (audience.ts) knows, across processes, which rooms have a socket somewhere. When the
  * worker's fan-out commits a batch (OUTBOX_PROCESSED_EVENT, in whichever process fanned it out), rows of
  * a kind nobody listens to anywhere are skipped before anything is read or built: without sessions the
- * fan-out pays one Map lookup per row. Only for the rest are the keys that may see them read (one query),
- * with the events' times (one query) and, for `batch.completed`, the placements of the batch's orders.
+ * fan-out pays one Map lookup per row. Only for the rest are the keys that may see them read (one query)
+ * and, for `batch.completed`, the placements of the batch's orders.
  * Events are sent like every other update of the hub (batched, through Redis to the process holding the
  * socket). Best effort, like the rest of the channel: an event committed while a session is
  * disconnected is not replayed (its webhooks, if any, still get it).
@@ -35,7 +35,7 @@ import type { ProcessedOutboxEvent } from '../orders/outbox.js';
 import type { OrderPlacement } from '../orders/visibility.js';
 import { buildEnvelope } from '../webhooks/envelope.js';
 import { batchOrderCodes, eventDataFor, keysOfEvent } from '../webhooks/routing.js';
-import { findEventTimes, findListenKeys } from './listen.repo.js';
+import { findListenKeys } from './listen.repo.js';
 
 export const LISTEN_SUBSCRIBE = 'listen.subscribe';
 export const LISTEN_UNSUBSCRIBE = 'listen.unsubscribe';
@@ -175,23 +175,16 @@ export class ListenSessions {
     const orders: Map<string, OrderPlacement> = wanted.some((r) => r.type === 'batch.completed')
       ? await findOrderPlacements([...new Set(wanted.flatMap(batchOrderCodes))], this.ctx.db)
       : new Map();
-    const [keys, times] = await Promise.all([
-      findListenKeys(
-        {
-          keyIds: [...new Set(wanted.flatMap((r) => keysOfEvent(r, orders)))],
-          environments: [...new Set(wanted.map((r) => r.environment))],
-        },
-        this.ctx.clock.now(),
-        this.ctx.db,
-      ),
-      findEventTimes(
-        wanted.map((r) => r.eventId),
-        this.ctx.db,
-      ),
-    ]);
+    const keys = await findListenKeys(
+      {
+        keyIds: [...new Set(wanted.flatMap((r) => keysOfEvent(r, orders)))],
+        environments: [...new Set(wanted.map((r) => r.environment))],
+      },
+      this.ctx.clock.now(),
+      this.ctx.db,
+    );
     for (const row of wanted) {
-      const createdAt = times.get(row.eventId);
-      if (!createdAt) continue; // purged meanwhile
+      const { createdAt } = row;
       for (const key of keys) {
         const room = listenRoom(key.id, row.type);
         if (!this.hub.has(room)) continue;

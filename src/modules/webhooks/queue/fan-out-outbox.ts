@@ -9,18 +9,12 @@
  */
 import type { Queryable } from '../../../db/db.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../../shared/schemas.js';
+import type { ProcessedOutboxEvent } from '../../orders/outbox.js';
 import type { Subscriber } from '../routing.js';
 
 /** An outbox row (outbox.ts describes them). */
-export interface OutboxRow {
+export interface OutboxRow extends ProcessedOutboxEvent {
   id: number;
-  eventId: string;
-  type: string;
-  environment: ApiKeyEnvironment;
-  orderId: string | null;
-  assignedKeyId: string | null;
-  data: Record<string, unknown>;
-  createdAt: Date;
 }
 
 /** Whether anything waits to be fanned out: one probe on the partial index (most polls find nothing). */
