@@ -678,7 +678,7 @@ describe('failures the endpoint can cause', () => {
 describe('per-endpoint concurrency', () => {
   let worker: Worker;
   beforeAll(() => {
-    // The cap is an option (default 8 of 64 slots); 4 of 8 here keeps the test small.
+    // The cap is an option (default 8 of 128 slots); 4 of 8 here keeps the test small.
     worker = startWorker(t.ctx, {
       attemptTimeoutMs: 10_000,
       leaseMs: 30_000,

@@ -66,9 +66,9 @@ export interface WorkerOptions {
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   attemptTimeoutMs: 10_000,
   leaseMs: 60_000,
-  concurrency: 64,
+  concurrency: 128,
   perWebhookConcurrency: 8,
-  maxPerWebhookConcurrency: 32,
+  maxPerWebhookConcurrency: 64,
   pollIntervalMs: 400,
   fanoutBatchSize: 100,
   purgeIntervalMs: 15 * 60_000,

@@ -12,13 +12,12 @@
  * a sequential scan of `orders` for as long as it lived (migration 0013). No ANALYZE runs between the
  * two phases, as none may run in a deployment for a long while.
  *
- * Counters: a session publishes its table counters at most once a second (or when it ends), so each
- * reading first makes every session publish them with pg_stat_force_next_flush().
+ * The counters are read as test/scan-counters.ts describes.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { ScanSeeder } from '../../../test/scan-counters.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import type { Queryable } from '../../db/db.js';
 import { fanOutBatch } from '../../worker/fanout.js';
@@ -28,11 +27,6 @@ import { type Auth, orderBody } from './orders.test-helpers.js';
 /** Orders in the table when the writes are measured. */
 const SEEDED = 5000;
 const TABLES = ['orders', 'order_items', 'order_events', 'outbox'] as const;
-type Table = (typeof TABLES)[number];
-interface Counters {
-  seqScan: number;
-  idxTupFetch: number;
-}
 
 let t: TestApp;
 let admin: Auth;
@@ -41,8 +35,7 @@ let otherKey: TestKey;
 let sandboxKey: TestKey;
 let zoneId: string;
 let receiver: WebhookReceiver;
-/** The seeding connection on the server (null: the embedded database's one session). */
-let seeder: pg.Client | null = null;
+let seeder: ScanSeeder;
 
 async function post(path: string, headers: Record<string, string>, payload: object, sandbox = false) {
   const app = sandbox ? t.sandbox : t.live;
@@ -165,72 +158,6 @@ async function seed(inTx: <T>(fn: (q: Queryable) => Promise<T>) => Promise<T>): 
   return ['WS00000001', 'WS00000002', 'WS00000003', 'WS00000004', 'WS00000005'];
 }
 
-async function countersOf(q: Queryable): Promise<Record<Table, Counters>> {
-  await q.query('SELECT pg_stat_clear_snapshot()');
-  const rows = await q.query<{ relname: Table; seq_scan: string; idx_tup_fetch: string | null }>(
-    'SELECT relname, seq_scan, idx_tup_fetch FROM pg_stat_user_tables WHERE relname = ANY($1::text[])',
-    [TABLES],
-  );
-  const counters = Object.fromEntries(
-    rows.map((r) => [r.relname, { seqScan: Number(r.seq_scan), idxTupFetch: Number(r.idx_tup_fetch ?? 0) }]),
-  ) as Record<Table, Counters>;
-  for (const table of TABLES) expect(counters[table], `pg_stat_user_tables has no row for ${table}`).toBeDefined();
-  return counters;
-}
-
-/**
- * Makes every session of the app publish its counters now. The embedded database has one session;
- * on the server, every connection of the app's pool is checked out at once (all of this database's
- * sessions but the seeder's and LISTEN connections, which read no table) and runs
- * pg_stat_force_next_flush(), so each publishes at the end of that statement, keeping the plans it
- * holds.
- */
-async function publishAppCounters(): Promise<void> {
-  if (seeder === null) {
-    await t.ctx.db.query('SELECT pg_stat_force_next_flush()');
-    return;
-  }
-  const sessions = (
-    await seeder.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-          AND query NOT LIKE 'LISTEN %'`,
-    )
-  ).rows.map((r) => r.pid);
-  const clients = await Promise.all(sessions.map(() => t.ctx.db.connect()));
-  try {
-    const flushed: number[] = [];
-    for (const client of clients) {
-      flushed.push(
-        (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_stat_force_next_flush()')).rows[0].pid,
-      );
-    }
-    expect(flushed.sort(), "the app's pool holds every session of the database").toEqual(sessions.sort());
-  } finally {
-    for (const client of clients) client.release();
-  }
-}
-
-function seederQueryable(client: pg.Client): Queryable {
-  return {
-    query: async <R>(text: string, params?: readonly unknown[]) => (await client.query(text, params as unknown[])).rows as R[],
-  };
-}
-
-/** A transaction on the seeding session. */
-async function seederTx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-  const client = seeder as pg.Client;
-  await client.query('BEGIN');
-  try {
-    const result = await fn(seederQueryable(client));
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  }
-}
-
 beforeAll(async () => {
   t = await createTestApp();
   admin = (await createUser(t.ctx, 'ADMIN')).auth;
@@ -241,14 +168,11 @@ beforeAll(async () => {
   zoneId = (await post('/v1/admin/zones', admin, { name: { az: 'Mərkəz', ru: 'Центр', en: 'Centre' } })).id;
   receiver = await WebhookReceiver.start();
   await createWebhookVia(t, await devAuth(t, partner), { apiKeyId: key.id, url: receiver.url('/hook'), events: ALL_EVENTS });
-  if (t.ctx.db.kind === 'server') {
-    seeder = new pg.Client({ connectionString: t.ctx.config.databaseUrl ?? undefined });
-    await seeder.connect();
-  }
+  seeder = await ScanSeeder.open(t);
 }, 60_000);
 afterAll(async () => {
   await receiver?.close();
-  await seeder?.end();
+  await seeder?.close();
   await t.close();
 });
 
@@ -257,18 +181,14 @@ describe('write paths on a table of thousands of orders', () => {
     // Day one: the same writes on an empty table, in every session of the pool.
     await exerciseWritePaths([]);
     await fanOut();
-    const q: Queryable = seeder ? seederQueryable(seeder) : t.ctx.db;
-    const seeded = await seed(seeder ? seederTx : (fn) => t.ctx.db.tx(fn));
+    const seeded = await seed((fn) => seeder.tx(fn));
     // Everything so far is counted before the baseline (day one's scans of a near-empty table are
     // the right plan for it).
-    await q.query('SELECT pg_stat_force_next_flush()');
-    await publishAppCounters();
-    const before = await countersOf(q);
+    const before = await seeder.counters(TABLES);
 
     const requests = await exerciseWritePaths(seeded);
     await fanOut();
-    await publishAppCounters();
-    const after = await countersOf(q);
+    const after = await seeder.counters(TABLES);
     const seqScans = Object.fromEntries(TABLES.map((table) => [table, after[table].seqScan - before[table].seqScan]));
     expect(seqScans).toEqual({ orders: 0, order_items: 0, order_events: 0, outbox: 0 });
     // A full index scan would not count as a sequential scan: rows fetched through indexes stay a
