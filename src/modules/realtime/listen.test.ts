@@ -200,6 +200,9 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
       error: { code: 'ERR_VALIDATION', details: [{ field: 'events.1' }, { field: 'events.2' }] },
     });
     expect(await subscribe(socket, { apiKeyId: ownKey.id, events: [] })).toMatchObject({ error: { code: 'ERR_VALIDATION' } });
+    expect(await socket.timeout(10_000).emitWithAck('listen.unsubscribe', { apiKeyId: 5 })).toMatchObject({
+      error: { statusCode: 400, code: 'ERR_VALIDATION', details: [{ field: 'apiKeyId' }] },
+    });
 
     const admin = await createUser(t.ctx, 'ADMIN');
     const adminSocket = await openSocket(t, admin.token);

@@ -8,7 +8,8 @@
  *     event kind), 403 ERR_FORBIDDEN (not a PARTNER account), 404 ERR_NOT_FOUND (not one of the partner's
  *     keys), 401 ERR_API_KEY_REVOKED (revoked or rotated out). Subscribing to the same key again replaces
  *     its event kinds.
- *   → `listen.unsubscribe { apiKeyId }`, acknowledged with `{ unsubscribed: apiKeyId }`.
+ *   → `listen.unsubscribe { apiKeyId }`, acknowledged with `{ unsubscribed: apiKeyId }`, or with the 400
+ *     ERR_VALIDATION envelope when apiKeyId is not a uuid.
  *   ← `listen.event { apiKeyId, event }`: `event` is the envelope a delivery's body holds (same id, type,
  *     createdAt, environment, data; fields in the same order), routed by the rule of the webhook fan-out
  *     (routing.ts eventDataFor: the key's environment, the orders it may see, `customer` only with
@@ -66,14 +67,15 @@ export interface ListenHub {
   emit(room: string, event: string, payload: unknown): void;
 }
 
+const invalidKeyId = () =>
+  refusal('ERR_VALIDATION', 'apiKeyId must be the id (uuid) of one of your keys', [
+    { field: 'apiKeyId', messages: ['must be a uuid'] },
+  ]);
+
 /** Validates a subscribe message: the key id and the event kinds (default: all of them). */
 function parseSubscribe(payload: unknown): { apiKeyId: string; events: string[] } | { error: ErrorEnvelope } {
   const body = (typeof payload === 'object' && payload !== null ? payload : {}) as { apiKeyId?: unknown; events?: unknown };
-  if (typeof body.apiKeyId !== 'string' || !isUuid(body.apiKeyId)) {
-    return refusal('ERR_VALIDATION', 'apiKeyId must be the id (uuid) of one of your keys', [
-      { field: 'apiKeyId', messages: ['must be a uuid'] },
-    ]);
-  }
+  if (typeof body.apiKeyId !== 'string' || !isUuid(body.apiKeyId)) return invalidKeyId();
   if (body.events === undefined) return { apiKeyId: body.apiKeyId, events: [...WEBHOOK_EVENTS] };
   const events = body.events;
   const known = new Set<string>(WEBHOOK_EVENTS);
@@ -126,9 +128,13 @@ export class ListenSessions {
         .then((answer) => typeof ack === 'function' && ack(answer));
     });
     socket.on(LISTEN_UNSUBSCRIBE, (payload: unknown, ack?: Ack) => {
-      const apiKeyId = (payload as { apiKeyId?: unknown } | null)?.apiKeyId;
-      if (typeof apiKeyId === 'string') drop(apiKeyId);
-      if (typeof ack === 'function') ack({ unsubscribed: apiKeyId ?? null });
+      const { apiKeyId } = (typeof payload === 'object' && payload !== null ? payload : {}) as { apiKeyId?: unknown };
+      if (typeof apiKeyId !== 'string' || !isUuid(apiKeyId)) {
+        if (typeof ack === 'function') ack(invalidKeyId());
+        return;
+      }
+      drop(apiKeyId);
+      if (typeof ack === 'function') ack({ unsubscribed: apiKeyId });
     });
     socket.on('disconnect', () => {
       for (const keyId of [...joined.keys()]) drop(keyId);
