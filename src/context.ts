@@ -59,9 +59,19 @@ export interface ContextOverrides {
 
 export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
   const log = overrides.log ?? createLogger(config.logLevel);
-  const db = overrides.db ?? (await openConfiguredDb(config));
-  const closers: Array<() => Promise<unknown>> = [];
   const redisHealth = new DependencyHealth('Redis');
+  // Redis first: an unreachable REDIS_URL fails start-up at once, before the database is opened and
+  // migrated (seconds on the embedded database).
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log, redisHealth) : null;
+  let db: Db;
+  try {
+    db = overrides.db ?? (await openConfiguredDb(config));
+  } catch (err) {
+    redis?.disconnect();
+    throw err;
+  }
+  const closers: Array<() => Promise<unknown>> = [];
+  if (redis) closers.push(() => redis.quit().catch(() => redis.disconnect()));
   const stopDbLog = logOutages(db.health, log);
   const stopRedisLog = logOutages(redisHealth, log);
   try {
@@ -79,11 +89,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     const events = new EventEmitter();
     events.setMaxListeners(100);
 
-    let redis: Redis | null = null;
-    if (config.redisUrl) {
-      redis = await connectRedis(config.redisUrl, log, redisHealth);
+    if (redis) {
       const main = redis;
-      closers.push(() => main.quit().catch(() => main.disconnect()));
       const invalidations = `${config.redisKeyPrefix}:keys:invalidate`;
       const subscriber = duplicateRedis(redis, log, 'key-invalidations', { subscriber: true });
       closers.push(() => subscriber.quit().catch(() => subscriber.disconnect()));

@@ -6,6 +6,7 @@
  * A start that fails half way closes what it had opened (listeners, worker, database, Redis) before the
  * error reaches the caller, so an in-process caller is left with nothing running.
  */
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
@@ -41,32 +42,61 @@ export interface RunningRole {
   stop(): Promise<void>;
 }
 
+/** A listen error named like any other configuration problem (decisions §1), or the error itself. */
+function listenFailure(err: unknown, environment: ApiKeyEnvironment, port: number, config: Config): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE' || code === 'EACCES') {
+    const variable = environment === 'LIVE' ? 'PORT' : 'SANDBOX_PORT';
+    return new ConfigError(
+      variable,
+      `cannot listen on port ${port} (${code === 'EADDRINUSE' ? 'already in use' : 'not permitted'})`,
+    );
+  }
+  if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+    return new ConfigError('HOST', `cannot listen on ${config.host} (${code})`);
+  }
+  return err;
+}
+
+const portOf = (environment: ApiKeyEnvironment, config: Config) => (environment === 'LIVE' ? config.port : config.sandboxPort);
+
+/**
+ * Checks, before anything is opened, that each listener's address can be bound: a port in use or a
+ * host that does not exist fails start-up in milliseconds, not after the database has been opened and
+ * migrated (which takes seconds on the embedded database, more on a busy machine). The real listen
+ * still maps its own errors: another process may take the port in between.
+ */
+async function checkListenable(environments: ApiKeyEnvironment[], config: Config): Promise<void> {
+  for (const environment of environments) {
+    const port = portOf(environment, config);
+    if (port === 0) continue;
+    const probe = createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port, host: config.host, exclusive: true }, () => probe.close(() => resolve()));
+    }).catch((err: unknown) => {
+      throw listenFailure(err, environment, port, config);
+    });
+  }
+}
+
 async function listen(ctx: AppContext, environment: ApiKeyEnvironment, config: Config): Promise<FastifyInstance> {
   const app = await buildApp(ctx, environment);
-  const port = environment === 'LIVE' ? config.port : config.sandboxPort;
+  const port = portOf(environment, config);
   try {
     await app.listen({ port, host: config.host });
   } catch (err) {
     await app.close().catch(() => {});
-    // Named like any other configuration problem (decisions §1).
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES') {
-      const variable = environment === 'LIVE' ? 'PORT' : 'SANDBOX_PORT';
-      throw new ConfigError(
-        variable,
-        `cannot listen on port ${port} (${code === 'EADDRINUSE' ? 'already in use' : 'not permitted'})`,
-      );
-    }
-    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
-      throw new ConfigError('HOST', `cannot listen on ${config.host} (${code})`);
-    }
-    throw err;
+    throw listenFailure(err, environment, port, config);
   }
   return app;
 }
 
 /** Starts a serving role (start, api, worker); `migrate` is not one. */
 export async function startRole(config: Config, role: Exclude<Role, { kind: 'migrate' }>): Promise<RunningRole> {
+  const environments: ApiKeyEnvironment[] =
+    role.kind === 'api' ? [role.environment] : role.kind === 'start' ? ['LIVE', 'SANDBOX'] : [];
+  await checkListenable(environments, config);
   const ctx = await createContext(config);
   const apps: FastifyInstance[] = [];
   const ports: RunningRole['ports'] = {};
@@ -80,14 +110,11 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
   };
   try {
     await bootstrapAccounts(ctx);
-    if (role.kind === 'start' || role.kind === 'api') {
-      const environments: ApiKeyEnvironment[] = role.kind === 'api' ? [role.environment] : ['LIVE', 'SANDBOX'];
-      for (const environment of environments) {
-        const app = await listen(ctx, environment, config);
-        apps.push(app);
-        const address = app.server.address();
-        if (address && typeof address === 'object') ports[environment] = address.port;
-      }
+    for (const environment of environments) {
+      const app = await listen(ctx, environment, config);
+      apps.push(app);
+      const address = app.server.address();
+      if (address && typeof address === 'object') ports[environment] = address.port;
     }
     if (role.kind === 'start' || role.kind === 'worker') worker = startWorker(ctx);
     // A worker-only process still publishes realtime events: through Redis to the API processes' sockets.

@@ -3,7 +3,7 @@
  * ports (both listeners, the real worker). Each test has its own partner, keys and config folder; every
  * child is killed when its test ends, whatever happened, and every wait has a deadline.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { verifyWebhook } from '../packages/sdk/src/index.js';
 import { startWorker, type Worker } from '../src/worker/worker.js';
+import { spawnOwned } from './child-processes.js';
 import { createPartner, type TestPartner } from './factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from './harness.js';
 
@@ -75,17 +76,9 @@ async function newUser(): Promise<User> {
 }
 
 function start(user: User, args: string[], env: Record<string, string> = {}): Cli {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawnOwned(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: user.configDir, ...user.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const kill = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  const deadline = setTimeout(kill, RUN_DEADLINE_MS);
-  onTestFinished(() => {
-    clearTimeout(deadline);
-    kill();
+    deadlineMs: RUN_DEADLINE_MS,
   });
   const out = { stdout: '', stderr: '' };
   const waiters = new Set<() => void>();
@@ -102,7 +95,6 @@ function start(user: User, args: string[], env: Record<string, string> = {}): Cl
   });
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
-      clearTimeout(deadline);
       wake();
       resolve(code);
     }),

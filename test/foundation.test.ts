@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { Writable } from 'node:stream';
@@ -10,6 +10,7 @@ import { createContext } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
 import { startRole, startupFailureLine } from '../src/roles.js';
 import { LocalizedText, Nullable } from '../src/shared/schemas.js';
+import { spawnOwned } from './child-processes.js';
 import { createTestApp, freshDatabase, type TestApp, testConfig } from './harness.js';
 
 const Envelope = { statusCode: expect.any(Number), code: expect.any(String), message: expect.any(String) };
@@ -521,17 +522,17 @@ interface SpawnedChild {
   waitForLine(match: (line: string) => boolean, deadlineMs: number): Promise<string>;
 }
 
+/** A child never outlives this, even if its test is still waiting for it. */
+const CHILD_DEADLINE_MS = 60_000;
+
 /**
  * `src/main.ts` in a child process with `env` over this one's. The child is killed when the test ends,
- * whatever happened (a failed expectation must not leave a server running).
+ * whatever happened (a failed expectation must not leave a server running), and at its deadline.
  */
 function spawnChild(args: string[], env: Record<string, string>): SpawnedChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  const child = spawnOwned(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     env: { ...process.env, DATA_DIR: 'memory://', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    deadlineMs: CHILD_DEADLINE_MS,
   });
   let out = '';
   let err = '';
