@@ -81,6 +81,11 @@ export class GatedDb implements Db {
     return this.inner.connect();
   }
 
+  async copyFrom(copy: string, data: string): Promise<void> {
+    await this.pass(copy);
+    return this.inner.copyFrom(copy, data);
+  }
+
   withTimeout(): Db {
     return this;
   }

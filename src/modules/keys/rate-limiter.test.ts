@@ -3,6 +3,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { dropRedisNamespace } from '../../../test/redis-namespace.js';
 import { TestClock } from '../../clock.js';
 import { newId } from '../../shared/ids.js';
 import { hashKey } from './key-format.js';
@@ -122,6 +123,44 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
       { allowed: true, remaining: 4 },
       { allowed: true, remaining: 3 },
     ]);
+  });
+
+  it('decides the hits of every key that arrive in one turn with one script call, each key as if alone', async () => {
+    // A namespace of its own: no other limiter moves its key-cache generation meanwhile.
+    const prefix = `test:${newId()}`;
+    const a = new RedisRateLimiter(r1, clock, silent, prefix);
+    const scripts: string[] = [];
+    const send = r1.sendCommand.bind(r1);
+    r1.sendCommand = (command, stream) => {
+      scripts.push(command.name);
+      return send(command, stream);
+    };
+    try {
+      const [full, other, stale] = [newId(), newId(), newId()];
+      const all = `test:${full}:all`;
+      const scope = `test:${full}:scope`;
+      await r2.incr(scope);
+      await r2.incr(`${prefix}:keys:generation`);
+      const generation = await r2.get(`${prefix}:keys:generation`);
+      const outcomes = await Promise.all([
+        a.hit(full, 1, WINDOW, generation ?? '0', [all, scope]),
+        a.hit(other, 3, WINDOW),
+        a.hit(full, 1, WINDOW, generation ?? '0', [all, scope]),
+        a.hit(stale, 3, WINDOW, 'not-the-generation'),
+      ]);
+      expect(scripts.filter((name) => name === 'evalsha' || name === 'eval')).toHaveLength(1);
+      expect(outcomes[0]).toMatchObject({ allowed: true, remaining: 0, resetSec: 60, watched: '0.1' });
+      expect(outcomes[1]).toMatchObject({ allowed: true, remaining: 2, resetSec: 60 });
+      expect((outcomes[1] as RateLimitDecision).watched).toBeUndefined();
+      expect(outcomes[2]).toMatchObject({ allowed: false, retryAfterSec: 60, watched: '0.1' });
+      expect(outcomes[3]).toEqual({ stale: true, generation: generation ?? '0' });
+      // Nothing was counted for the stale one.
+      expect(await r2.exists(`${prefix}:ratelimit-runs:${stale}`)).toBe(0);
+      await dropRedisNamespace(r2, prefix);
+      await r2.del(all, scope);
+    } finally {
+      r1.sendCommand = send;
+    }
   });
 
   it('answers stale, without counting, when the key-cache generation has moved', async () => {

@@ -41,15 +41,26 @@ function failingLog(): { wrap: (db: Db) => Db; mode: 'up' | 'down' | 'refusing' 
     wrap: (db: Db): Db =>
       new Proxy(db, {
         get(target, prop, receiver) {
+          // Rows are written by INSERT (embedded) or COPY (server): both are failed alike.
+          const failure = (text: string) => {
+            if (/request_log/.test(text) && control.mode === 'down') {
+              return new AppError('ERR_DEPENDENCY_UNAVAILABLE', 'The database is unavailable');
+            }
+            if (/(INSERT INTO|COPY) request_log /.test(text) && control.mode === 'refusing') {
+              return Object.assign(new Error('value too long for type'), { code: '22001' });
+            }
+            return null;
+          };
           if (prop === 'query') {
             return (text: string, params?: readonly unknown[]) => {
-              if (/request_log/.test(text) && control.mode === 'down') {
-                return Promise.reject(new AppError('ERR_DEPENDENCY_UNAVAILABLE', 'The database is unavailable'));
-              }
-              if (/INSERT INTO request_log /.test(text) && control.mode === 'refusing') {
-                return Promise.reject(Object.assign(new Error('value too long for type'), { code: '22001' }));
-              }
-              return target.query(text, params);
+              const err = failure(text);
+              return err ? Promise.reject(err) : target.query(text, params);
+            };
+          }
+          if (prop === 'copyFrom') {
+            return (copy: string, data: string) => {
+              const err = failure(copy);
+              return err ? Promise.reject(err) : target.copyFrom(copy, data);
             };
           }
           const value = Reflect.get(target, prop, receiver);

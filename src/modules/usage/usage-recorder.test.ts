@@ -19,6 +19,7 @@ function gatedDb(before: () => Promise<void>): Db {
     health: db.health,
     query: (text, params) => db.query(text, params),
     connect: () => db.connect(),
+    copyFrom: (copy, data) => db.copyFrom(copy, data),
     withTimeout: () => db,
     listen: () => async () => {},
     close: async () => {},
