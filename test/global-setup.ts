@@ -63,7 +63,11 @@ async function prepareServer(databaseUrl: string): Promise<{ template: string; c
     cleanup: async () => {
       const c = new pg.Client({ connectionString: adminUrl(databaseUrl) });
       await c.connect();
-      const rows = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${base}_f_%`]);
+      // Only this run's file databases (harness.ts names them after the template): several runs may
+      // share a server, and dropping another run's databases would fail its tests mid-way.
+      const rows = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+        `${template}_f_`,
+      ]);
       for (const { datname } of rows.rows) await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => {});
       await c.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`).catch(() => {});
       await c.end();

@@ -46,8 +46,9 @@ export async function freshDatabase(): Promise<{ db: Db; url: string | null; dro
     const pglite = await PGlite.create({ loadDataDir: new Blob([dump]) });
     return { db: dbFromPglite(pglite), url: null, drop: async () => {} };
   }
-  const base = new URL(databaseUrl).pathname.slice(1) || 'test';
-  const name = `${base}_f_${randomBytes(6).toString('hex')}`;
+  // Named after this run's template: the run's teardown drops its own file databases and never those
+  // of another run on the same server (global-setup.ts).
+  const name = `${inject('serverTemplate')}_f_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl(databaseUrl) });
   await admin.connect();
   // CREATE DATABASE … TEMPLATE fails while another clone of the same template is in progress: retry.
