@@ -192,22 +192,30 @@ class PoolDb implements Db {
    * fail and then receive other statements' results (db.test.ts shows it). A client checked out and
    * released normally handles the error and stays in step, as inside transactions.
    */
-  private async queryKeepingClient<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
+  private queryKeepingClient<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
+    return this.withClient((client) => run<R>(client, text, params));
+  }
+
+  /**
+   * `work` on a client checked out for it alone, under the deadline (server), reported to `health`, the
+   * client released after: a server connection that failed (deadline, reset) is dropped, the embedded
+   * session never is.
+   */
+  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const token = this.health.begin();
     const startedMs = Date.now();
     const client = await this.checkout(token);
     const timer = this.arm(client, startedMs);
     let failure: unknown;
     try {
-      const rows = await run<R>(client, text, params);
+      const result = await work(client);
       this.health.succeeded(token);
-      return rows;
+      return result;
     } catch (err) {
       failure = err;
       throw this.failed(err, token);
     } finally {
       if (timer) clearTimeout(timer);
-      // A server connection that failed (deadline, reset) is dropped; the embedded session never is.
       client.release(this.kind === 'server' && failure !== undefined && clientBroken(client, failure));
     }
   }
@@ -218,23 +226,9 @@ class PoolDb implements Db {
 
   async copyFrom(copy: string, data: string): Promise<void> {
     if (this.kind !== 'server') throw new Error('COPY FROM STDIN is not available on the embedded database');
-    const token = this.health.begin();
-    const startedMs = Date.now();
-    const client = await this.checkout(token);
-    const timer = this.arm(client, startedMs);
-    let failure: unknown;
-    try {
-      // A COPY the server refuses (a missing partition, a bad value) fails the stream with the server's
-      // error, SQLSTATE included, and leaves the connection usable, as a failed statement does.
-      await pipeline(Readable.from([data]), client.query(copyStreamFrom(copy)));
-      this.health.succeeded(token);
-    } catch (err) {
-      failure = err;
-      throw this.failed(err, token);
-    } finally {
-      if (timer) clearTimeout(timer);
-      client.release(failure !== undefined && clientBroken(client, failure));
-    }
+    // A COPY the server refuses (a missing partition, a bad value) fails the stream with the server's
+    // error, SQLSTATE included, and leaves the connection usable, as a failed statement does.
+    await this.withClient((client) => pipeline(Readable.from([data]), client.query(copyStreamFrom(copy))));
   }
 
   private async checkout(token?: number): Promise<pg.PoolClient> {

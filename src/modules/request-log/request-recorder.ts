@@ -1,8 +1,8 @@
 /**
  * The request log's writer (decisions §13): the capture plugin hands each entry to `add`, which only
  * pushes it on an in-memory queue (no database round trip, no promise on the request path); a timer
- * writes the queue every FLUSH_MS with ONE multi-row INSERT per batch (as usage-recorder.ts does for
- * the counters), and `stop` writes whatever is left when the process stops. A request is visible in
+ * writes the queue every FLUSH_MS with ONE statement per batch (a COPY on a server, a multi-row INSERT
+ * on the embedded database: request-log.repo.ts), and `stop` writes whatever is left when the process stops. A request is visible in
  * the log within about a second (the contract allows five).
  *
  * Overload. The queue has two bounds:
