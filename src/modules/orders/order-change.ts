@@ -33,11 +33,14 @@ export interface OrderTx extends OutboxTx {
  * Nothing after the COMMIT throws: the change is committed, and a caller must never take a failure
  * there for a failed change (the partner-event writer would try it again). The read cache never throws
  * (a failed announcement is bounded by its MAX_AGE_MS), and a lost wake-up is made up for by the poll.
+ *
+ * `afterCommit` runs once the change has committed, before it is announced: the database work is
+ * done (the partner-event writer lets its next group begin while this one's announcement travels).
  */
 export async function commitOrderChange<T>(
   deps: OrderChangeDeps,
   fn: (tx: OrderTx) => Promise<T>,
-  options: { transaction?: boolean } = {},
+  options: { transaction?: boolean; afterCommit?: () => void } = {},
 ): Promise<T> {
   const changes: OrderChange[] = [];
   let outbox = false;
@@ -53,6 +56,7 @@ export async function commitOrderChange<T>(
     });
   const result = options.transaction === false ? await run(deps.db) : await deps.db.tx(run);
   try {
+    options.afterCommit?.();
     for (const change of merged(changes)) await deps.orderCache.changed(change);
     if (outbox) outboxCommitted(deps);
   } catch {

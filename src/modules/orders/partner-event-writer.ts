@@ -14,7 +14,7 @@
 import { AppError } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
-import { commitOrderChange } from './order-change.js';
+import { commitOrderChange, type OrderTx } from './order-change.js';
 import { lockVisibleOrders, recordStatusChanges, type StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
 import type { OrdersDeps } from './orders.service.js';
@@ -29,7 +29,8 @@ const MAX_GROUP = 100;
  * shared by more events) rather than many small ones competing for the same CPU. Measured with 10
  * clients on the PostgreSQL server: with 1 in flight a group holds ~5 events (~3.8 when groups may
  * overlap) and an event costs the least CPU (docs/performance.md). Every transaction on orders is
- * short (none waits for a client), so a group never waits long behind another's row lock.
+ * short (none waits for a client), so a group never waits long behind another's row lock. A group
+ * counts until its COMMIT: its read-cache announcement and answers overlap the next group's transaction.
  */
 const MAX_IN_FLIGHT = 1;
 
@@ -39,6 +40,9 @@ export interface PartnerEvent {
   code: string;
   body: CreatePartnerOrderEventDto;
 }
+
+/** An event of a group as judged against its locked order: the change it makes, or its refusal. */
+type Decided = { event: PendingEvent; change: StatusChange } | { event: PendingEvent; error: AppError };
 
 interface PendingEvent extends PartnerEvent {
   resolve: (pieces: PartnerOrderPieces) => void;
@@ -94,48 +98,36 @@ export class PartnerEventWriter {
       }
     }
     this.inFlight++;
+    // The group's slot is given back once its transaction has committed, before the read cache's
+    // announcement (a Redis round trip) and the answers: the next group's database work need not wait
+    // for them. A group that fails gives it back when its retries are done.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      if (this.pending.length > 0) this.schedule();
+    };
     // commit() settles every event of the group itself. Should it fail anyway, every event it left
     // unsettled gets the error (rejecting a settled promise does nothing), and nothing becomes an
     // unhandled rejection.
-    void this.commit(group)
+    void this.commit(group, release)
       .catch((err: unknown) => {
         for (const event of group) event.reject(err);
       })
-      .finally(() => {
-        this.inFlight--;
-        if (this.pending.length > 0) this.schedule();
-      });
+      .finally(release);
     if (this.pending.length > 0) this.schedule();
   }
 
-  private async commit(group: PendingEvent[]): Promise<void> {
-    type Decided = { event: PendingEvent; change: StatusChange } | { event: PendingEvent; error: AppError };
+  /** Writes the group in one transaction (`committed`: called once it has committed, see flush). */
+  private async commit(group: PendingEvent[], committed?: () => void): Promise<void> {
     let decided: Decided[];
     let written: Map<string, PartnerOrderPieces>;
     try {
       // commitOrderChange tells the read cache and wakes the outbox consumers after the COMMIT, before
       // any event is answered; nothing after the COMMIT throws, so a failure here is the transaction's.
-      [decided, written] = await commitOrderChange(this.deps, async (tx) => {
-        const now = this.deps.clock.now();
-        const locked = await lockVisibleOrders(
-          group.map((e) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
-          tx,
-        );
-        const outcomes: Decided[] = [];
-        for (const event of group) {
-          const found = eventTarget(event.key, event.environment, event.code, locked.get(event.code) ?? null, tx);
-          const target = found instanceof Promise ? await found : found;
-          try {
-            const change = partnerEventChange(target, event.body, now);
-            outcomes.push({ event, change });
-            tx.changed({ environment: event.environment, keyIds: [target.key.actsForKeyId] });
-          } catch (err) {
-            if (err instanceof AppError) outcomes.push({ event, error: err });
-            else throw err;
-          }
-        }
-        const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-        return [outcomes, changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map()] as const;
+      [decided, written] = await commitOrderChange(this.deps, (tx) => this.writeGroup(group, tx), {
+        afterCommit: committed,
       });
     } catch (err) {
       // The transaction failed as a whole (nothing of it is committed): alone, each event gets its own
@@ -156,5 +148,33 @@ export class PartnerEventWriter {
       if ('error' in d) d.event.reject(d.error);
       else d.event.resolve(written.get(d.change.orderId) as PartnerOrderPieces);
     }
+  }
+
+  /**
+   * The group's transaction: its orders locked in one statement (each through its event's key scope),
+   * each event judged against its locked order exactly as alone, the accepted ones written by one
+   * statement.
+   */
+  private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
+    const now = this.deps.clock.now();
+    const locked = await lockVisibleOrders(
+      group.map((e) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
+      tx,
+    );
+    const outcomes: Decided[] = [];
+    for (const event of group) {
+      const found = eventTarget(event.key, event.environment, event.code, locked.get(event.code) ?? null, tx);
+      const target = found instanceof Promise ? await found : found;
+      try {
+        const change = partnerEventChange(target, event.body, now);
+        outcomes.push({ event, change });
+        tx.changed({ environment: event.environment, keyIds: [target.key.actsForKeyId] });
+      } catch (err) {
+        if (err instanceof AppError) outcomes.push({ event, error: err });
+        else throw err;
+      }
+    }
+    const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
+    return [outcomes, changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map()] as const;
   }
 }
