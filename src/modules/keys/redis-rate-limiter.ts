@@ -8,9 +8,8 @@
  * its key, goes to Redis in ONE script call; the hits of one key (several connections of a busy client)
  * are one group in it, admitted as far as the window has room, in arrival order. Under load this
  * divides the Redis round trips, socket writes and replies by the requests per turn, with no
- * approximation: the window is still shared and exact. (A socket write to Redis per request was the
- * biggest single cost of a cached partner read: ~17 % of the API process's time on the list of 50,
- * more than all of our own JavaScript.) A quiet process costs one call per request, a setImmediate later.
+ * approximation: the window is still shared and exact. A quiet process costs one call per request, a
+ * setImmediate later.
  *
  * The script reads the time from its caller (the service clock), not Redis TIME, so the test clock
  * drives it like the in-process limiter. The same call also carries the key-cache generation check
@@ -36,9 +35,9 @@ const MAX_BATCH = 500;
 const MAX_GROUPS_PER_CALL = 200;
 /**
  * Script calls under way at once. While one is answered, the hits that arrive meanwhile gather for the
- * next: under load a call carries many requests (one socket write and one reply for all of them, where
- * each costs tens of microseconds of a loopback TCP stack), and a request waits at most for the call
- * ahead of it. Quiet, a call carries one request and waits for nothing.
+ * next: under load a call carries several requests (one command, socket write and reply for all of
+ * them; about 4 in the benchmark's reads), and a request waits at most for the call ahead of it, whose
+ * deadline is that of every Redis command. Quiet, a call carries one request and waits for nothing.
  */
 const MAX_CALLS_IN_FLIGHT = 1;
 
