@@ -144,6 +144,23 @@ describe('capture on the partner API', () => {
         requestBody: JSON.stringify({ type: 'PICKED_UP', note: text }),
       });
     }
+    // Bodies kept as sent, with the characters COPY's text format must escape (a server's batches are
+    // COPYed): raw tabs, line feeds and carriage returns between the tokens, backslash sequences such
+    // as \N (COPY's NULL) and \. (its end-of-data mark) inside strings.
+    const raw = ['{\r\n\t"type": "PICKED_UP",\n\t"note": "\\\\N"\r\n}', '{"type":"PICKED_UP","note":"a\\\\.\\tb\\\\\\\\"}\n'];
+    for (const body of raw) {
+      const res = await call(key, 'POST', '/v1/partner/orders/NO-SUCH/events', { payload: body });
+      expect(res.statusCode, res.body).toBe(404);
+      expect(res.json()).toMatchObject({ statusCode: 404, code: 'ERR_NOT_FOUND' });
+      const detail = await detailOf(partner, res.headers['x-request-id'] as string);
+      expect(detail.statusCode).toBe(200);
+      expect(detail.json()).toMatchObject({
+        statusCode: 404,
+        errorCode: 'ERR_NOT_FOUND',
+        requestBody: body,
+        responseBody: res.body,
+      });
+    }
   });
 
   it('logs error answers with both bodies and the error code, on both listeners', async () => {
