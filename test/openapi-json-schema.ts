@@ -1,32 +1,31 @@
 /**
- * An OpenAPI 3.0 Schema Object as plain JSON Schema, for validating answers with Ajv: what a validating
- * client or proxy (Prism, a generated zod schema) does with our documents. The one difference that
- * matters is `nullable`: `{ type, nullable: true }` is `type: [type, 'null']`, and a nullable
- * composition (`nullable: true` over `allOf: [ { $ref } ]`, decisions §15) is "null, or the
- * composition". `example` is an annotation Ajv does not know.
+ * An OpenAPI 3.0 Schema Object as plain JSON Schema, for validating answers with Ajv the way a partner's
+ * tools do: the conversion is `@openapi-contrib/openapi-schema-to-json-schema`, which reads `nullable`
+ * strictly (OpenAPI 3.0.3: it widens only a `type` in the same schema object) and drops the annotations
+ * JSON Schema does not know (`example`). Extensions (`x-…`) are dropped here too.
  */
+import { openapiSchemaToJsonSchema } from '@openapi-contrib/openapi-schema-to-json-schema';
+
 type Json = Record<string, unknown>;
 
+function withoutExtensions(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutExtensions);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value as Json)
+      .filter(([k]) => !k.startsWith('x-'))
+      .map(([k, v]) => [k, withoutExtensions(v)]),
+  );
+}
+
+/** One schema (a response's, a component's). */
 export function openApiToJsonSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(openApiToJsonSchema);
-  if (typeof schema !== 'object' || schema === null) return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema as Json)) {
-    if (key === 'example' || key === 'nullable' || key.startsWith('x-')) continue;
-    out[key] = key === 'properties' || key === 'components' || key === 'schemas' ? mapValues(value) : openApiToJsonSchema(value);
-  }
-  if ((schema as Json).nullable !== true) return out;
-  const composed = 'allOf' in out || 'oneOf' in out || 'anyOf' in out || '$ref' in out;
-  if (composed) {
-    const { description, ...rest } = out;
-    return { ...(description === undefined ? {} : { description }), anyOf: [rest, { type: 'null' }] };
-  }
-  if (typeof out.type === 'string') out.type = [out.type, 'null'];
-  if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  const { $schema: _s, ...out } = openapiSchemaToJsonSchema(withoutExtensions(schema) as never) as Json;
   return out;
 }
 
-function mapValues(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, openApiToJsonSchema(v)]));
+/** A document's `components`, its schemas converted one by one (for `doc#/components/schemas/X` refs). */
+export function componentsToJsonSchema(components: { schemas?: Record<string, unknown> }): Json {
+  const schemas = Object.fromEntries(Object.entries(components.schemas ?? {}).map(([k, v]) => [k, openApiToJsonSchema(v)]));
+  return { schemas };
 }

@@ -14,7 +14,7 @@ export function StringEnum<const T extends readonly string[]>(
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
-/** `T | null`; the OpenAPI generator turns it into `nullable: true`. */
+/** `T | null`; the OpenAPI generator writes it in the form of docs/openapi.md, "Nullable fields". */
 export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
   return Type.Union([schema, Type.Null()], options);
 }

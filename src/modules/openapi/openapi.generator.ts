@@ -3,7 +3,8 @@
  * requests and serialise responses. Nothing in the document is written by hand.
  *
  * JSON Schema → OpenAPI 3.0 conversions: a schema with `$id` becomes a named component referenced by
- * `$ref`; `T | null` (anyOf with null) becomes `nullable: true`; `const` becomes a one-value `enum`;
+ * `$ref`; `T | null` (anyOf with null) becomes `nullable: true` beside a `type`, or `oneOf: [T, { enum: [null] }]`
+ * for a reference (docs/openapi.md, "Nullable fields"); `const` becomes a one-value `enum`;
  * `examples` becomes `example`; a record (patternProperties) becomes a map (additionalProperties). Error responses reference `ErrorEnvelope` and list their codes, those the
  * route declared plus those every route of its family answers (API-key or bearer authentication).
  */
@@ -96,16 +97,13 @@ class Converter {
       const rest = union.filter((u) => !isNullSchema(u));
       const inner = rest.length === 1 ? this.schema(rest[0]) : { anyOf: rest.map((u) => this.schema(u)) };
       const { anyOf: _a, oneOf: _o, ...annotations } = s;
-      if (typeof inner.$ref === 'string') {
-        // decisions §15: a nullable reference is `nullable: true` over `allOf: [ $ref ]`, which
-        // generators (openapi-typescript, hey-api) read as `T | null`. A `oneOf` with an `enum: [null]`
-        // branch made validators give up on the whole schema (Prism) or accept anything (hey-api's zod).
-        // `type` beside `nullable` as OpenAPI 3.0 wants it (Redocly's nullable-type-sibling).
-        const target = this.components[inner.$ref.split('/').pop() as string];
-        const type = (target?.type as string | undefined) ?? 'object';
-        return { type, nullable: true, allOf: [inner], ...this.annotations(annotations) };
+      // docs/openapi.md, "Nullable fields": OpenAPI 3.0.3's `nullable` widens only a `type` in the same
+      // schema object, so it is written only there. Anything else (a reference, a composition) is
+      // `oneOf` of itself and a schema that admits only null.
+      if (typeof inner.type === 'string' && typeof inner.$ref !== 'string') {
+        return { ...inner, ...this.annotations(annotations), nullable: true };
       }
-      return { ...inner, ...this.annotations(annotations), nullable: true };
+      return { oneOf: [inner, { enum: [null] }], ...this.annotations(annotations) };
     }
     const out: Json = {};
     for (const [key, value] of Object.entries(s)) {

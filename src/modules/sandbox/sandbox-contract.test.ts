@@ -8,7 +8,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { openApiToJsonSchema } from '../../../test/openapi-json-schema.js';
+import { componentsToJsonSchema, openApiToJsonSchema } from '../../../test/openapi-json-schema.js';
 import { devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { sandboxPost, sandboxSetup } from './sandbox.test-helpers.js';
 
@@ -29,7 +29,7 @@ beforeAll(async () => {
   doc = (await t.live.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
   ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
-  ajv.addSchema({ $id: 'doc', components: openApiToJsonSchema(doc.components) });
+  ajv.addSchema({ $id: 'doc', components: componentsToJsonSchema(doc.components) });
 });
 afterAll(() => t.close());
 
