@@ -183,7 +183,8 @@ export const EventTypeItem = Type.Object(
     schema: Type.Unsafe<Record<string, unknown>>({
       type: 'object',
       additionalProperties: true,
-      description: 'The JSON Schema of the whole envelope of this kind (the same schema as under components)',
+      description:
+        'The JSON Schema of the whole envelope of this kind, self-contained: named parts under `$defs`, referenced as `#/$defs/<name>`; compiles on its own in draft-07 and 2020-12 validators',
     }),
     example: WebhookEventEnvelope,
   },
@@ -196,16 +197,45 @@ export const EventTypes = Type.Object(
 );
 export type EventTypes = Static<typeof EventTypes>;
 
-/** Every kind, its JSON Schema (plain JSON: components referenced by name are inlined), an example. */
+/** Every kind, its self-contained JSON Schema, an example. */
 export function eventCatalog(): EventTypes {
   return {
     items: EVENT_TYPES.map((type) => ({
       type,
       description: EVENT_DESCRIPTIONS[type],
-      schema: JSON.parse(JSON.stringify(EVENT_SCHEMAS[type])) as Record<string, unknown>,
+      schema: standaloneSchema(EVENT_SCHEMAS[type]),
       example: exampleEnvelope(type) as EventTypes['items'][number]['example'],
     })),
   };
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * docs/openapi.md, "Event catalog schemas": a schema a receiver can compile on its own. Every named
+ * part (a TypeBox schema with `$id`, such as LocalizedText, used several times) is kept once under
+ * `$defs` and referenced by `#/$defs/<name>`, so no `$id` appears twice and every `$ref` resolves
+ * inside the schema. `$ref`s by bare name (`Type.Ref`) point at the same `$defs`. Plain JSON: the
+ * TypeBox schema is not changed.
+ */
+export function standaloneSchema(schema: TSchema): Json {
+  const defs: Record<string, Json> = {};
+  const rootId = (schema as Json).$id;
+  const visit = (node: unknown, isRoot = false): unknown => {
+    if (Array.isArray(node)) return node.map((n) => visit(n));
+    if (typeof node !== 'object' || node === null) return node;
+    const { $id, ...rest } = node as Json;
+    if (typeof rest.$ref === 'string' && !rest.$ref.startsWith('#')) return { ...rest, $ref: `#/$defs/${rest.$ref}` };
+    const body = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, visit(v)]));
+    if (typeof $id !== 'string' || isRoot) return body;
+    if (!(($id as string) in defs)) defs[$id] = body;
+    return { $ref: `#/$defs/${$id}` };
+  };
+  const root = visit(schema, true) as Json;
+  const named = Object.keys(defs).length
+    ? { $defs: Object.fromEntries(Object.entries(defs).sort(([a], [b]) => a.localeCompare(b))) }
+    : {};
+  return { ...(typeof rootId === 'string' ? { title: rootId } : {}), ...root, ...named };
 }
 
 export function isEventType(value: string): value is EventType {

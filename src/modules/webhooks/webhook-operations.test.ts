@@ -18,7 +18,7 @@ import { newId } from '../../shared/ids.js';
 import type { ApiKeyScope } from '../../shared/schemas.js';
 import { feedRecoveries } from '../../worker/recovery-feeder.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
-import { EVENT_SCHEMAS, EVENT_TYPES, type EventType } from './event-catalog.js';
+import { EVENT_SCHEMAS, EVENT_TYPES, type EventType, standaloneSchema } from './event-catalog.js';
 import { RECOVERY_BATCH } from './queue/recover-deliveries.js';
 import { WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from './signals.js';
 import { ALL_EVENTS, createWebhookVia, devAuth, waitFor, waitForDeliveries } from './webhooks.test-helpers.js';
@@ -696,7 +696,7 @@ describe('GET /v1/developer/event-types', () => {
     expect(items.map((i) => i.type)).toEqual(['ping', ...ALL_EVENTS]);
     for (const item of items) {
       expect(item.description.length).toBeGreaterThan(20);
-      expect(item.schema).toEqual(JSON.parse(JSON.stringify(EVENT_SCHEMAS[item.type as EventType])));
+      expect(item.schema).toEqual(standaloneSchema(EVENT_SCHEMAS[item.type as EventType]));
       expect([...Value.Errors(EVENT_SCHEMAS[item.type as EventType], item.example)], item.type).toEqual([]);
     }
     expect((await t.sandbox.inject({ method: 'GET', url: '/v1/developer/event-types' })).statusCode).toBe(200);
