@@ -9,6 +9,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { verifyWebhook } from '../packages/sdk/src/index.js';
 import { startWorker, type Worker } from '../src/worker/worker.js';
@@ -279,6 +280,12 @@ describe('partner listen', TEST_TIMEOUT, () => {
     expect(events.map((e) => e.type)).toEqual(['order.assigned_to_partner', 'order.cancelled']);
     for (const e of events) expect(e).toMatchObject({ environment: 'sandbox', data: { order: { code: cancelled.order.code } } });
     expect(local.got[1].headers['x-partner-event']).toBe('order.cancelled');
+    // Signed like a delivery: the Standard Webhooks headers too, with the same secret string.
+    for (const [i, { body, headers }] of local.got.entries()) {
+      expect(headers['webhook-id']).toBe(events[i].id);
+      expect(new Webhook(ready.secret).verify(body, headers as Record<string, string>)).toMatchObject({ id: events[i].id });
+      expect(verifyWebhook(body, { ...headers, 'x-partner-signature': undefined }, ready.secret).id).toBe(events[i].id);
+    }
 
     for (const e of events) {
       const line = JSON.parse(await listen.line('stdout', (l) => l.includes(e.id))) as { status: number; type: string };
@@ -294,7 +301,7 @@ describe('partner listen', TEST_TIMEOUT, () => {
     const local = await receiver();
     const listen = start(user, ['listen', '--forward-to', local.url, '--key', key.id, '--events', 'order.cancelled']);
     const ready = await listen.line('stdout', (l) => l.startsWith('Ready!'));
-    const secret = /whsec_[\w-]+/.exec(ready)?.[0] ?? '';
+    const secret = /whsec_[\w+/=-]+/.exec(ready)?.[0] ?? '';
     t.clock.advance(16 * 60); // session.expired, then a reconnection with a refreshed token
     await listen.line('stderr', (l) => l.startsWith('Reconnected'));
     const cancelled = await runJson<{ order: { code: string } }>(user, ['trigger', 'order.cancelled']);

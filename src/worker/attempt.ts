@@ -26,7 +26,7 @@ import { toDeveloperDelivery } from '../modules/webhooks/queue/delivery-rows.js'
 import { type PendingOutcome, type RecordedOutcome, recordOutcomes } from '../modules/webhooks/queue/record-outcomes.js';
 import { releaseLease } from '../modules/webhooks/queue/release-leases.js';
 import { emitDeliveryUpdated, emitWebhookUpdated } from '../modules/webhooks/signals.js';
-import { SIGNATURE_HEADER, signatureHeader } from '../modules/webhooks/signature.js';
+import { SIGNATURE_HEADER, signatureHeader, standardWebhooksHeaders } from '../modules/webhooks/signature.js';
 import { type AttemptSignal, signalOf } from './endpoint-limits.js';
 import type { OutcomeWriter } from './outcome-writer.js';
 import { postWebhook, type SendResult } from './send.js';
@@ -55,6 +55,7 @@ export function deliveryHeaders(
     [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(secret, timestampSec, claimed.body, previousSecret),
     'x-partner-event': claimed.eventType,
     'x-partner-delivery': claimed.id,
+    ...standardWebhooksHeaders(claimed.eventId, timestampSec, claimed.body, [secret, previousSecret]),
   };
 }
 

@@ -36,10 +36,14 @@ export type * from './types.js';
 export {
   DEFAULT_TOLERANCE_SEC,
   SIGNATURE_HEADER,
+  STANDARD_WEBHOOKS_HEADERS,
+  signStandardWebhook,
   signWebhook,
+  standardWebhooksKey,
   type VerifyWebhookOptions,
   verifyWebhook,
   type WebhookEvent,
   type WebhookEventEnvelope,
   type WebhookEventType,
+  type WebhookHeaders,
 } from './webhooks.js';

@@ -16,7 +16,7 @@ const FIELD_LIMIT = 2048;
  * signing secrets.
  */
 const CREDENTIALS =
-  /svc_(?:live|sandbox)_[A-Za-z0-9]*|eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){0,2}|\brt_[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9_-]*/g;
+  /svc_(?:live|sandbox)_[A-Za-z0-9]*|eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){0,2}|\brt_[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]*/g;
 export const REDACTED = '[redacted]';
 
 /**

@@ -248,7 +248,9 @@ describe('capture on the partner API', () => {
     const { partner, key } = await partnerWithKey();
     const code = await orderFor(t, admin, key.id);
     const other = await createKey(t.ctx, partner.id);
-    const secrets = [key.key, other.key, partner.token];
+    // A webhook signing secret in standard base64, with + / and = in it.
+    const signing = 'whsec_q+8/Zz0NnL2vP9xR7tW1yB4dF6hJ3kM5oS8uA0cE2gI=';
+    const secrets = [key.key, other.key, partner.token, signing.slice(6, 20), signing.slice(20)];
     const everywhere = {
       'user-agent': `bot ${key.key}`,
       'idempotency-key': other.key,
@@ -257,7 +259,7 @@ describe('capture on the partner API', () => {
     };
     await call(key, 'GET', `/v1/partner/orders?apiKey=${key.key}&token=${partner.token}`, { headers: everywhere });
     await call(key, 'POST', `/v1/partner/orders/${code}/events`, {
-      payload: { type: 'PICKED_UP', note: `key ${key.key} token ${partner.token} other ${other.key}` },
+      payload: { type: 'PICKED_UP', note: `key ${key.key} token ${partner.token} other ${other.key} hook ${signing}` },
       headers: everywhere,
     });
     await call(key, 'POST', `/v1/partner/orders/${code}/events`, {

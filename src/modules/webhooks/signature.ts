@@ -1,16 +1,62 @@
 /**
- * Webhook signing (spec 5.3, decisions §6): `X-Partner-Signature: t=<unix seconds>,v1=<hex>` where v1
- * is HMAC-SHA256 of `${t}.${rawBody}` keyed with the secret string itself (UTF-8), the scheme Stripe
- * uses, so Stripe-style verifiers (stripe.webhooks.constructEvent) accept it unchanged.
+ * Webhook signing, two header sets on every delivery (docs/webhook-signatures.md):
+ *  - `X-Partner-Signature: t=<unix seconds>,v1=<hex>` where v1 is HMAC-SHA256 of `${t}.${rawBody}` keyed
+ *    with the secret string itself (UTF-8), the scheme Stripe uses, so Stripe-style verifiers
+ *    (stripe.webhooks.constructEvent) accept it unchanged;
+ *  - Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>` where the
+ *    signature is HMAC-SHA256 of `${id}.${t}.${rawBody}` keyed with the secret's bytes (the base64 after
+ *    `whsec_`), so the `standardwebhooks` libraries accept it with the same secret string.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SIGNATURE_HEADER = 'X-Partner-Signature';
 export const SECRET_PREFIX = 'whsec_';
 
-/** A new signing secret: `whsec_` + 32 random bytes in base64url. */
+/**
+ * A new signing secret: `whsec_` + 32 random bytes in standard base64 (the form the Standard Webhooks
+ * libraries decode). Secrets made earlier are base64url; both keep working (standardWebhooksKey).
+ */
 export function generateSigningSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64url');
+  return SECRET_PREFIX + randomBytes(32).toString('base64');
+}
+
+/**
+ * The HMAC key of the Standard Webhooks signature: the bytes the secret's text after `whsec_` encodes,
+ * standard base64 or, for secrets made earlier, base64url (docs/webhook-signatures.md, "Secrets").
+ */
+export function standardWebhooksKey(secret: string): Buffer {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  return Buffer.from(encoded, /[-_]/.test(encoded) ? 'base64url' : 'base64');
+}
+
+/** `v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">` for one secret. */
+export function standardWebhooksSignature(secret: string, messageId: string, timestampSec: number, rawBody: string): string {
+  const mac = createHmac('sha256', standardWebhooksKey(secret))
+    .update(`${messageId}.${timestampSec}.`, 'utf8')
+    .update(rawBody, 'utf8')
+    .digest('base64');
+  return `v1,${mac}`;
+}
+
+/**
+ * The Standard Webhooks headers of a delivery: `webhook-id` the event id (the same on every attempt),
+ * `webhook-timestamp` the same `t` as X-Partner-Signature, `webhook-signature` one space-separated
+ * signature per live secret, the current one first.
+ */
+export function standardWebhooksHeaders(
+  eventId: string,
+  timestampSec: number,
+  rawBody: string,
+  secrets: ReadonlyArray<string | null | undefined>,
+): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
+  return {
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestampSec),
+    'webhook-signature': secrets
+      .filter((s): s is string => typeof s === 'string' && s !== '')
+      .map((s) => standardWebhooksSignature(s, eventId, timestampSec, rawBody))
+      .join(' '),
+  };
 }
 
 export function computeSignature(secret: string, timestampSec: number, rawBody: string): string {

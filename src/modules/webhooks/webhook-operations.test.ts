@@ -473,7 +473,7 @@ describe('POST /v1/developer/webhooks/{id}/rotate-secret', () => {
     const before = t.clock.nowMs();
     const rotated = await rotate(h.partner, h.hook.id, { graceHours: 2 });
     const rotatedBy = t.clock.nowMs();
-    expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(rotated.secret).not.toBe(oldSecret);
     expect(rotated).toMatchObject({ id: h.hook.id, isActive: true });
     expect(Date.parse(rotated.previousSecretExpiresAt) - 2 * HOUR).toBeGreaterThanOrEqual(before);

@@ -130,7 +130,7 @@ describe('POST /v1/developer/webhooks', () => {
       isActive: true,
       consecutiveFailures: 0,
       createdAt: expect.stringMatching(ISO),
-      secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     const [row] = await t.ctx.db.query<{ secret_ciphertext: string; partner_id: string }>(
       'SELECT secret_ciphertext, partner_id FROM webhooks WHERE id = $1',

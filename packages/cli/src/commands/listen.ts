@@ -4,20 +4,20 @@
  * `listen.subscribe { apiKeyId, events }` (again after every reconnection) and receives
  * `listen.event { apiKeyId, event }`, the same envelope a webhook delivery's body holds. Each is POSTed
  * to the local URL, in the order received, signed as a real delivery is (X-Partner-Signature
- * `t=…,v1=…`) with a secret made for this session and printed at the start, so the receiver's
+ * `t=…,v1=…` and the Standard Webhooks headers) with a secret made for this session and printed at the start, so the receiver's
  * verifyWebhook accepts it when given that secret.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { signWebhook, type WebhookEvent } from '@partner-logistics/sdk';
+import { signStandardWebhook, signWebhook, type WebhookEvent } from '@partner-logistics/sdk';
 import { type Command, listOption, requiredOption, stringOption, text } from '../command.js';
 import { CliError, localTime } from '../output.js';
 import { openChannel } from '../realtime.js';
 import { chooseKey } from './keys.js';
 import { allEventKinds } from './webhooks.js';
 
-/** The per-session signing secret: the format of a webhook's (`whsec_` + 32 random bytes, base64url). */
+/** The per-session signing secret: the format of a webhook's (`whsec_` + 32 random bytes, base64). */
 function sessionSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 const FORWARD_TIMEOUT_MS = 10_000;
@@ -33,6 +33,7 @@ interface Forwarded {
 async function forward(url: string, secret: string, event: WebhookEvent): Promise<Forwarded> {
   const body = JSON.stringify(event);
   const started = Date.now();
+  const signedAtSec = Math.floor(started / 1000);
   const result = { eventId: event.id, type: event.type };
   try {
     const answer = await fetch(url, {
@@ -41,9 +42,10 @@ async function forward(url: string, secret: string, event: WebhookEvent): Promis
       signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
       headers: {
         'Content-Type': 'application/json',
-        'X-Partner-Signature': signWebhook(body, secret, Math.floor(Date.now() / 1000)),
+        'X-Partner-Signature': signWebhook(body, secret, signedAtSec),
         'X-Partner-Event': event.type,
         'X-Partner-Delivery': randomUUID(),
+        ...signStandardWebhook(body, secret, event.id, signedAtSec),
       },
       body,
     });
