@@ -19,8 +19,10 @@ export function Nullable<T extends TSchema>(schema: T, options: Record<string, u
   return Type.Union([schema, Type.Null()], options);
 }
 
-export const DateTime = (options: Record<string, unknown> = {}) => Type.String({ format: 'date-time', ...options });
-export const Uuid = (options: Record<string, unknown> = {}) => Type.String({ format: 'uuid', ...options });
+// maxLength: docs/openapi.md, "OWASP ruleset" (a UUID is 36 characters; an RFC 3339 time at most 40 here).
+export const DateTime = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'date-time', maxLength: 40, ...options });
+export const Uuid = (options: Record<string, unknown> = {}) => Type.String({ format: 'uuid', maxLength: 36, ...options });
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -39,7 +41,7 @@ export const ErrorEnvelope = Type.Object(
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
 
 export const LocalizedText = Type.Object(
-  { az: Type.String(), ru: Type.String(), en: Type.String() },
+  { az: Type.String({ maxLength: 500 }), ru: Type.String({ maxLength: 500 }), en: Type.String({ maxLength: 500 }) },
   { $id: 'LocalizedText', additionalProperties: false, description: 'Text in Azerbaijani, Russian and English' },
 );
 export type LocalizedText = Static<typeof LocalizedText>;

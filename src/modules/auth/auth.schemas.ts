@@ -9,6 +9,7 @@ import { Nullable, StringEnum, Uuid } from '../../shared/schemas.js';
 export const Phone = (options: Record<string, unknown> = {}) =>
   Type.String({
     pattern: PHONE_PATTERN.source,
+    maxLength: 13,
     description: 'E.164 phone number: +994 and 9 digits',
     examples: ['+994501234567'],
     ...options,
@@ -33,7 +34,12 @@ export const OtpRequested = Type.Object(
 export const OtpVerifyDto = Type.Object(
   {
     phone: Phone(),
-    code: Type.String({ pattern: '^[0-9]{6}$', description: 'the 6-digit code received by SMS', examples: ['123456'] }),
+    code: Type.String({
+      pattern: '^[0-9]{6}$',
+      maxLength: 6,
+      description: 'the 6-digit code received by SMS',
+      examples: ['123456'],
+    }),
   },
   { $id: 'OtpVerifyDto', additionalProperties: false },
 );

@@ -3,7 +3,7 @@
  * they are read through the key routes.
  */
 import Type, { type Static } from 'typebox';
-import { ApiKeyEnvironment, ApiKeyScope, DateTime, Nullable, Uuid } from '../../shared/schemas.js';
+import { API_KEY_SCOPES, ApiKeyEnvironment, ApiKeyScope, DateTime, Nullable, Uuid } from '../../shared/schemas.js';
 
 const developerKeyFields = {
   id: Uuid(),
@@ -104,7 +104,12 @@ export const CreateDeveloperKeyDto = Type.Object(
   {
     name: Type.String({ minLength: 2, maxLength: 60, description: '2 to 60 characters' }),
     environment: ApiKeyEnvironment,
-    scopes: Type.Array(ApiKeyScope, { minItems: 1, uniqueItems: true, description: 'At least one; no repeats' }),
+    scopes: Type.Array(ApiKeyScope, {
+      minItems: 1,
+      maxItems: API_KEY_SCOPES.length,
+      uniqueItems: true,
+      description: 'At least one; no repeats',
+    }),
   },
   { $id: 'CreateDeveloperKeyDto', additionalProperties: false },
 );

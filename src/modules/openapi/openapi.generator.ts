@@ -20,7 +20,7 @@ export interface OpenApiOptions {
   include: (route: CatalogRoute) => boolean;
   tags: Array<{ name: string; description: string; 'x-traitTag'?: true }>;
   /** Both listeners (decisions §15): partners and generated clients need absolute base URLs. */
-  servers: Array<{ url: string; description: string }>;
+  servers: Array<{ url: string; description: string; 'x-internal'?: boolean }>;
 }
 
 const API_VERSION = '0.1.0';
@@ -106,11 +106,17 @@ class Converter {
       return { oneOf: [inner, { enum: [null] }], ...this.annotations(annotations) };
     }
     const out: Json = {};
+    if (s.type === 'integer' && s.format === undefined) out.format = integerFormat(s);
     for (const [key, value] of Object.entries(s)) {
       switch (key) {
         case '$id':
         case '$schema':
         case 'x-error-codes':
+          break;
+        case 'x-max-length':
+          // A length a rule of the service enforces with its own error code rather than ERR_VALIDATION
+          // (docs/openapi.md, "OWASP ruleset"): declared as maxLength, not checked by request validation.
+          out.maxLength = value;
           break;
         case 'const':
           out.enum = [value];
@@ -159,6 +165,19 @@ class Converter {
   }
 }
 
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * docs/openapi.md, "OWASP ruleset": every integer says its width. int32 when its declared bounds fit,
+ * else int64 (JavaScript numbers: every integer the service reads or writes is a safe integer).
+ */
+function integerFormat(s: Json): 'int32' | 'int64' {
+  const min = typeof s.minimum === 'number' ? s.minimum : null;
+  const max = typeof s.maximum === 'number' ? s.maximum : null;
+  return min !== null && max !== null && min >= INT32_MIN && max <= INT32_MAX ? 'int32' : 'int64';
+}
+
 function stripExtensions(s: Json): Json {
   const { 'x-error-codes': _codes, ...rest } = s;
   return rest;
@@ -201,6 +220,22 @@ function parameters(route: CatalogRoute, c: Converter): Json[] {
   return out;
 }
 
+/**
+ * The rate-limit fields of a partner answer, sent once the key is known (docs/openapi.md, "OWASP
+ * ruleset"): on every success and on the errors answered after authentication.
+ */
+const RATE_LIMIT_HEADERS: Json = {
+  RateLimit: {
+    description: 'Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers)',
+    schema: { type: 'string', maxLength: 64, pattern: '^"per-key";r=\\d+;t=\\d+$', example: '"per-key";r=599;t=60' },
+  },
+  'RateLimit-Policy': {
+    description: 'The rate-limit policy of the key: quota per window',
+    schema: { type: 'string', maxLength: 64, pattern: '^"per-key";q=\\d+;w=\\d+$', example: '"per-key";q=600;w=60' },
+  },
+};
+const RATE_LIMITED_ERRORS = new Set([400, 404, 409]);
+
 /** Every operation can fail unexpectedly or while the database is unreachable (decisions §9, §11, §15). */
 const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
 
@@ -237,18 +272,20 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
         response.headers = {
           'Retry-After': {
             description: 'Seconds to wait before retrying; a retry after that long is admitted',
-            schema: { type: 'integer', minimum: 1 },
+            schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 },
           },
+          ...(family === 'partner' ? RATE_LIMIT_HEADERS : {}),
         };
       }
       if (status === 503) {
         response.headers = {
           'Retry-After': {
             description: 'Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves)',
-            schema: { type: 'integer', minimum: 1 },
+            schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 },
           },
         };
       }
+      if (family === 'partner' && RATE_LIMITED_ERRORS.has(status)) response.headers = RATE_LIMIT_HEADERS;
       out[statusText] = response;
       continue;
     }
@@ -260,15 +297,7 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
       description: (typeof s.description === 'string' && !s.$id ? s.description : undefined) ?? STATUS_TEXT[status] ?? 'OK',
       content: { 'application/json': { schema: c.schema(s) } },
     };
-    if (family === 'partner') {
-      response.headers = {
-        RateLimit: {
-          description: 'Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers)',
-          schema: { type: 'string' },
-        },
-        'RateLimit-Policy': { description: 'The rate-limit policy of the key: quota per window', schema: { type: 'string' } },
-      };
-    }
+    if (family === 'partner') response.headers = RATE_LIMIT_HEADERS;
     out[statusText] = response;
   }
   return out;
@@ -341,6 +370,8 @@ export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenAp
             '`POST /v1/auth/otp/request {phone}` sends the code, `POST /v1/auth/otp/verify {phone, code}` answers',
             '`{ accessToken, refreshToken, … }`; `POST /v1/auth/refresh {refreshToken}` gives a new pair.',
             'These sign-in operations are described in the full document, `/v1/openapi.json`.',
+            'Tokens follow RFC8725 (JWT best current practices): HS256 only, the algorithm fixed by the server (never',
+            'taken from the token, `none` refused), issuer and audience checked.',
           ].join(' '),
         },
       },

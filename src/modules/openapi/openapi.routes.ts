@@ -5,6 +5,7 @@ import Type from 'typebox';
 import type { CatalogRoute } from '../../plugins/route-catalog.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { generateOpenApi } from './openapi.generator.js';
+import { referenceTags } from './reference-sections.js';
 import { webhookEventsTag } from './webhook-events-section.js';
 
 const OpenApiDocument = Type.Unsafe<Record<string, unknown>>({
@@ -21,7 +22,8 @@ const PARTNER_DESCRIPTION = [
   'qəpik. The live API accepts only `svc_live_…` keys, the sandbox API only `svc_sandbox_…` keys.',
   '',
   'Webhook deliveries carry `X-Partner-Signature: t=<unix>,v1=<hex>`, the HMAC-SHA256 of `<t>.<raw body>`',
-  'keyed with the webhook signing secret.',
+  'keyed with the webhook signing secret, and the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`,',
+  '`webhook-signature`): see "Verifying webhooks". Within `/v1` we only add: see "Compatibility".',
 ].join('\n');
 
 export const isPartnerOrDeveloperRoute = (r: CatalogRoute) =>
@@ -36,8 +38,9 @@ export const isPartnerOrDeveloperRoute = (r: CatalogRoute) =>
 export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { publicUrl, sandboxPublicUrl } = app.ctx.config;
   const servers = [
-    { url: publicUrl, description: 'Live API: svc_live_… keys' },
-    { url: sandboxPublicUrl, description: 'Sandbox API: svc_sandbox_… keys, test orders and the simulator' },
+    // x-internal: false: both are for partners (docs/openapi.md, "OWASP ruleset").
+    { url: publicUrl, description: 'Live API (production): svc_live_… keys', 'x-internal': false },
+    { url: sandboxPublicUrl, description: 'Sandbox API: svc_sandbox_… keys, test orders and the simulator', 'x-internal': false },
   ];
   let reduced: Record<string, unknown> | null = null;
   let full: Record<string, unknown> | null = null;
@@ -52,6 +55,7 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
         { name: 'partner', description: 'Orders assigned to your API key, and logistics events (X-Api-Key)' },
         { name: 'developer', description: 'API keys, webhooks and deliveries of your partner account (bearer token)' },
         webhookEventsTag(),
+        ...referenceTags(),
       ],
     });
     return reduced;
@@ -68,6 +72,7 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
         { name: 'auth', description: 'Sign-in with a one-time code; access and refresh tokens' },
         { name: 'admin', description: 'Operator API (ADMIN accounts)' },
         webhookEventsTag(),
+        ...referenceTags(),
       ],
     });
     return full;

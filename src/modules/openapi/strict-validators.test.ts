@@ -13,6 +13,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { spawnOwned } from '../../../test/child-processes.js';
+import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { componentsToJsonSchema, openApiToJsonSchema } from '../../../test/openapi-json-schema.js';
@@ -136,7 +137,7 @@ async function exercise(call: Call): Promise<void> {
   const deliveries = '/v1/developer/webhooks/{id}/deliveries';
   await ok(200, 'live', 'GET', deliveries, `/v1/developer/webhooks/${hook.id}/deliveries`, dev);
   await ok(200, 'live', 'GET', '/v1/developer/deliveries/{id}', `/v1/developer/deliveries/${queued.id}`, dev);
-  const worker = startWorker(t.ctx, { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 50 });
+  const worker = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 50 });
   onTestFinished(() => worker.stop());
   await waitForDeliveries(t, partner, hook.id, (d) => d.some((x) => x.id === queued.id && x.status === 'DELIVERED'));
   await ok(200, 'live', 'GET', deliveries, `/v1/developer/webhooks/${hook.id}/deliveries`, dev);
@@ -205,6 +206,64 @@ describe('real answers validate under strict OpenAPI 3.0.3 semantics', () => {
     });
     expect(checked).toBeGreaterThan(20);
   }, 120_000);
+});
+
+describe('limits the document declares are enforced (docs/openapi.md, "OWASP ruleset")', () => {
+  it('answers 400 ERR_VALIDATION naming the field for each declared request limit', async () => {
+    const admin = await createUser(t.ctx, 'ADMIN');
+    const partner = await createPartner(t.ctx);
+    const dev = await devAuth(t, partner);
+    const key = await createKey(t.ctx, partner.id);
+    const refused = async (
+      method: 'POST' | 'PATCH',
+      url: string,
+      headers: Record<string, string>,
+      payload: unknown,
+      field: string,
+    ) => {
+      const res = await t.live.inject({ method, url, headers, payload: payload as never });
+      expectError(res, 400, 'ERR_VALIDATION');
+      const fields = (res.json().details as Array<{ field: string }>).map((d) => d.field);
+      expect(fields, `${url} ${res.body}`).toContain(field);
+    };
+    const text = (n: number) => 'ş'.repeat(n);
+    await refused('POST', '/v1/admin/zones', admin.auth, { name: { az: text(501), ru: 'r', en: 'e' } }, 'name.az');
+    await refused('POST', '/v1/admin/batches', admin.auth, { orderCodes: [`ORD-${'X'.repeat(61)}`] }, 'orderCodes.0');
+    await refused(
+      'POST',
+      '/v1/developer/keys',
+      dev,
+      {
+        name: 'x',
+        environment: 'LIVE',
+        scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage', 'payments:read', 'orders:read'],
+      },
+      'scopes',
+    );
+    const longUrl = await t.live.inject({
+      method: 'POST',
+      url: '/v1/developer/webhooks',
+      headers: dev,
+      payload: { apiKeyId: key.id, url: `https://partner.example.com/${'a'.repeat(2100)}`, events: ['order.placed'] },
+    });
+    expectError(longUrl, 400, 'ERR_WEBHOOK_URL_INVALID'); // the URL policy's own code, declared as maxLength 2048
+    await refused(
+      'POST',
+      '/v1/developer/webhooks',
+      dev,
+      { apiKeyId: `${key.id}0`, url: 'https://partner.example.com/h', events: ['order.placed'] },
+      'apiKeyId',
+    );
+    const code = (await createOrder(t, admin.auth)).code as string;
+    await assign(t, admin.auth, code, key.id);
+    await refused(
+      'POST',
+      `/v1/partner/orders/${code}/events`,
+      key.headers,
+      { type: 'PICKED_UP', at: '2026-11-25T10:00:00.000000000000000000000Z' },
+      'at',
+    );
+  });
 });
 
 /** `prism proxy` on an OS-chosen port; resolves with its base URL once it listens. */

@@ -12,7 +12,8 @@ function section(): string {
   const intro = [
     'Every delivery is a POST of one JSON envelope `{ id, type, createdAt, environment, data }` with the headers',
     '`X-Partner-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 of `<t>.<raw body>` keyed with the signing secret; during a',
-    "secret rotation's grace a second `v1` signed with the previous secret), `X-Partner-Event` (the type) and",
+    "secret rotation's grace a second `v1` signed with the previous secret), the Standard Webhooks headers `webhook-id`,",
+    '`webhook-timestamp` and `webhook-signature` (see "Verifying webhooks"), `X-Partner-Event` (the type) and',
     '`X-Partner-Delivery` (the delivery id). Answer 2xx within 10 s; anything else is retried after 1 min, 5 min, 30 min,',
     '2 h and 12 h. Delivery is at least once: de-duplicate by the envelope `id`.',
     '',

@@ -171,7 +171,7 @@ export const AdminOrder = Type.Object(
 );
 export type AdminOrder = Static<typeof AdminOrder>;
 
-const Phone = Type.String({ pattern: '^\\+994[0-9]{9}$', description: 'E.164, +994XXXXXXXXX' });
+const Phone = Type.String({ pattern: '^\\+994[0-9]{9}$', maxLength: 13, description: 'E.164, +994XXXXXXXXX' });
 
 export const CreateOrderDto = Type.Object(
   {
@@ -249,7 +249,7 @@ export const Batch = Type.Object(
 export type Batch = Static<typeof Batch>;
 
 export const CreateBatchDto = Type.Object(
-  { orderCodes: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 500, uniqueItems: true }) },
+  { orderCodes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 500, uniqueItems: true }) },
   { $id: 'CreateBatchDto', additionalProperties: false },
 );
 

@@ -83,7 +83,7 @@ describe('GET /v1/developer/event-types schemas', () => {
   });
 
   it('validate every sample event the test route really delivers, with and without orders:pii', async () => {
-    const worker = startWorker(t.ctx, { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 50 });
+    const worker = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 50 });
     onTestFinished(() => worker.stop());
     const scopeSets: ApiKeyScope[][] = [
       ['orders:read', 'orders:pii', 'webhooks:manage'],

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 async function setup() {
-  const worker = startWorker(t.ctx, { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 50 });
+  const worker = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 50 });
   onTestFinished(() => worker.stop());
   const partner = await createPartner(t.ctx);
   const key = await createKey(t.ctx, partner.id);

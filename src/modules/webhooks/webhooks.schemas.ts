@@ -19,6 +19,8 @@ export const MAX_WEBHOOKS_PER_KEY = 5;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 const UrlField = Type.String({
+  // Enforced by the URL policy with its own code (ERR_WEBHOOK_URL_INVALID), so declared, not validated.
+  'x-max-length': MAX_WEBHOOK_URL_LENGTH,
   description:
     'Where deliveries are POSTed. HTTPS only; plain http is accepted for localhost, 127.0.0.1 and [::1] outside production. ' +
     `No credentials in the URL; at most ${MAX_WEBHOOK_URL_LENGTH} characters.`,

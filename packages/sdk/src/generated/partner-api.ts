@@ -745,7 +745,10 @@ export interface components {
              * @description when it happened at the partner; informational, the stored event is stamped with the current time
              */
             at?: string;
-            /** @description cash collected at the door (DELIVERED, COD orders); never above the order COD amount */
+            /**
+             * Format: int32
+             * @description cash collected at the door (DELIVERED, COD orders); never above the order COD amount
+             */
             codCollectedQepik?: number;
             failReason?: components["schemas"]["DeliveryFailReason"];
             note?: string;
@@ -760,20 +763,32 @@ export interface components {
             status?: "PLACED" | "VENDOR_ACCEPTED" | "RUNNER_PICKUP" | "AT_HUB" | "PACKED";
             /** @description default true; false makes an order without customer (customer null for every key) */
             customer?: boolean;
-            /** @description 1 to 20, default 1; with more than 1 the answer is { items } */
+            /**
+             * Format: int32
+             * @description 1 to 20, default 1; with more than 1 the answer is { items }
+             */
             count?: number;
         };
         DeliveryAttempt: {
-            /** @description The attempt number over the delivery’s whole life: it runs on after a redeliver, which keeps the earlier attempts */
+            /**
+             * Format: int64
+             * @description The attempt number over the delivery’s whole life: it runs on after a redeliver, which keeps the earlier attempts
+             */
             number: number;
             /**
              * Format: date-time
              * @description When the attempt started
              */
             at: string;
-            /** @description From sending the request to the end of the answer (or the failure) */
+            /**
+             * Format: int64
+             * @description From sending the request to the end of the answer (or the failure)
+             */
             durationMs: number;
-            /** @description HTTP status of the answer; null when the endpoint never answered */
+            /**
+             * Format: int64
+             * @description HTTP status of the answer; null when the endpoint never answered
+             */
             statusCode: number | null;
             /** @description Short failure text ("HTTP 500", "timeout after 10 s"); null when delivered */
             error: string | null;
@@ -798,9 +813,15 @@ export interface components {
             /** @description Event kind, one of WebhookEvent; a test delivery is `ping` */
             event: string;
             status: components["schemas"]["WebhookDeliveryStatus"];
-            /** @description Attempts made so far (a redeliver resets it to 0) */
+            /**
+             * Format: int64
+             * @description Attempts made so far (a redeliver resets it to 0)
+             */
             attempts: number;
-            /** @description HTTP status the endpoint answered with at the last attempt */
+            /**
+             * Format: int64
+             * @description HTTP status the endpoint answered with at the last attempt
+             */
             statusCode: number | null;
             /** @description Short failure text of the last attempt ("HTTP 500", "timeout after 10 s", "connection refused") */
             lastError: string | null;
@@ -824,7 +845,10 @@ export interface components {
             status: components["schemas"]["WebhookDeliveryStatus"];
             /** @description Every attempt, oldest first */
             attempts: components["schemas"]["DeliveryAttempt"][];
-            /** @description HTTP status the endpoint answered with at the last attempt */
+            /**
+             * Format: int64
+             * @description HTTP status the endpoint answered with at the last attempt
+             */
             statusCode: number | null;
             /** @description Short failure text of the last attempt ("HTTP 500", "timeout after 10 s", "connection refused") */
             lastError: string | null;
@@ -849,7 +873,10 @@ export interface components {
             prefix: string;
             environment: components["schemas"]["ApiKeyEnvironment"];
             scopes: components["schemas"]["ApiKeyScope"][];
-            /** @description Requests per minute (sliding window) */
+            /**
+             * Format: int64
+             * @description Requests per minute (sliding window)
+             */
             rateLimit: number;
             /** @description Operator flag: the key sees every order of its environment, not only its own */
             receivesAllOrders: boolean;
@@ -877,7 +904,10 @@ export interface components {
             prefix: string;
             environment: components["schemas"]["ApiKeyEnvironment"];
             scopes: components["schemas"]["ApiKeyScope"][];
-            /** @description Requests per minute (sliding window) */
+            /**
+             * Format: int64
+             * @description Requests per minute (sliding window)
+             */
             rateLimit: number;
             /** @description Operator flag: the key sees every order of its environment, not only its own */
             receivesAllOrders: boolean;
@@ -907,7 +937,10 @@ export interface components {
             prefix: string;
             environment: components["schemas"]["ApiKeyEnvironment"];
             scopes: components["schemas"]["ApiKeyScope"][];
-            /** @description Requests per minute (sliding window) */
+            /**
+             * Format: int64
+             * @description Requests per minute (sliding window)
+             */
             rateLimit: number;
             /** @description Operator flag: the key sees every order of its environment, not only its own */
             receivesAllOrders: boolean;
@@ -937,9 +970,15 @@ export interface components {
              * @description The old key works until this instant (24 h grace)
              */
             previousKeyRevokedAt: string;
-            /** @description Orders moved from the old key to the new one */
+            /**
+             * Format: int64
+             * @description Orders moved from the old key to the new one
+             */
             movedOrders: number;
-            /** @description Webhooks moved from the old key to the new one */
+            /**
+             * Format: int64
+             * @description Webhooks moved from the old key to the new one
+             */
             movedWebhooks: number;
         };
         DeveloperKeys: {
@@ -953,21 +992,36 @@ export interface components {
              * @description UTC calendar day, YYYY-MM-DD
              */
             day: string;
-            /** @description Partner requests made with the key */
+            /**
+             * Format: int64
+             * @description Partner requests made with the key
+             */
             requests: number;
-            /** @description Answers with a 4xx status (429 included) */
+            /**
+             * Format: int64
+             * @description Answers with a 4xx status (429 included)
+             */
             clientErrors: number;
-            /** @description Answers with a 5xx status */
+            /**
+             * Format: int64
+             * @description Answers with a 5xx status
+             */
             serverErrors: number;
         };
         DeveloperKeyUsageSeries: {
             /** Format: uuid */
             apiKeyId: string;
-            /** @description Number of days in `items` */
+            /**
+             * Format: int64
+             * @description Number of days in `items`
+             */
             days: number;
             /** @description Zero-filled, oldest first, ending today (UTC) */
             items: components["schemas"]["DeveloperKeyUsage"][];
-            /** @description Sum of `requests` over `items` */
+            /**
+             * Format: int64
+             * @description Sum of `requests` over `items`
+             */
             totalRequests: number;
         };
         /** @description One partner-API request made with one of the partner’s keys, as listed (no bodies) */
@@ -995,7 +1049,10 @@ export interface components {
             path: string;
             /** @description The query string as sent, without `?`; null when there was none */
             query: string | null;
-            /** @description HTTP status of the answer */
+            /**
+             * Format: int64
+             * @description HTTP status of the answer
+             */
             statusCode: number;
             /** @description The `code` of an error answer (ERR_*); null for a success */
             errorCode: string | null;
@@ -1038,7 +1095,10 @@ export interface components {
             path: string;
             /** @description The query string as sent, without `?`; null when there was none */
             query: string | null;
-            /** @description HTTP status of the answer */
+            /**
+             * Format: int64
+             * @description HTTP status of the answer
+             */
             statusCode: number;
             /** @description The `code` of an error answer (ERR_*); null for a success */
             errorCode: string | null;
@@ -1072,7 +1132,10 @@ export interface components {
             events: components["schemas"]["WebhookEvent"][];
             /** @description Becomes false automatically after 50 consecutive dead deliveries */
             isActive: boolean;
-            /** @description Deliveries that ended DEAD in a row; a delivered one resets it */
+            /**
+             * Format: int64
+             * @description Deliveries that ended DEAD in a row; a delivered one resets it
+             */
             consecutiveFailures: number;
             /** Format: date-time */
             createdAt: string;
@@ -1089,7 +1152,10 @@ export interface components {
             events: components["schemas"]["WebhookEvent"][];
             /** @description Becomes false automatically after 50 consecutive dead deliveries */
             isActive: boolean;
-            /** @description Deliveries that ended DEAD in a row; a delivered one resets it */
+            /**
+             * Format: int64
+             * @description Deliveries that ended DEAD in a row; a delivered one resets it
+             */
             consecutiveFailures: number;
             /** Format: date-time */
             createdAt: string;
@@ -1108,7 +1174,10 @@ export interface components {
             events: components["schemas"]["WebhookEvent"][];
             /** @description Becomes false automatically after 50 consecutive dead deliveries */
             isActive: boolean;
-            /** @description Deliveries that ended DEAD in a row; a delivered one resets it */
+            /**
+             * Format: int64
+             * @description Deliveries that ended DEAD in a row; a delivered one resets it
+             */
             consecutiveFailures: number;
             /** Format: date-time */
             createdAt: string;
@@ -1125,7 +1194,10 @@ export interface components {
         };
         /** @description Every error response */
         ErrorEnvelope: {
-            /** @description HTTP status, repeated in the body */
+            /**
+             * Format: int64
+             * @description HTTP status, repeated in the body
+             */
             statusCode: number;
             /**
              * @description Machine-readable error code (ERR_*); switch on this
@@ -1145,7 +1217,7 @@ export interface components {
             type: string;
             /** @description What it means and when it fires */
             description: string;
-            /** @description The JSON Schema of the whole envelope of this kind (the same schema as under components) */
+            /** @description The JSON Schema of the whole envelope of this kind, self-contained: named parts under `$defs`, referenced as `#/$defs/<name>`; compiles on its own in draft-07 and 2020-12 validators */
             schema: {
                 [key: string]: unknown;
             };
@@ -1277,25 +1349,40 @@ export interface components {
             };
         };
         PageOfDeveloperDelivery: {
+            /** Format: int32 */
             page: number;
+            /** Format: int32 */
             pageSize: number;
-            /** @description All matching deliveries */
+            /**
+             * Format: int64
+             * @description All matching deliveries
+             */
             total: number;
             /** @description Newest first */
             items: components["schemas"]["DeveloperDelivery"][];
         };
         PageOfDeveloperRequest: {
+            /** Format: int32 */
             page: number;
+            /** Format: int32 */
             pageSize: number;
-            /** @description All matching requests */
+            /**
+             * Format: int64
+             * @description All matching requests
+             */
             total: number;
             /** @description Newest first */
             items: components["schemas"]["DeveloperRequest"][];
         };
         PageOfPartnerOrder: {
+            /** Format: int32 */
             page: number;
+            /** Format: int32 */
             pageSize: number;
-            /** @description all matching rows */
+            /**
+             * Format: int64
+             * @description all matching rows
+             */
             total: number;
             items: components["schemas"]["PartnerOrder"][];
         };
@@ -1325,7 +1412,10 @@ export interface components {
             keyName: string;
             environment: components["schemas"]["PartnerEnvironment"];
             scopes: components["schemas"]["ApiKeyScope"][];
-            /** @description Requests per minute for this key (sliding window) */
+            /**
+             * Format: int64
+             * @description Requests per minute for this key (sliding window)
+             */
             rateLimit: number;
             /** @description Admin flag: the key sees every order, not only its own */
             receivesAllOrders: boolean;
@@ -1339,9 +1429,15 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
             paymentMethod: components["schemas"]["PaymentMethod"];
             paymentStatus: components["schemas"]["OrderPaymentStatus"];
-            /** @description order total, qəpik */
+            /**
+             * Format: int64
+             * @description order total, qəpik
+             */
             totalQepik: number;
-            /** @description cash to collect at the door, qəpik; 0 for CARD */
+            /**
+             * Format: int64
+             * @description cash to collect at the door, qəpik; 0 for CARD
+             */
             codAmountQepik: number;
             area: string | null;
             zone: components["schemas"]["PartnerZoneRef"] | null;
@@ -1369,8 +1465,12 @@ export interface components {
         };
         PartnerOrderItem: {
             name: components["schemas"]["LocalizedText"];
+            /** Format: int64 */
             qty: number;
-            /** @description qəpik */
+            /**
+             * Format: int64
+             * @description qəpik
+             */
             unitPriceQepik: number;
         };
         /** @description Counters of the calling key for one UTC day */
@@ -1380,11 +1480,20 @@ export interface components {
              * @description UTC calendar day, YYYY-MM-DD
              */
             day: string;
-            /** @description Partner requests made with the key */
+            /**
+             * Format: int64
+             * @description Partner requests made with the key
+             */
             requests: number;
-            /** @description Answers with a 4xx status (429 included) */
+            /**
+             * Format: int64
+             * @description Answers with a 4xx status (429 included)
+             */
             clientErrors: number;
-            /** @description Answers with a 5xx status */
+            /**
+             * Format: int64
+             * @description Answers with a 5xx status
+             */
             serverErrors: number;
         };
         PartnerZoneRef: {
@@ -1432,7 +1541,10 @@ export interface components {
             until?: string;
         };
         RecoverQueued: {
-            /** @description FAILED and DEAD deliveries of the window, queued again oldest first, a batch at a time */
+            /**
+             * Format: int64
+             * @description FAILED and DEAD deliveries of the window, queued again oldest first, a batch at a time
+             */
             queued: number;
         };
         RequestLogDropMinute: {
@@ -1441,9 +1553,15 @@ export interface components {
              * @description Start of the minute
              */
             minute: string;
-            /** @description Requests left out of the log: successful reads under overload; any request when the log could not be written for a long while */
+            /**
+             * Format: int64
+             * @description Requests left out of the log: successful reads under overload; any request when the log could not be written for a long while
+             */
             dropped: number;
-            /** @description Logged requests not sent on the realtime channel (over 50 a second) */
+            /**
+             * Format: int64
+             * @description Logged requests not sent on the realtime channel (over 50 a second)
+             */
             notStreamed: number;
         };
         /** @description What the request log left out in a period, in all and per minute */
@@ -1452,15 +1570,22 @@ export interface components {
             since: string;
             /** Format: date-time */
             until: string;
-            /** @description Requests left out of the log: successful reads under overload; any request when the log could not be written for a long while */
+            /**
+             * Format: int64
+             * @description Requests left out of the log: successful reads under overload; any request when the log could not be written for a long while
+             */
             dropped: number;
-            /** @description Logged requests not sent on the realtime channel (over 50 a second) */
+            /**
+             * Format: int64
+             * @description Logged requests not sent on the realtime channel (over 50 a second)
+             */
             notStreamed: number;
             /** @description Minutes with any, newest first (at most 1440) */
             items: components["schemas"]["RequestLogDropMinute"][];
         };
         RotateWebhookSecretDto: {
             /**
+             * Format: int32
              * @description How long the previous secret keeps signing too (0 to 168, default 24); 0 ends it now
              * @default 24
              */
@@ -1530,17 +1655,32 @@ export interface components {
              * @description 24 hours ago: the start of the window the counts cover
              */
             since: string;
-            /** @description Attempts the endpoint accepted (2xx) in the window */
+            /**
+             * Format: int64
+             * @description Attempts the endpoint accepted (2xx) in the window
+             */
             delivered: number;
-            /** @description Attempts that failed in the window (retried ones and final ones) */
+            /**
+             * Format: int64
+             * @description Attempts that failed in the window (retried ones and final ones)
+             */
             failedAttempts: number;
-            /** @description Deliveries that became DEAD in the window */
+            /**
+             * Format: int64
+             * @description Deliveries that became DEAD in the window
+             */
             dead: number;
             /** @description delivered / all attempts of the window, 0 to 1; null without attempts */
             successRate: number | null;
-            /** @description Median attempt duration in the window; null without attempts */
+            /**
+             * Format: int64
+             * @description Median attempt duration in the window; null without attempts
+             */
             p50Ms: number | null;
-            /** @description 99th percentile attempt duration in the window; null without attempts */
+            /**
+             * Format: int64
+             * @description 99th percentile attempt duration in the window; null without attempts
+             */
             p99Ms: number | null;
             /**
              * Format: date-time
@@ -1552,7 +1692,10 @@ export interface components {
              * @description The latest failed attempt (any time in the kept history)
              */
             lastFailureAt: string | null;
-            /** @description Deliveries that ended DEAD in a row (50 switches the webhook off) */
+            /**
+             * Format: int64
+             * @description Deliveries that ended DEAD in a row (50 switches the webhook off)
+             */
             consecutiveFailures: number;
             isActive: boolean;
         };
@@ -4240,6 +4383,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4314,6 +4461,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4352,6 +4503,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4441,6 +4596,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4455,6 +4614,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4527,6 +4690,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST, ERR_COD_VARIANCE_NOTE_REQUIRED */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4563,6 +4730,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4575,6 +4746,10 @@ export interface operations {
             /** @description Conflict: ERR_INVALID_TRANSITION, ERR_DELIVERY_RETRY_LIMIT, ERR_IDEMPOTENCY_CONFLICT, ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4589,6 +4764,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4655,6 +4834,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4691,6 +4874,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4703,6 +4890,10 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4717,6 +4908,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4786,6 +4981,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4822,6 +5021,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4834,6 +5037,10 @@ export interface operations {
             /** @description Conflict: ERR_BATCH_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4848,6 +5055,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4914,6 +5125,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4952,6 +5167,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5021,6 +5240,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5057,6 +5280,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5069,6 +5296,10 @@ export interface operations {
             /** @description Conflict: ERR_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5083,6 +5314,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
