@@ -98,9 +98,9 @@ class Converter {
       const inner = rest.length === 1 ? this.schema(rest[0]) : { anyOf: rest.map((u) => this.schema(u)) };
       const { anyOf: _a, oneOf: _o, ...annotations } = s;
       // docs/openapi.md, "Nullable fields": OpenAPI 3.0.3's `nullable` widens only a `type` in the same
-      // schema object, so it is written only there. Anything else (a reference, a composition) is
-      // `oneOf` of itself and a schema that admits only null.
-      if (typeof inner.type === 'string' && typeof inner.$ref !== 'string') {
+      // schema object, so it is written only there. Anything else (a reference, a composition, an enum,
+      // whose list would still refuse null) is `oneOf` of itself and a schema that admits only null.
+      if (typeof inner.type === 'string' && typeof inner.$ref !== 'string' && !Array.isArray(inner.enum)) {
         return { ...inner, ...this.annotations(annotations), nullable: true };
       }
       return { oneOf: [inner, { enum: [null] }], ...this.annotations(annotations) };

@@ -9,10 +9,13 @@ import Parsers from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { componentsToJsonSchema, openApiToJsonSchema } from '../../../test/openapi-json-schema.js';
+import { Nullable, StringEnum } from '../../shared/schemas.js';
+import { generateOpenApi } from './openapi.generator.js';
 
 const PUBLIC_URLS = {
   PUBLIC_URL: 'https://partners.trade-center.az',
@@ -217,7 +220,8 @@ describe('GET /v1/developer/openapi.json', () => {
       if (typeof node !== 'object' || node === null) return;
       const o = node as Record<string, unknown>;
       if (o.nullable === true) expect(typeof o.type, `${path} has a type beside nullable`).toBe('string');
-      if (o.nullable === true) expect('allOf' in o || 'oneOf' in o || 'anyOf' in o || '$ref' in o, path).toBe(false);
+      if (o.nullable === true)
+        expect('allOf' in o || 'oneOf' in o || 'anyOf' in o || '$ref' in o || 'enum' in o, path).toBe(false);
       for (const [k, v] of Object.entries(o)) walk(v, `${path}/${k}`);
     };
     walk(doc, '#');
@@ -257,6 +261,37 @@ describe('GET /v1/developer/openapi.json', () => {
     ]) {
       expect(validate(wrong), JSON.stringify(wrong)).toBe(false);
     }
+  });
+
+  it('writes any nullable schema a later route may add in a form strict 3.0.3 tools accept', () => {
+    const Named = Type.Object({ a: Type.String({ maxLength: 5 }) }, { $id: 'NamedForNullable', additionalProperties: false });
+    const body = Type.Object({
+      ref: Nullable(Named),
+      text: Nullable(Type.String({ maxLength: 5 })),
+      kind: Nullable(StringEnum(['A', 'B'])),
+      inline: Nullable(Type.Object({ b: Type.Integer({ minimum: 0, maximum: 9 }) })),
+    });
+    const generated = generateOpenApi([{ method: 'GET', url: '/v1/partner/x', schema: { response: { 200: body } } }], {
+      title: 't',
+      description: 'd',
+      include: () => true,
+      tags: [],
+      servers: [{ url: 'https://x.example', description: 'production' }],
+    }) as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: Doc['components'] }> }> } }>;
+    };
+    const props = (
+      generated.paths['/v1/partner/x'].get.responses['200'].content['application/json'].schema as unknown as {
+        properties: Record<string, unknown>;
+      }
+    ).properties;
+    expect(props.ref).toEqual({ oneOf: [{ $ref: '#/components/schemas/NamedForNullable' }, { enum: [null] }] });
+    expect(props.text).toEqual({ type: 'string', maxLength: 5, nullable: true });
+    expect(props.kind).toEqual({ oneOf: [{ type: 'string', enum: ['A', 'B'] }, { enum: [null] }] });
+    expect(props.inline).toMatchObject({ type: 'object', nullable: true });
+    const ajv = new Ajv({ strict: true });
+    const validate = ajv.compile(openApiToJsonSchema({ ...(props.kind as object) }) as object);
+    expect([validate(null), validate('A'), validate('C')]).toEqual([true, true, false]);
   });
 
   it('passes Spectral (spectral:oas) with no error and no warning, both documents', async () => {

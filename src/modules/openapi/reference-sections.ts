@@ -62,8 +62,8 @@ const compatibility = [
   'change what an event kind means. Build clients that ignore unknown webhook kinds and unknown headers.',
   '',
   'A change that would break any of this comes as a new version (`/v2`) beside `/v1`. Before an operation or an',
-  'event kind is retired, it is marked `deprecated` in this document and announced in the changelog at least 6 months',
-  'ahead, and it keeps working until then. The full policy is `docs/compatibility.md` in the repository.',
+  'event kind is retired, it is marked `deprecated` in this document and announced in the release notes and here at',
+  'least 6 months ahead, and it keeps working until then. The full policy is `docs/compatibility.md` in the repository.',
 ].join('\n');
 
 /** The tags that carry the chapters (add them to the document's tags). */
