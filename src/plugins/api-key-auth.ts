@@ -24,6 +24,7 @@ import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
 import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
 import { isStale, type RateLimitDecision, type RateLimitOutcome } from '../modules/keys/rate-limit.types.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../shared/schemas.js';
+import { declareSecurity } from './route-security.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The policy name in the RateLimit-Policy and RateLimit fields. */
@@ -184,7 +185,7 @@ export const apiKeyAuthPlugin = fp(
         else done();
       };
       partnerAuthHooks.add(hook);
-      return hook;
+      return declareSecurity(hook, { kind: 'api-key', scope: scope ?? null, onlyOn: onlyOn ?? null });
     });
 
     // Partner checks come before input validation and body parsing (decisions §5): a route that
