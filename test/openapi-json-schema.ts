@@ -2,7 +2,7 @@
  * An OpenAPI 3.0 Schema Object as plain JSON Schema, for validating answers with Ajv: what a validating
  * client or proxy (Prism, a generated zod schema) does with our documents. The one difference that
  * matters is `nullable`: `{ type, nullable: true }` is `type: [type, 'null']`, and a nullable
- * composition (`nullable: true` over `allOf: [ { $ref } ]`, decisions §15) is "null, or the
+ * composition (`nullable: true` over `allOf: [ { $ref } ]`, docs/decisions-log.md, 'OpenAPI documents') is "null, or the
  * composition". `example` is an annotation Ajv does not know.
  */
 type Json = Record<string, unknown>;

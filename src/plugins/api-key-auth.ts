@@ -1,5 +1,5 @@
 /**
- * Partner authentication for every `/v1/partner/*` route, in the order of decisions §5:
+ * Partner authentication for every `/v1/partner/*` route, in the check order of docs/decisions-log.md, 'API keys':
  * key valid (401 ERR_API_KEY_INVALID / ERR_API_KEY_REVOKED) → environment of this listener (403
  * ERR_API_KEY_ENVIRONMENT) → rate limit (429 ERR_RATE_LIMITED) → scope (403 ERR_API_KEY_SCOPE) →
  * only then input (400) and the resource.
@@ -32,7 +32,7 @@ export const RATE_LIMIT_POLICY = 'per-key';
 /** A stale cached key record is reloaded at most this many times per request (changes racing it). */
 const MAX_RELOADS = 3;
 
-/** The `headers` schema of every partner route (spec 4: `X-Api-Key`, string, required). */
+/** The `headers` schema of every partner route (`X-Api-Key`, string, required: docs/decisions-log.md, 'API keys'). */
 export const ApiKeyHeaders = Type.Object({
   'x-api-key': Type.String({
     description: 'The API key: `svc_live_…` on the live API, `svc_sandbox_…` on the sandbox API',
@@ -188,7 +188,7 @@ export const apiKeyAuthPlugin = fp(
       return declareSecurity(hook, { kind: 'api-key', scope: scope ?? null, onlyOn: onlyOn ?? null });
     });
 
-    // Partner checks come before input validation and body parsing (decisions §5): a route that
+    // Partner checks come before input validation and body parsing (docs/decisions-log.md, 'API keys'): a route that
     // declares them as a preHandler is a programming error, refused when the app is built.
     app.addHook('onRoute', (route: RouteOptions) => {
       if (asArray(route.preHandler).some((h) => partnerAuthHooks.has(h))) {

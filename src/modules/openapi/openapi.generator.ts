@@ -18,7 +18,7 @@ export interface OpenApiOptions {
   /** Which routes the document holds. */
   include: (route: CatalogRoute) => boolean;
   tags: Array<{ name: string; description: string; 'x-traitTag'?: true }>;
-  /** Both listeners (decisions §15): partners and generated clients need absolute base URLs. */
+  /** Both listeners (docs/decisions-log.md, 'OpenAPI documents'): partners and generated clients need absolute base URLs. */
   servers: Array<{ url: string; description: string }>;
 }
 
@@ -97,7 +97,7 @@ class Converter {
       const inner = rest.length === 1 ? this.schema(rest[0]) : { anyOf: rest.map((u) => this.schema(u)) };
       const { anyOf: _a, oneOf: _o, ...annotations } = s;
       if (typeof inner.$ref === 'string') {
-        // decisions §15: a nullable reference is `nullable: true` over `allOf: [ $ref ]`, which
+        // docs/decisions-log.md, 'OpenAPI documents': a nullable reference is `nullable: true` over `allOf: [ $ref ]`, which
         // generators (openapi-typescript, hey-api) read as `T | null`. A `oneOf` with an `enum: [null]`
         // branch made validators give up on the whole schema (Prism) or accept anything (hey-api's zod).
         // `type` beside `nullable` as OpenAPI 3.0 wants it (Redocly's nullable-type-sibling).
@@ -203,7 +203,7 @@ function parameters(route: CatalogRoute, c: Converter): Json[] {
   return out;
 }
 
-/** Every operation can fail unexpectedly or while the database is unreachable (decisions §9, §11, §15). */
+/** Every operation can fail unexpectedly or while the database is unreachable (docs/decisions-log.md, 'Requests, errors and input', 'Dependency faults' and 'OpenAPI documents'). */
 const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
 
 function responses(route: CatalogRoute, family: Family, c: Converter): Json {

@@ -6,7 +6,7 @@
  * event is checked against its locked order exactly as alone, and the accepted ones are written by one
  * statement, then one COMMIT (one WAL flush) answers them all. A refused event (404, 403, 400, 409) is
  * answered with its error and does not stop the others. Nothing is answered before the COMMIT, so an
- * accepted event is as durable as before. If the transaction itself fails (a database error), each of
+ * accepted event is as durable as one written alone. If the transaction itself fails (a database error), each of
  * its events is tried again alone, so one event can never fail another. Two events on one order never
  * share a transaction: the later one goes to the next, and then sees the first's outcome, as two
  * requests racing on the row lock always did.

@@ -41,7 +41,7 @@ describe('POST /v1/partner/sandbox/orders', () => {
     listener: 'sandbox',
   });
   // On the live API the operation does not exist for any key: the refusal stands where the environment
-  // check does (decisions §5), so it comes before the rate limit and the scope.
+  // check does (docs/decisions-log.md, 'API keys'), so it comes before the rate limit and the scope.
   partnerAuthContract(getApp, { method: 'POST', url: '/v1/partner/sandbox/orders', listener: 'live' });
 
   it('is refused on the live API with 403 ERR_API_KEY_ENVIRONMENT for every valid key, writing nothing', async () => {
@@ -209,7 +209,7 @@ describe('POST /v1/partner/sandbox/orders', () => {
   });
 });
 
-describe('POST /v1/partner/sandbox/orders with options (decisions §14)', () => {
+describe('POST /v1/partner/sandbox/orders with options', () => {
   it('creates an order in each status from PLACED to PACKED, with the timeline a real order has on reaching it', async () => {
     const k = await key();
     const liveKey = await createKey(t.ctx, (await createPartner(t.ctx)).id);

@@ -1,5 +1,5 @@
 /**
- * Webhook signing (spec 5.3, decisions §6): `X-Partner-Signature: t=<unix seconds>,v1=<hex>` where v1
+ * Webhook signing (docs/decisions-log.md, 'Webhooks'): `X-Partner-Signature: t=<unix seconds>,v1=<hex>` where v1
  * is HMAC-SHA256 of `${t}.${rawBody}` keyed with the secret string itself (UTF-8), the scheme Stripe
  * uses, so Stripe-style verifiers (stripe.webhooks.constructEvent) accept it unchanged.
  */
@@ -19,7 +19,7 @@ export function computeSignature(secret: string, timestampSec: number, rawBody: 
 
 /**
  * The header value for a body sent at `timestampSec`: one v1 per secret, the current one first. During
- * a rotation's grace (decisions §12) the previous secret signs too (`t=…,v1=<new>,v1=<old>`), and a
+ * a rotation's grace (docs/decisions-log.md, 'Webhook operations') the previous secret signs too (`t=…,v1=<new>,v1=<old>`), and a
  * Stripe-style verifier accepts the body when any v1 matches its secret.
  */
 export function signatureHeader(secret: string, timestampSec: number, rawBody: string, previousSecret?: string | null): string {
