@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
 import { type Auth, ISO, orderFor, outboxOf } from '../orders/orders.test-helpers.js';
 import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
@@ -11,13 +12,10 @@ let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
 
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 async function key(environment: ApiKeyEnvironment = 'SANDBOX', scopes?: ApiKeyScope[]): Promise<TestKey> {
   const partner = await createPartner(t.ctx);
