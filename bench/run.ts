@@ -15,7 +15,7 @@
  * bench/results/<db>.json. `--db=server` uses DATABASE_URL (a fresh throw-away database is created on that
  * server) and REDIS_URL.
  *
- * Request log (issue 20): every partner path is measured twice in each round, with the request log on
+ * Request log: every partner path is measured twice in each round, with the request log on
  * (the default) and off (REQUEST_LOG=off: the same API built without the capture), in alternating order,
  * and reported with the ratio on/off (the median of the rounds' ratios) and the requests the log left
  * out (overload drops, counted per minute by the writer). The webhook fan-out runs once with its

@@ -1,5 +1,5 @@
 /**
- * Operator writes as a marketplace feeds them (issue 17), through the documented HTTP routes, at growing
+ * Operator writes as a marketplace feeds them, through the documented HTTP routes, at growing
  * numbers of orders in the table: create + assign (`POST /v1/admin/orders`, then `…/{code}/assign`,
  * one order after the other on each connection), then a status walk of the orders just created
  * (`…/{code}/status` VENDOR_ACCEPTED → RUNNER_PICKUP → AT_HUB → PACKED). Orders have every part (zone,

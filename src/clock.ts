@@ -2,7 +2,7 @@
  * The one clock every time rule reads (OTP expiry, key grace, rate windows, usage days, retries,
  * purges). Production uses the system clock; `TEST_CLOCK=1` and the tests use an offset clock that
  * flows with real time but can be moved forward (never back). With TEST_CLOCK=1 on a PostgreSQL server
- * every process reads one shared offset (SharedTestClock, decisions §11).
+ * every process reads one shared offset (SharedTestClock, docs/decisions-log.md, 'Dependency faults').
  */
 import type { Logger } from 'pino';
 import type { Db } from './db/db.js';

@@ -1,5 +1,5 @@
 /**
- * Every environment variable the service reads (decisions §1), parsed and checked once at start-up.
+ * Every environment variable the service reads (docs/decisions-log.md, 'Processes and configuration'), parsed and checked once at start-up.
  * A bad value throws ConfigError with one line naming the variable and what is allowed; main.ts prints
  * that line and exits.
  */
@@ -25,7 +25,7 @@ export interface Config {
   /** Where partners reach the live and the sandbox API (the OpenAPI documents' `servers`), without a trailing slash. */
   publicUrl: string;
   sandboxPublicUrl: string;
-  /** Capture partner requests into the request log (decisions §13); `REQUEST_LOG=off` turns capture off. */
+  /** Capture partner requests into the request log (docs/decisions-log.md, 'Request log'); `REQUEST_LOG=off` turns capture off. */
   requestLog: boolean;
 }
 

@@ -76,7 +76,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const stopRedisLog = logOutages(redisHealth, log);
   try {
     if (!overrides.db) await migrate(db);
-    // One time for every process of a deployment on a server (decisions §11); in process otherwise.
+    // One time for every process of a deployment on a server (docs/decisions-log.md, 'Dependency faults'); in process otherwise.
     let clock: Clock;
     if (overrides.clock) clock = overrides.clock;
     else if (config.testClock && db.kind === 'server') {
@@ -162,7 +162,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
 
 /**
  * Opens and reaches the configured database. A database that cannot be reached at start-up is a
- * configuration problem: the message names the variable behind it (decisions §1), not a stack.
+ * configuration problem: the message names the variable behind it (docs/decisions-log.md, 'Processes and configuration'), not a stack.
  */
 async function openConfiguredDb(config: Config): Promise<Db> {
   const variable = config.databaseUrl ? 'DATABASE_URL' : 'DATA_DIR';

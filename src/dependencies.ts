@@ -1,6 +1,6 @@
 /**
  * The state of the service's dependencies (PostgreSQL, Redis) as this process sees them, and what is
- * logged about them (decisions §11): each outage once when it starts and once when it ends, naming the
+ * logged about them (docs/decisions-log.md, 'Dependency faults'): each outage once when it starts and once when it ends, naming the
  * dependency, however many requests, clients and retries run into it meanwhile.
  *
  * A dependency is declared down by the first failure that means "unreachable" (a refused or reset

@@ -1,7 +1,7 @@
 /**
  * The error-code catalogue: every `ERR_*` code the service answers with, and its HTTP status.
  * Code throws `AppError`; one error handler (plugins/error-handler.ts) turns it into the envelope
- * `{ statusCode, code, message, details? }` of spec section 7.
+ * `{ statusCode, code, message, details? }` (docs/decisions-log.md, 'Requests, errors and input').
  */
 export const ERROR_STATUS = {
   // General

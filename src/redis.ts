@@ -1,5 +1,5 @@
 /**
- * Redis clients (decisions §11: Redis is an accelerator, never a single point of failure).
+ * Redis clients (docs/decisions-log.md, 'Dependency faults': Redis is an accelerator, never a single point of failure).
  *
  * Every call has a deadline and nothing waits for Redis to come back:
  *  - no offline queue: a command sent while the connection is down fails at once (the caller falls
@@ -26,7 +26,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from './config.js';
 import { type DependencyHealth, isDependencyError, reasonOf } from './dependencies.js';
 
-/** decisions §11: every Redis call has a deadline of at most 250 ms. */
+/** docs/decisions-log.md, 'Dependency faults': every Redis call has a deadline of at most 250 ms. */
 export const REDIS_COMMAND_TIMEOUT_MS = 250;
 
 const COMMAND_OPTIONS: RedisOptions = {
@@ -111,7 +111,7 @@ function watchClient(client: Redis, log: Logger, name: string, health?: Dependen
   if (health) client.on('ready', () => health.succeeded());
 }
 
-/** Connects the main client, or names REDIS_URL (start-up needs Redis once: decisions §1). */
+/** Connects the main client, or names REDIS_URL (start-up needs Redis once: docs/decisions-log.md, 'Processes and configuration'). */
 export async function connectRedis(url: string, log: Logger, health: DependencyHealth): Promise<Redis> {
   const redis = new Redis(url, COMMAND_OPTIONS);
   let firstError: Error | null = null;

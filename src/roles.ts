@@ -1,5 +1,5 @@
 /**
- * What each process role starts (decisions §1), apart from the CLI around it (main.ts): parsing the
+ * What each process role starts (docs/decisions-log.md, 'Processes and configuration'), apart from the CLI around it (main.ts): parsing the
  * role from the command line, starting it on a loaded configuration, and stopping it again. Kept out of
  * main.ts so that start-up can be exercised in process (tests) without spawning a child.
  *
@@ -42,7 +42,7 @@ export interface RunningRole {
   stop(): Promise<void>;
 }
 
-/** A listen error named like any other configuration problem (decisions §1), or the error itself. */
+/** A listen error named like any other configuration problem (docs/decisions-log.md, 'Processes and configuration'), or the error itself. */
 function listenFailure(err: unknown, environment: ApiKeyEnvironment, port: number, config: Config): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE' || code === 'EACCES') {
@@ -127,7 +127,7 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
   return { ctx, apps, ports, stop };
 }
 
-/** The one line a failed start-up prints (decisions §1): a configuration problem names its variable. */
+/** The one line a failed start-up prints (docs/decisions-log.md, 'Processes and configuration'): a configuration problem names its variable. */
 export function startupFailureLine(err: unknown): string {
   if (err instanceof ConfigError) return `Configuration error: ${err.message}`;
   return `Start-up failed: ${err instanceof Error ? err.message : String(err)}`;

@@ -25,7 +25,7 @@ function urlOf(t: TestApp, route: RouteUnderTest) {
 }
 
 /**
- * The partner API-key contract of decisions §5: missing / unknown key 401 ERR_API_KEY_INVALID, revoked
+ * The partner API-key contract of docs/decisions-log.md, 'API keys': missing / unknown key 401 ERR_API_KEY_INVALID, revoked
  * key 401 ERR_API_KEY_REVOKED, wrong environment 403 ERR_API_KEY_ENVIRONMENT, missing scope 403
  * ERR_API_KEY_SCOPE (when the route needs one). Call inside a describe; `getApp` returns its TestApp.
  */

@@ -1,5 +1,5 @@
 /**
- * The pieces behind decisions §11 that need no dependency to fail for real: which errors count as a
+ * The pieces behind docs/decisions-log.md, 'Dependency faults' that need no dependency to fail for real: which errors count as a
  * dependency's fault, the process-level last line of defence (main.ts), and how outages are told apart
  * (test/faults.test.ts injects the real faults).
  */

@@ -1,5 +1,5 @@
 /**
- * Assertions on the spec's error envelope `{ statusCode, code, message, details? }` (spec 5), shared by
+ * Assertions on the error envelope `{ statusCode, code, message, details? }` (docs/decisions-log.md, 'Requests, errors and input'), shared by
  * every route test.
  */
 import { expect } from 'vitest';

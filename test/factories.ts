@@ -1,11 +1,14 @@
 /**
  * Factories for test data that other domains' tests need as a given (a partner, its token, a key),
- * written through the same SQL the services use. Each test sets up its own partner.
+ * written by the domains' own repo functions (no SQL restated here). Each test sets up its own partner.
  */
 import { randomInt } from 'node:crypto';
 import type { AppContext } from '../src/context.js';
+import { insertUserIfAbsent } from '../src/modules/auth/auth.repo.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { generateKey } from '../src/modules/keys/key-format.js';
+import { insertKey } from '../src/modules/keys/keys.repo.js';
+import { insertPartner } from '../src/modules/partners/partners.repo.js';
 import { newId } from '../src/shared/ids.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../src/shared/schemas.js';
 
@@ -28,13 +31,8 @@ export async function createPartner(ctx: AppContext, name = `Partner ${randomInt
   const id = newId();
   const userId = newId();
   const phone = randomPhone();
-  await ctx.db.query('INSERT INTO partners (id, name, created_at) VALUES ($1, $2, $3)', [id, name, now]);
-  await ctx.db.query(`INSERT INTO users (id, phone, role, partner_id, created_at) VALUES ($1, $2, 'PARTNER', $3, $4)`, [
-    userId,
-    phone,
-    id,
-    now,
-  ]);
+  await insertPartner({ id, name }, now, ctx.db);
+  await insertUserIfAbsent({ id: userId, phone, role: 'PARTNER', partnerId: id }, now, ctx.db);
   const token = await signAccessToken(ctx.secrets.jwtKey, ctx.clock, { userId, role: 'PARTNER', partnerId: id });
   return { id, name, userId, phone, token, auth: { authorization: `Bearer ${token}` } };
 }
@@ -45,12 +43,7 @@ export async function createUser(
 ): Promise<{ userId: string; phone: string; token: string; auth: { authorization: string } }> {
   const userId = newId();
   const phone = randomPhone();
-  await ctx.db.query('INSERT INTO users (id, phone, role, created_at) VALUES ($1, $2, $3, $4)', [
-    userId,
-    phone,
-    role,
-    ctx.clock.now(),
-  ]);
+  await insertUserIfAbsent({ id: userId, phone, role, partnerId: null }, ctx.clock.now(), ctx.db);
   const token = await signAccessToken(ctx.secrets.jwtKey, ctx.clock, { userId, role, partnerId: null });
   return { userId, phone, token, auth: { authorization: `Bearer ${token}` } };
 }
@@ -76,21 +69,20 @@ export async function createKey(
   const environment = options.environment ?? 'LIVE';
   const generated = generateKey(environment);
   const id = newId();
-  await ctx.db.query(
-    `INSERT INTO api_keys (id, partner_id, name, prefix, key_hash, environment, scopes, rate_limit, receives_all_orders, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [
+  await insertKey(
+    partnerId,
+    {
       id,
-      partnerId,
-      options.name ?? 'Test key',
-      generated.prefix,
-      generated.hash,
+      name: options.name ?? 'Test key',
+      prefix: generated.prefix,
+      hash: generated.hash,
       environment,
-      options.scopes ?? ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
-      options.rateLimit ?? 600,
-      options.receivesAllOrders ?? false,
-      ctx.clock.now(),
-    ],
+      scopes: options.scopes ?? ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
+      rateLimit: options.rateLimit ?? 600,
+      receivesAllOrders: options.receivesAllOrders ?? false,
+      createdAt: ctx.clock.now(),
+    },
+    ctx.db,
   );
   return { id, key: generated.key, prefix: generated.prefix, headers: { 'x-api-key': generated.key } };
 }

@@ -1,5 +1,5 @@
 /**
- * Dependency faults (decisions §11), injected for real: a fault proxy (test/fault-proxy.ts) stands
+ * Dependency faults (docs/decisions-log.md, 'Dependency faults'), injected for real: a fault proxy (test/fault-proxy.ts) stands
  * between the app and the machine's PostgreSQL server and Redis, and resets, refuses or blackholes
  * their connections while requests and deliveries are in flight. The app, its worker and a second app
  * instance are the real code in this process: an error that escaped every handler would reach Vitest as

@@ -1,5 +1,5 @@
 /**
- * A manual outage run of the BUILT service (issue 16; figures in docs/performance.md): one sandbox API
+ * A manual outage run of the BUILT service (figures in docs/performance.md, 'Dependency outages'): one sandbox API
  * process and one worker process (`node dist/src/main.js api --env sandbox` and `… worker`) reach the
  * machine's PostgreSQL and Redis through fault proxies (test/fault-proxy.ts); four client loops read
  * orders and post events (with Idempotency-Key) over HTTP while PostgreSQL, then Redis, go away for 15 s

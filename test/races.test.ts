@@ -1,6 +1,6 @@
 /**
  * Races between two operations on one resource answer what running them one after the other would
- * (404 once it is gone, 409 where the spec says), never 500 (decisions §11, issue 16). Each pair is run
+ * (404 once it is gone, 409 where the contract says), never 500 (docs/decisions-log.md, 'Dependency faults'). Each pair is run
  * in both orders, forced deterministically, never by timing:
  *  - "A first": A is held at a chosen statement inside its transaction (test/gated-db.ts), so the locks
  *    it took stay held, then B is sent; on a server B is seen waiting for A's lock (pg_stat_activity)

@@ -275,7 +275,7 @@ describe('developer client: sign-in, tokens, keys', () => {
     await expectApiError(stale.refresh(), 401, 'ERR_UNAUTHORIZED');
     expect(stale.tokens).toBeNull();
 
-    // Reusing a refresh token signs that session out everywhere (decisions §2): sign in again (one
+    // Reusing a refresh token signs that session out everywhere (docs/decisions-log.md, 'Accounts and sign-in'): sign in again (one
     // code a minute per phone; sign-in's 429 is not retried by the client).
     await expectApiError(developerClient().requestCode(partner.phone), 429, 'ERR_OTP_RATE_LIMITED');
     t.clock.advance(61);
@@ -589,7 +589,7 @@ describe('webhooks: developer operations and verifyWebhook on real deliveries', 
     expect(verifyWebhook(rawBody, signature, [secret, other]).type).toBe('ping');
     expect(verifyWebhook(rawBody, signature, [other, secret]).type).toBe('ping');
 
-    // What a delivery during a secret rotation carries (decisions §12): t=…,v1=<new>,v1=<old>.
+    // What a delivery during a secret rotation carries (docs/decisions-log.md, 'Webhook operations'): t=…,v1=<new>,v1=<old>.
     const t = Math.floor(Date.now() / 1000);
     const rotated = `${signatureHeader(other, t, rawBody)},v1=${computeSignature(secret, t, rawBody)}`;
     expect(rotated.match(/v1=/g)).toHaveLength(2);

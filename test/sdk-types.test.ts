@@ -1,5 +1,5 @@
 /**
- * The SDK's generated types are in sync with the documents the service serves (decisions §15): they are
+ * The SDK's generated types are in sync with the documents the service serves (docs/decisions-log.md, 'SDK'): they are
  * rendered again from the current routes, exactly as `npm run sdk:generate` does, and compared with the
  * checked-in files.
  */

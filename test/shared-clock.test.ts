@@ -1,5 +1,5 @@
 /**
- * One test clock across processes (decisions §11): with TEST_CLOCK=1 on a PostgreSQL server every
+ * One test clock across processes (docs/decisions-log.md, 'Dependency faults'): with TEST_CLOCK=1 on a PostgreSQL server every
  * process reads the offset kept in the database (src/clock.ts, SharedTestClock). Two app instances on
  * one database stand for two processes. The embedded database belongs to one process, whose clock is
  * in memory: nothing to share there.

@@ -3,7 +3,7 @@
  * Both are reached through a `pg.Pool` so the same parameterised SQL runs on both: PGlite through
  * `createPgConfig` with a pool of one (PGlite is a single session), a server through a real pool.
  *
- * Faults of a server (decisions §11). Nothing here may end the process or hold a request:
+ * Faults of a server (docs/decisions-log.md, 'Dependency faults'). Nothing here may end the process or hold a request:
  *  - every client has an 'error' listener for its whole life, checked out or idle (pg emits 'error' on a
  *    checked-out client that loses its connection, and an EventEmitter with no listener throws), and so
  *    does the pool and every LISTEN connection;

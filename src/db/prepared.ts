@@ -8,7 +8,7 @@
  * the statistics of that moment. A probe by equality on a unique column is such a statement (even on
  * a new, unanalysed table the planner prefers the index); a join of `orders` to a set of rows given
  * as parameters is not (planned while the table was new, it keeps a hash join over a sequential scan
- * of `orders` as the table grows: issue 17, src/modules/orders/write-scans.test.ts). `Db.query`
+ * of `orders` as the table grows: src/modules/orders/write-scans.test.ts). `Db.query`
  * hands its first argument to node-postgres unchanged, and node-postgres accepts a query config
  * `{ name, text }` there (it copies it before adding the values). Names must map to one text each:
  * they are derived from the text itself.

@@ -110,7 +110,7 @@ describe('partner key check', () => {
     });
   }
 
-  it('checks the key, environment, rate limit and scope before the input (decisions §5)', async () => {
+  it('checks the key, environment, rate limit and scope before the input', async () => {
     const partner = await createPartner(t.ctx);
     const writer = await createKey(t.ctx, partner.id, { scopes: ['logistics:write'] });
     const reader = await createKey(t.ctx, partner.id, { scopes: ['orders:read'], rateLimit: 1 });

@@ -1,5 +1,5 @@
 /**
- * Partner authentication for every `/v1/partner/*` route, in the order of decisions §5:
+ * Partner authentication for every `/v1/partner/*` route, in the check order of docs/decisions-log.md, 'API keys':
  * key valid (401 ERR_API_KEY_INVALID / ERR_API_KEY_REVOKED) → environment of this listener (403
  * ERR_API_KEY_ENVIRONMENT) → rate limit (429 ERR_RATE_LIMITED) → scope (403 ERR_API_KEY_SCOPE) →
  * only then input (400) and the resource.
@@ -24,6 +24,7 @@ import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
 import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
 import { isStale, type RateLimitDecision, type RateLimitOutcome } from '../modules/keys/rate-limit.types.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../shared/schemas.js';
+import { declareSecurity } from './route-security.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** The policy name in the RateLimit-Policy and RateLimit fields. */
@@ -31,7 +32,7 @@ export const RATE_LIMIT_POLICY = 'per-key';
 /** A stale cached key record is reloaded at most this many times per request (changes racing it). */
 const MAX_RELOADS = 3;
 
-/** The `headers` schema of every partner route (spec 4: `X-Api-Key`, string, required). */
+/** The `headers` schema of every partner route (`X-Api-Key`, string, required: docs/decisions-log.md, 'API keys'). */
 export const ApiKeyHeaders = Type.Object({
   'x-api-key': Type.String({
     description: 'The API key: `svc_live_…` on the live API, `svc_sandbox_…` on the sandbox API',
@@ -184,10 +185,10 @@ export const apiKeyAuthPlugin = fp(
         else done();
       };
       partnerAuthHooks.add(hook);
-      return hook;
+      return declareSecurity(hook, { kind: 'api-key', scope: scope ?? null, onlyOn: onlyOn ?? null });
     });
 
-    // Partner checks come before input validation and body parsing (decisions §5): a route that
+    // Partner checks come before input validation and body parsing (docs/decisions-log.md, 'API keys'): a route that
     // declares them as a preHandler is a programming error, refused when the app is built.
     app.addHook('onRoute', (route: RouteOptions) => {
       if (asArray(route.preHandler).some((h) => partnerAuthHooks.has(h))) {

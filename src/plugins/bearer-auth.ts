@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors.js';
 import { type Principal, verifyAccessToken } from '../modules/auth/tokens.js';
+import { declareSecurity } from './route-security.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,6 +58,10 @@ export const bearerAuthPlugin = fp(
       if (request.principal?.role !== 'ADMIN')
         throw new AppError('ERR_FORBIDDEN', 'Only operator accounts may use the admin API');
     });
+    // What each guard demands, for the route catalogue (route-security.ts).
+    declareSecurity(app.requireUser, { kind: 'bearer', role: 'USER' });
+    declareSecurity(app.requirePartner, { kind: 'bearer', role: 'PARTNER' });
+    declareSecurity(app.requireAdmin, { kind: 'bearer', role: 'ADMIN' });
   },
   { name: 'bearer-auth', dependencies: ['context'] },
 );

@@ -56,7 +56,7 @@ export function envelope(err: AppError): ErrorEnvelope {
 
 /**
  * A 503 ERR_DEPENDENCY_UNAVAILABLE is a dependency outage, and requests succeed again within 2 s of its
- * end (decisions §11): it tells clients to try again after a second (the SDK's retries honour it). An
+ * end (docs/decisions-log.md, 'Dependency faults'): it tells clients to try again after a second (the SDK's retries honour it). An
  * error that names its own Retry-After keeps it.
  */
 const DEPENDENCY_RETRY_AFTER_SEC = '1';

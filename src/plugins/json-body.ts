@@ -1,11 +1,11 @@
 /**
- * JSON request bodies (decisions §9): only `application/json` is accepted (anything else is 400
+ * JSON request bodies (docs/decisions-log.md, 'Requests, errors and input'): only `application/json` is accepted (anything else is 400
  * ERR_BAD_REQUEST through the error handler); an empty body is "no body" (some clients send
  * Content-Type on bodiless POSTs); prototype-poisoning keys are refused; a string holding a NUL
  * character is 400 ERR_VALIDATION naming it (PostgreSQL text cannot store U+0000).
  *
  * The body as received is kept on the request for the request log (`receivedBody`): its text, or a
- * short note when it is not valid UTF-8 or not JSON (decisions §13: such bodies are logged as a note).
+ * short note when it is not valid UTF-8 or not JSON (docs/decisions-log.md, 'Request log': such bodies are logged as a note).
  */
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';

@@ -1,10 +1,10 @@
 /**
- * Capture for the request log (decisions §13): every partner-API request made with an identifiable key
+ * Capture for the request log (docs/decisions-log.md, 'Request log'): every partner-API request made with an identifiable key
  * (the key check identified it, whether or not it then accepted it) becomes one entry, handed to the
  * process's recorder when the answer is sent (src/modules/request-log/request-recorder.ts: an array
  * push; the database is written in batches, off the request path).
  *
- * What an entry holds: the fields of §13, with the id every answer carries as `X-Request-Id`
+ * What an entry holds: the fields listed in docs/decisions-log.md, 'Request log', with the id every answer carries as `X-Request-Id`
  * (request-context.ts). Bodies only for POSTs and for 4xx/5xx answers (a successful read's answer holds
  * customer data, and reading it would cost the hot path), cut at 8 KiB; no header but User-Agent and
  * Idempotency-Key is read, and credentials are masked wherever they appear (capture.ts).

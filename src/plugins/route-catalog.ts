@@ -1,14 +1,18 @@
 /**
  * Records every route's method, path and schema as it is registered, so the OpenAPI document can be
- * generated from the very schemas that validate requests and serialise responses.
+ * generated from the very schemas that validate requests and serialise responses, and what each route's
+ * authentication demands (route-security.ts).
  */
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
+import { type RouteSecurity, securityOf } from './route-security.js';
 
 export interface CatalogRoute {
   method: string;
   url: string;
   schema: FastifySchema & Record<string, unknown>;
+  /** What the route's authentication hook demands (route-security.ts); null for a public route. */
+  security: RouteSecurity | null;
 }
 
 declare module 'fastify' {
@@ -37,7 +41,7 @@ export const routeCatalogPlugin = fp(
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
         if (method === 'HEAD' || !route.schema) continue;
-        catalog.push({ method, url: route.url, schema: route.schema as CatalogRoute['schema'] });
+        catalog.push({ method, url: route.url, schema: route.schema as CatalogRoute['schema'], security: securityOf(route) });
       }
     });
   },

@@ -43,7 +43,7 @@ export function inlineSchema<T>(schema: T): T {
 
 /**
  * Operations that take no body (revoke, rotate, test ping, redeliver, deletes) accept none, `{}` or
- * `null`; anything else is refused like an unknown field of any other body (decisions §9), instead of
+ * `null`; anything else is refused like an unknown field of any other body (docs/decisions-log.md, 'Requests, errors and input'), instead of
  * being silently ignored. Added to every write route that declares no body schema.
  */
 export function refuseBodiesWhereNoneIsTaken(app: FastifyInstance): void {

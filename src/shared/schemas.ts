@@ -54,7 +54,7 @@ export const API_KEY_SCOPES = ['orders:read', 'orders:pii', 'logistics:write', '
 export const ApiKeyScope = StringEnum(API_KEY_SCOPES, { $id: 'ApiKeyScope' });
 export type ApiKeyScope = Static<typeof ApiKeyScope>;
 
-/** `page` and `pageSize` of every paged list (spec 2.4 and 8). */
+/** `page` and `pageSize` of every paged list (docs/decisions-log.md, 'Orders'). */
 export const PageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, default: 1, description: '1 to 10000' })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20, description: '1 to 50' })),

@@ -7,7 +7,7 @@
  * second past the delivery's previous attempt, so a redelivery right after an attempt is still signed
  * afresh. Everything the schedule decides (next attempt, delivered at) uses the service clock.
  *
- * Our own database outage (decisions §11). An attempt whose outcome cannot be written because the
+ * Our own database outage (docs/decisions-log.md, 'Dependency faults'). An attempt whose outcome cannot be written because the
  * database is unreachable is not counted against the endpoint, and the delivery is neither lost nor
  * turned DEAD by it: while the lease holds, the worker keeps trying (250 ms, doubling to 2 s) to
  *  - record the delivery as DELIVERED if the endpoint accepted it (sending it again would only make a
@@ -59,7 +59,7 @@ export function deliveryHeaders(
   };
 }
 
-/** The headers sent, as the attempt log shows them: Content-Type and the X-Partner-* ones (decisions §12). */
+/** The headers sent, as the attempt log shows them: Content-Type and the X-Partner-* ones (docs/decisions-log.md, 'Webhook operations'). */
 export function loggedRequestHeaders(sent: Record<string, string>): Record<string, string> {
   const shown: Record<string, string> = {};
   for (const [name, value] of Object.entries(sent)) {

@@ -1,6 +1,6 @@
 /**
- * How many attempts each endpoint may have in flight, adapted to how it answers (issue 19, "speed for
- * one endpoint"), as TCP adapts its window: an endpoint starts at the configured cap; every attempt it
+ * How many attempts each endpoint may have in flight, adapted to how it answers (docs/performance.md,
+ * 'Webhook fan-out'), as TCP adapts its window: an endpoint starts at the configured cap; every attempt it
  * accepts quickly (2xx within FAST_MS) raises its limit, by one per attempt until it first struggles
  * (slow start: the limit doubles per round of attempts) and by one per round after that (additive
  * increase); a timeout, a 5xx, a 429 or a network failure halves it (multiplicative decrease, never

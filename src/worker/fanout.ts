@@ -2,7 +2,7 @@
  * Outbox fan-out: committed domain events become queued deliveries. One batch of unprocessed outbox
  * rows, in ONE transaction (why that is safe with any number of workers, and what a crash leaves:
  * src/modules/webhooks/queue/fan-out-outbox.ts): lock the rows, load the webhooks that may get them,
- * route each row to each of them by the rule of decisions §6 (src/modules/webhooks/routing.ts), queue
+ * route each row to each of them by the rule of docs/decisions-log.md, 'Webhooks' (src/modules/webhooks/routing.ts), queue
  * the deliveries, mark the rows processed. After the commit, and only then, the rest of the process
  * hears about it: OUTBOX_PROCESSED_EVENT (the realtime channel), delivery.updated per delivery, and the
  * claim loop's wake-up.

@@ -10,60 +10,43 @@ import {
   recordOutcomes,
 } from '../modules/webhooks/queue/record-outcomes.js';
 import { afterFailedAttempt } from '../modules/webhooks/retry-schedule.js';
+import { type BatchEntry, Batcher } from '../shared/batcher.js';
 
 /**
- * Gathers the outcomes of attempts that end at about the same time and writes them together: while one
- * write is in flight, the next outcomes queue, and go in the next write as one batch. Under load the
- * batches grow by themselves; an outcome alone is written on the next turn of the event loop (no
- * timer, no measurable latency).
+ * Gathers the outcomes of attempts that end at about the same time and writes them together
+ * (src/shared/batcher.ts): while one write is in flight, the next outcomes queue, and go in the next
+ * write as one batch of at most 500. Under load the batches grow by themselves; an outcome alone is
+ * written on the next turn of the event loop (no timer, no measurable latency).
  * A final failure (DEAD) moves the webhook's streak and may disable it, so it keeps its own
  * transaction (recordFailed).
  */
 export class OutcomeWriter {
-  private queue: { outcome: PendingOutcome; resolve: (r: RecordedOutcome | null) => void; reject: (e: unknown) => void }[] = [];
-  /** A drain is scheduled or running; outcomes queued meanwhile join its next batch. */
-  private draining = false;
+  private readonly batcher: Batcher<PendingOutcome, RecordedOutcome | null>;
 
   constructor(
     private readonly db: Db,
-    private readonly maxBatch = 500,
-  ) {}
+    maxBatch = 500,
+  ) {
+    // A batch that fails gives its error to each of its outcomes (the batcher settles them).
+    this.batcher = new Batcher({ maxBatch, run: (batch) => this.write(batch) });
+  }
 
   record(outcome: PendingOutcome): Promise<RecordedOutcome | null> {
     if (outcome.error !== null && afterFailedAttempt(outcome.claimed.attempts + 1, outcome.atMs).status === 'DEAD') {
       const failure = { statusCode: outcome.statusCode, error: outcome.error, attempt: outcome.attempt };
       return recordFailed(outcome.claimed, failure, outcome.atMs, this.db);
     }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ outcome, resolve, reject });
-      // Started on the next turn of the event loop, so every attempt that finished in this one (their
-      // responses arrive together) goes in the same write.
-      if (!this.draining) {
-        this.draining = true;
-        setImmediate(() => void this.drain());
-      }
-    });
+    return this.batcher.add(outcome);
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        try {
-          const written = await recordOutcomes(
-            batch.map((b) => b.outcome),
-            this.db,
-          );
-          for (const b of batch) {
-            const row = written.get(b.outcome.claimed.id);
-            b.resolve(row ? { delivery: row.delivery, webhookDisabled: false, webhook: row.webhook } : null);
-          }
-        } catch (err) {
-          for (const b of batch) b.reject(err);
-        }
-      }
-    } finally {
-      this.draining = false;
+  private async write(batch: BatchEntry<PendingOutcome, RecordedOutcome | null>[]): Promise<void> {
+    const written = await recordOutcomes(
+      batch.map((b) => b.item),
+      this.db,
+    );
+    for (const b of batch) {
+      const row = written.get(b.item.claimed.id);
+      b.resolve(row ? { delivery: row.delivery, webhookDisabled: false, webhook: row.webhook } : null);
     }
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Retention (spec 8, decisions §6): deliveries and processed outbox rows after 35 days (the SQL:
+ * Retention (docs/decisions-log.md, 'Webhooks'): deliveries and processed outbox rows after 35 days (the SQL:
  * src/modules/webhooks/queue/purge-expired.ts), and the other domains' expired rows in the same
  * periodic pass. Idempotent: running it twice deletes nothing more.
  */

@@ -1,5 +1,5 @@
 /**
- * The delivery queue never reads its growing tables by a sequential scan (issue 19): the claim, the
+ * The delivery queue never reads its growing tables by a sequential scan (docs/performance.md, 'Webhook fan-out'): the claim, the
  * attempt and the batched outcome (with its attempt log row) go through indexes only, on a queue of
  * thousands of deliveries, even in database sessions that served the queue while it was empty.
  *

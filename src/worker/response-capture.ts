@@ -1,5 +1,5 @@
 /**
- * What an attempt keeps of the endpoint's answer for the attempt log (decisions §12): its headers and
+ * What an attempt keeps of the endpoint's answer for the attempt log (docs/decisions-log.md, 'Webhook operations'): its headers and
  * the first 4 KiB of its body, as text, never parsed. A body that is not text (a binary content type,
  * NUL bytes, or bytes that are not UTF-8) is stored as a short note, never as bytes. Header values are
  * bounded too: an endpoint cannot make the log grow without limit.

@@ -48,7 +48,7 @@ function errorCodes(err: unknown): string[] {
   return codes;
 }
 
-/** A short text for a network failure (decisions §6: "connection refused", "timeout after 10 s", …). */
+/** A short text for a network failure (docs/decisions-log.md, 'Webhooks': "connection refused", "timeout after 10 s", …). */
 export function describeNetworkError(err: unknown, timeoutMs: number): string {
   const codes = errorCodes(err);
   const has = (...wanted: string[]) => codes.some((c) => wanted.includes(c));

@@ -1,6 +1,6 @@
 /**
  * The HTTP agent deliveries go out through. In production it refuses to connect anywhere that is not
- * the public internet (decisions §6), checked where it matters, at connect time:
+ * the public internet (docs/decisions-log.md, 'Webhooks'), checked where it matters, at connect time:
  *  1. a host name is resolved by our lookup, which refuses it when ANY of its addresses is forbidden
  *     (a name with one public and one private address could otherwise be steered to the private one);
  *  2. an IP-literal host (no lookup happens for those) is checked before the socket is opened;

@@ -1,5 +1,5 @@
 /**
- * The SSRF guard of a production deployment (decisions §6): webhook URLs that lead inside the network
+ * The SSRF guard of a production deployment (docs/decisions-log.md, 'Webhooks'): webhook URLs that lead inside the network
  * are refused when saved, and a delivery never connects to a non-public address, whatever the URL
  * says and whatever the name resolves to at connect time.
  */

@@ -9,7 +9,7 @@
  * within milliseconds of being queued (in-process events, LISTEN/NOTIFY on a server) and a short poll
  * catches everything else (retries coming due, another process without NOTIFY, a lost connection).
  *
- * Dependency outages (decisions §11) stop nothing: a loop whose database work fails runs again on the
+ * Dependency outages (docs/decisions-log.md, 'Dependency faults') stop nothing: a loop whose database work fails runs again on the
  * next wake-up or poll, the LISTEN connection comes back by itself (db.ts), an attempt whose outcome
  * cannot be written is settled once the database answers (attempt.ts), and Redis is never needed (only
  * the realtime channel uses it, and it falls back to this process). The outage is logged once, by the

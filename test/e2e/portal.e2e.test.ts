@@ -587,7 +587,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
       await docs.getByRole('heading', { name: 'Create a sandbox test order' }).waitFor({ timeout: 30_000 });
       await docs.getByRole('heading', { name: 'Rotate an API key' }).waitFor();
       // Nothing is asked of another origin: Redoc's sidebar logo, which its bundle fetches from a CDN, is
-      // not requested at all (issue 19), and the page has its own icon.
+      // not requested at all, and the page has its own icon.
       await docs.waitForLoadState('networkidle');
       expect([...foreign.entries()]).toEqual([]);
       expect(await docs.locator('link[rel="icon"]').getAttribute('href')).toBe('/docs/favicon.svg');

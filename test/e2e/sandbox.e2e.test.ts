@@ -1,5 +1,5 @@
 /**
- * From a new sandbox key to a complete go-live checklist (issue 21), in real headless Chromium (Debian's
+ * From a new sandbox key to a complete go-live checklist, in real headless Chromium (Debian's
  * /usr/bin/chromium through playwright-core) against the real app on real ports, with the webhook
  * worker and a local webhook receiver. Only the portal (key, webhook, test orders, the marketplace's
  * moves) and a scripted partner client (its own calls to the sandbox API with the key the portal showed

@@ -1,5 +1,5 @@
 /**
- * Webhook operations in the developer portal (issue 19), end to end in real headless Chromium (Debian's
+ * Webhook operations in the developer portal, end to end in real headless Chromium (Debian's
  * /usr/bin/chromium through playwright-core) against the real app on a real port, with the worker
  * running and a local webhook receiver: the health card that says "failing" before anything is dead,
  * a test event of any kind, the delivery detail updating live, a redeliver that visibly resets its row,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { type Command, runCli } from './command.js';
 /**
- * `partner`: the Partner Logistics API from the terminal (decisions §15). Every HTTP call goes through
+ * `partner`: the Partner Logistics API from the terminal (docs/decisions-log.md, 'CLI and listen sessions'). Every HTTP call goes through
  * @partner-logistics/sdk; the realtime channel through socket.io-client. See README.md.
  */
 import { authCommands } from './commands/auth.js';

@@ -40,7 +40,7 @@ type Query<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q>
 type JsonBody<Op> = Op extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 export type OrdersQuery = Query<operations['listPartnerOrders']>;
 export type PartnerOrderEventBody = JsonBody<operations['createPartnerOrderEvent']>;
-/** The sandbox order's options (decisions §14): payment method, starting status, customer, count. */
+/** The sandbox order's options (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): payment method, starting status, customer, count. */
 export type SandboxOrderBody = JsonBody<operations['createSandboxOrder']>;
 
 export interface PartnerClient extends TypedClient<PartnerPaths> {

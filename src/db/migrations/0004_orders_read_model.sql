@@ -3,7 +3,7 @@
 -- 1. A batch keeps its orders in the order the operator listed them (batch_position): every answer
 --    about the batch (creation, status changes, batch.completed) lists orderCodes in that order.
 --
--- 2. orders.partner_view holds the order's PartnerOrder JSON (spec 2.2/2.3, customer included), kept
+-- 2. orders.partner_view holds the order's PartnerOrder JSON (docs/decisions-log.md, 'Orders'; customer included), kept
 --    current by the triggers below in the same transaction as every change to the order, its items,
 --    its timeline, its batch or its zone. The partner reads are hot paths: reading one stored value
 --    per order instead of assembling items, timeline, zone and batch with correlated subqueries on

@@ -1,4 +1,4 @@
--- The shared test clock (decisions §11): with TEST_CLOCK=1 on a PostgreSQL server every process reads
+-- The shared test clock (docs/decisions-log.md, 'Dependency faults'): with TEST_CLOCK=1 on a PostgreSQL server every process reads
 -- this one offset (src/clock.ts, SharedTestClock). One row; the offset only grows. Unused otherwise.
 CREATE TABLE test_clock (
   id boolean PRIMARY KEY DEFAULT true CHECK (id),

@@ -10,7 +10,7 @@
 -- items, a group of partner events) chose a hash join over a SEQUENTIAL SCAN of `orders`, cheaper
 -- than two index probes into 130 rows, and kept it while the table grew. With autovacuum off (or
 -- behind), every order created by that session then read the whole table: creation cost grew with the
--- number of orders (issue 17: 44,691 scans reading 276 million rows over 44,000 operator writes).
+-- number of orders (measured: 44,691 scans reading 276 million rows over 44,000 operator writes).
 -- Orders of one item planned a nested loop (one probe was the cheaper guess), which is why the
 -- simple orders never showed it; the zone had nothing to do with it.
 --

@@ -1,4 +1,4 @@
--- Webhook operations (decisions §12): every attempt recorded, signing-secret rotation with a grace,
+-- Webhook operations (docs/decisions-log.md, 'Webhook operations'): every attempt recorded, signing-secret rotation with a grace,
 -- recoveries of a time window fed to the queue in batches.
 
 -- Every attempt of a delivery, written by the statement that records its outcome (no extra round trip).

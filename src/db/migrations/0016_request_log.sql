@@ -1,4 +1,4 @@
--- The request log (decisions §13): one row per partner-API request made with an identifiable key,
+-- The request log (docs/decisions-log.md, 'Request log'): one row per partner-API request made with an identifiable key,
 -- written in batches off the request path (src/modules/request-log/request-recorder.ts).
 --
 -- Partitioned by UTC day on created_at: retention (35 days) drops whole days (a DROP TABLE of a

@@ -1,4 +1,4 @@
--- The go-live checklist (decisions §14) keeps what it once saw: an item found done from the evidence
+-- The go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist') keeps what it once saw: an item found done from the evidence
 -- (order timelines, webhook deliveries, the request log) is recorded here with the time it was first
 -- met, so it stays done after the evidence is purged (deliveries and the request log last 35 days) and
 -- a checklist already seen costs no evidence query for it. Written only by the checklist itself

@@ -1,5 +1,5 @@
 -- The delivery queue's plans stay right whatever the statistics were when a session planned them
--- (issue 19; guarded by src/worker/queue-scans.test.ts).
+-- (guarded by src/worker/queue-scans.test.ts).
 --
 -- 1. The attempt log has no foreign key to its delivery any more. PostgreSQL checked it once per
 --    attempt row with a plan each session made once and kept for its life: made while the queue held a

@@ -1,5 +1,5 @@
 /**
- * Operator API for API keys (decisions §3): change a key's rate limit or its receivesAllOrders flag.
+ * Operator API for API keys (docs/decisions-log.md, 'Operator API'): change a key's rate limit or its receivesAllOrders flag.
  * The change reaches every process's key cache before the answer goes out.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

@@ -1,5 +1,5 @@
 /**
- * Operator API for zones, orders and van batches (decisions §3), ADMIN accounts only. Authentication
+ * Operator API for zones, orders and van batches (docs/decisions-log.md, 'Operator API'), ADMIN accounts only. Authentication
  * runs onRequest, before the body is parsed, so 401/403 precede any 400.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

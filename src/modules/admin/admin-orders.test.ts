@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bearerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../shared/schemas.js';
 import {
   type Auth,
@@ -19,14 +20,10 @@ let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
 
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-// A fresh operator token per test: tests move the clock past a token's 15 minutes.
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 const CODE = /^ORD-[0-9A-HJKMNP-TV-Z]{8}$/;
 

@@ -10,7 +10,7 @@ import { PartnerChecklists } from '../sandbox/sandbox.schemas.js';
 
 const IdParams = Type.Object({ id: Type.String({ description: 'a uuid; anything else answers 404' }) });
 
-/** Operator partner and account management (decisions §3): ADMIN bearer token. */
+/** Operator partner and account management (docs/decisions-log.md, 'Operator API'): ADMIN bearer token. */
 export const adminPartnersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const partners = createPartnersService(app.ctx);
   const accounts = createAccountsService(app.ctx);

@@ -10,7 +10,7 @@ export interface AuthRoutesOptions {
   sms?: SmsProvider;
 }
 
-/** Sign-in (decisions §2): public routes, no bearer token. */
+/** Sign-in (docs/decisions-log.md, 'Accounts and sign-in'): public routes, no bearer token. */
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, options) => {
   const auth = createAuthService({ ...app.ctx, sms: options.sms ?? createSmsProvider(app.ctx.config, app.ctx.log) });
 

@@ -1,5 +1,5 @@
 /**
- * Request and response shapes of sign-in (decisions §2): one-time codes by SMS, then an access token
+ * Request and response shapes of sign-in (docs/decisions-log.md, 'Accounts and sign-in'): one-time codes by SMS, then an access token
  * (JWT, 15 min) and a rotating refresh token (opaque, 30 days).
  */
 import Type, { type Static } from 'typebox';

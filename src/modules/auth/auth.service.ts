@@ -1,5 +1,5 @@
 /**
- * Sign-in rules (decisions §2): one-time codes by SMS with per-phone limits, sign-up of unknown phones
+ * Sign-in rules (docs/decisions-log.md, 'Accounts and sign-in'): one-time codes by SMS with per-phone limits, sign-up of unknown phones
  * as CUSTOMER accounts, access tokens and rotating refresh tokens with reuse detection, sign-out.
  */
 import type { Logger } from 'pino';

@@ -1,5 +1,5 @@
 /**
- * One-time sign-in codes (decisions §2): 6 digits from a CSPRNG, valid 5 minutes, stored only as a
+ * One-time sign-in codes (docs/decisions-log.md, 'Accounts and sign-in'): 6 digits from a CSPRNG, valid 5 minutes, stored only as a
  * keyed hash. The HMAC key is derived from the JWT secret, so a dump of the database alone cannot be
  * brute-forced through the (small) code space; the phone is part of the MAC input so equal codes of
  * two phones do not look equal at rest.

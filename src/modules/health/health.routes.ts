@@ -6,7 +6,7 @@ import { errorResponses } from '../../shared/schemas.js';
 const Health = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
 
 /**
- * Liveness and readiness probes (decisions §11). Not part of the public API.
+ * Liveness and readiness probes (docs/decisions-log.md, 'Dependency faults'). Not part of the public API.
  *  - GET /healthz: the process is up and its event loop turns. Always 200 while it answers at all, a
  *    dependency outage included: restarting the process would not bring a dependency back.
  *  - GET /readyz: this process can serve requests that need the database: 200 when `SELECT 1` answers

@@ -1,5 +1,5 @@
 /**
- * Key format (spec 5.1, decisions §5): `svc_live_` or `svc_sandbox_` + 32 base62 characters from a
+ * Key format (docs/decisions-log.md, 'API keys'): `svc_live_` or `svc_sandbox_` + 32 base62 characters from a
  * CSPRNG. `prefix` is the environment prefix plus the first 6 random characters; only the prefix and
  * the SHA-256 of the whole key are stored.
  */

@@ -16,7 +16,7 @@
  * generation, reloads the key and is checked again (api-key-auth.ts). The pub/sub message (wired in
  * context.ts) still clears caches early.
  *
- * While Redis is unreachable neither can work (decisions §11): no change is announced and no request is
+ * While Redis is unreachable neither can work (docs/decisions-log.md, 'Dependency faults'): no change is announced and no request is
  * checked against the generation. Cached records are then served for DEGRADED_TTL_MS at most after they
  * were read (whenever that was), and records read during the outage keep that short life after it, so a
  * revocation made anywhere reaches every process within about 2 s plus one database read. The process

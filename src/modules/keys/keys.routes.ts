@@ -1,5 +1,5 @@
 /**
- * Developer API: the partner's own API keys (spec 4.2). Bearer token of a PARTNER account; the keys
+ * Developer API: the partner's own API keys (docs/decisions-log.md, 'API keys'). Bearer token of a PARTNER account; the keys
  * belong to the account's partner.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

@@ -1,5 +1,5 @@
 /**
- * Developer key shapes (spec 2.6, 2.9), named as in the spec. The usage series shapes live here too:
+ * Developer key shapes (docs/decisions-log.md, 'API keys'), named as in the contract. The usage series shapes live here too:
  * they are read through the key routes.
  */
 import Type, { type Static } from 'typebox';
@@ -92,7 +92,7 @@ export const DeveloperKeyUsageSeries = Type.Object(
 );
 export type DeveloperKeyUsageSeries = Static<typeof DeveloperKeyUsageSeries>;
 
-/** The same counters as DeveloperKeyUsage, under the name PartnerMe uses (spec 2.5). */
+/** The same counters as DeveloperKeyUsage, under the name PartnerMe uses (docs/decisions-log.md, 'API keys'). */
 export const PartnerUsage = Type.Object(usageFields, {
   $id: 'PartnerUsage',
   additionalProperties: false,

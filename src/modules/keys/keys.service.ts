@@ -1,5 +1,5 @@
 /**
- * API key lifecycle (spec 3.2, decisions §5): create, list, revoke, rotate with a 24 h grace, usage,
+ * API key lifecycle (docs/decisions-log.md, 'API keys'): create, list, revoke, rotate with a 24 h grace, usage,
  * and the operator's limit and flag. Every change to an existing key is announced to every process's
  * key cache before the answer goes out, so the next partner request anywhere sees it.
  */

@@ -4,7 +4,7 @@
  * processes can never both admit the last request of a window. The log is exact at millisecond
  * resolution: a request leaves the window exactly `window` ms after it was admitted.
  *
- * Requests are decided in batches: every hit that arrives in the same turn of the event loop, whatever
+ * Requests are decided in batches (src/shared/batcher.ts): every hit that arrives in the same turn of the event loop, whatever
  * its key, goes to Redis in ONE script call; the hits of one key (several connections of a busy client)
  * are one group in it, admitted as far as the window has room, in arrival order. Under load this
  * divides the Redis round trips, socket writes and replies by the requests per turn, with no
@@ -23,6 +23,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
+import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { RateLimiter, RateLimitOutcome } from './rate-limit.types.js';
 import { MemoryRateLimiter } from './rate-limiter.js';
 
@@ -145,17 +146,19 @@ interface WithScript {
   partnerApiRateLimitMany(numberOfKeys: number, ...keysThenArgs: Array<string | number>): Promise<ScriptReply[]>;
 }
 
-interface PendingHit {
-  resolve: (outcome: RateLimitOutcome) => void;
-}
-
-/** Hits of one key with the same limit, window, key-cache generation and watched keys, in arrival order. */
-interface PendingGroup {
+/** One hit waiting for a script call: its key and how it is decided. */
+interface Hit {
   keyId: string;
   limit: number;
   windowMs: number;
   cacheGeneration: string;
   watch: readonly [string, string] | undefined;
+}
+
+type PendingHit = BatchEntry<Hit, RateLimitOutcome>;
+
+/** Hits of one key with the same limit, window, key-cache generation and watched keys, in arrival order. */
+interface PendingGroup extends Hit {
   hits: PendingHit[];
 }
 
@@ -164,11 +167,11 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly fallback: MemoryRateLimiter;
   /** A key change could not be announced (Redis out): announce it once Redis answers again. */
   private bumpPending = false;
-  /** Hits waiting for the next call, grouped by key, limit, window, generation and watched keys. */
-  private pending = new Map<string, PendingGroup>();
-  private scheduled = false;
-  /** Script calls sent and not yet answered. */
-  private inFlight = 0;
+  /** Every hit of a turn goes in one batch (usually one script call, see decideBatch). */
+  private readonly batcher = new Batcher<Hit, RateLimitOutcome>({
+    maxInFlight: MAX_CALLS_IN_FLIGHT,
+    run: (hits) => this.decideBatch(hits),
+  });
   private readonly generationKey: string;
   private readonly logKeyPrefix: string;
 
@@ -195,30 +198,27 @@ export class RedisRateLimiter implements RateLimiter {
     cacheGeneration = '',
     watch?: readonly [string, string],
   ): Promise<RateLimitOutcome> {
-    return new Promise((resolve) => {
+    return this.batcher.add({ keyId, limit, windowMs, cacheGeneration, watch });
+  }
+
+  /**
+   * Every hit of this turn, whatever its key, grouped by key in arrival order and decided in as few
+   * script calls as the limits allow (usually one).
+   */
+  private async decideBatch(batch: PendingHit[]): Promise<void> {
+    const byId = new Map<string, PendingGroup>();
+    for (const hit of batch) {
+      const { keyId, limit, windowMs, cacheGeneration, watch } = hit.item;
       const id = `${keyId}|${limit}|${windowMs}|${cacheGeneration}|${watch ? watch[1] : ''}`;
-      let group = this.pending.get(id);
+      let group = byId.get(id);
       if (!group) {
         group = { keyId, limit, windowMs, cacheGeneration, watch, hits: [] };
-        this.pending.set(id, group);
+        byId.set(id, group);
       }
-      group.hits.push({ resolve });
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_CALLS_IN_FLIGHT) return;
-    this.scheduled = true;
-    // After the poll phase: every request parsed in this turn of the loop joins the call.
-    setImmediate(() => this.decidePending());
-  }
-
-  /** Every hit of this turn, whatever its key, in as few script calls as the limits allow (usually one). */
-  private decidePending(): void {
-    this.scheduled = false;
+      group.hits.push(hit);
+    }
     const groups: PendingGroup[] = [];
-    for (const group of this.pending.values()) {
+    for (const group of byId.values()) {
       if (group.hits.length <= MAX_BATCH) groups.push(group);
       else {
         for (let from = 0; from < group.hits.length; from += MAX_BATCH) {
@@ -226,14 +226,11 @@ export class RedisRateLimiter implements RateLimiter {
         }
       }
     }
-    this.pending = new Map();
+    const calls: Promise<void>[] = [];
     for (let from = 0; from < groups.length; from += MAX_GROUPS_PER_CALL) {
-      this.inFlight++;
-      void this.decide(groups.slice(from, from + MAX_GROUPS_PER_CALL)).finally(() => {
-        this.inFlight--;
-        if (this.pending.size > 0) this.schedule();
-      });
+      calls.push(this.decide(groups.slice(from, from + MAX_GROUPS_PER_CALL)));
     }
+    await Promise.all(calls);
   }
 
   /** Decides the groups with one script call; each group's hits in order. */

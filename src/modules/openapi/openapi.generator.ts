@@ -19,7 +19,7 @@ export interface OpenApiOptions {
   /** Which routes the document holds. */
   include: (route: CatalogRoute) => boolean;
   tags: Array<{ name: string; description: string; 'x-traitTag'?: true }>;
-  /** Both listeners (decisions §15): partners and generated clients need absolute base URLs. */
+  /** Both listeners (docs/decisions-log.md, 'OpenAPI documents'): partners and generated clients need absolute base URLs. */
   servers: Array<{ url: string; description: string; 'x-internal'?: boolean }>;
 }
 
@@ -236,7 +236,7 @@ const RATE_LIMIT_HEADERS: Json = {
 };
 const RATE_LIMITED_ERRORS = new Set([400, 404, 409]);
 
-/** Every operation can fail unexpectedly or while the database is unreachable (decisions §9, §11, §15). */
+/** Every operation can fail unexpectedly or while the database is unreachable (docs/decisions-log.md, 'Requests, errors and input', 'Dependency faults' and 'OpenAPI documents'). */
 const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
 
 function responses(route: CatalogRoute, family: Family, c: Converter): Json {

@@ -30,7 +30,7 @@ export const isPartnerOrDeveloperRoute = (r: CatalogRoute) =>
   r.url.startsWith('/v1/partner/') || r.url.startsWith('/v1/developer/');
 
 /**
- * The OpenAPI documents (decisions §8) and the API reference page:
+ * The OpenAPI documents (docs/decisions-log.md, 'OpenAPI documents') and the API reference page:
  *   GET /v1/developer/openapi.json  the reduced document: partner and developer operations only (public)
  *   GET /v1/openapi.json            the full document, operator (admin) and sign-in routes included (public)
  *   GET /docs                       the API reference page (Redoc, served locally) rendering the reduced document

@@ -44,7 +44,7 @@ type Doc = {
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
 };
 
-/** The operations of spec 4.1 and 4.2, plus the sandbox helper of decisions §3 (a /v1/partner operation). */
+/** The partner and developer operations, plus the sandbox helper (a /v1/partner operation; docs/decisions-log.md, 'Operator API'). */
 const SPEC_OPERATIONS = [
   'GET /v1/partner/me',
   'GET /v1/partner/orders',
@@ -64,7 +64,7 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/webhooks/{id}/test',
   'POST /v1/developer/deliveries/{id}/redeliver',
   'GET /v1/developer/openapi.json',
-  // Sandbox simulator and go-live checklist (decisions §14).
+  // Sandbox simulator and go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist').
   'POST /v1/partner/sandbox/orders/{code}/platform-status',
   'POST /v1/partner/sandbox/batches',
   'POST /v1/partner/sandbox/batches/{code}/status',
@@ -74,13 +74,13 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/keys/{id}/sandbox/orders/{code}/platform-status',
   'POST /v1/developer/keys/{id}/sandbox/batches',
   'POST /v1/developer/keys/{id}/sandbox/batches/{code}/status',
-  // Webhook operations (decisions §12).
+  // Webhook operations (docs/decisions-log.md, 'Webhook operations').
   'GET /v1/developer/deliveries/{id}',
   'POST /v1/developer/webhooks/{id}/recover',
   'POST /v1/developer/webhooks/{id}/rotate-secret',
   'GET /v1/developer/webhooks/{id}/health',
   'GET /v1/developer/event-types',
-  // Request log (decisions §13).
+  // Request log (docs/decisions-log.md, 'Request log').
   'GET /v1/developer/requests',
   'GET /v1/developer/requests/drops',
   'GET /v1/developer/requests/{id}',
@@ -124,7 +124,7 @@ const SPEC_SCHEMAS = [
   'DeliveryFailReason',
   'WebhookEvent',
   'WebhookDeliveryStatus',
-  // Decisions §12: the operations' shapes and every webhook envelope.
+  // docs/decisions-log.md, 'Webhook operations': the operations' shapes and every webhook envelope.
   'DeveloperDeliveryDetail',
   'DeliveryAttempt',
   'RecoverDeliveriesDto',
@@ -178,7 +178,7 @@ describe('GET /v1/developer/openapi.json', () => {
     expect(sandbox.json().openapi).toBe('3.0.0');
     const op = doc.paths['/v1/developer/openapi.json'].get;
     expect(op.security).toEqual([]);
-    // No 401 or 403 of its own (decisions §8); what any route may answer.
+    // No 401 or 403 of its own (docs/decisions-log.md, 'OpenAPI documents'); what any route may answer.
     expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '500', '503']);
   });
 
@@ -271,13 +271,16 @@ describe('GET /v1/developer/openapi.json', () => {
       kind: Nullable(StringEnum(['A', 'B'])),
       inline: Nullable(Type.Object({ b: Type.Integer({ minimum: 0, maximum: 9 }) })),
     });
-    const generated = generateOpenApi([{ method: 'GET', url: '/v1/partner/x', schema: { response: { 200: body } } }], {
-      title: 't',
-      description: 'd',
-      include: () => true,
-      tags: [],
-      servers: [{ url: 'https://x.example', description: 'production' }],
-    }) as {
+    const generated = generateOpenApi(
+      [{ method: 'GET', url: '/v1/partner/x', schema: { response: { 200: body } }, security: null }],
+      {
+        title: 't',
+        description: 'd',
+        include: () => true,
+        tags: [],
+        servers: [{ url: 'https://x.example', description: 'production' }],
+      },
+    ) as {
       paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: Doc['components'] }> }> } }>;
     };
     const props = (
@@ -648,7 +651,7 @@ describe('real answers match the document', () => {
       '/v1/developer/deliveries/{id}/redeliver',
       await t.live.inject({ method: 'POST', url: '/v1/developer/deliveries/nope/redeliver', headers: dev }),
     );
-    // Webhook operations (decisions §12): answers and refusals.
+    // Webhook operations (docs/decisions-log.md, 'Webhook operations'): answers and refusals.
     const hookUrl = `/v1/developer/webhooks/${webhook.id}`;
     const sampled = await t.live.inject({
       method: 'POST',

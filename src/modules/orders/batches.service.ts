@@ -1,5 +1,5 @@
 /**
- * Van batches (decisions §3): an operator groups orders of one environment into a batch that moves
+ * Van batches (docs/decisions-log.md, 'Operator API'): an operator groups orders of one environment into a batch that moves
  * OPEN → DISPATCHED → COMPLETED. Completing a batch emits `batch.completed`. A batch shows in each of
  * its orders, so every change announces a change of everything to the read cache (rare, bulk).
  * The sandbox simulator (src/modules/sandbox/) runs the same functions with a `BatchScope`: only the

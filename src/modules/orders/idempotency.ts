@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` for partner event POSTs (decisions §4), Stripe-style:
+ * `Idempotency-Key` for partner event POSTs (docs/decisions-log.md, 'Orders'), Stripe-style:
  *  - keys are scoped to the API key that sent them and live 24 h;
  *  - a repeat with the same key and the same request (order code + body) returns the first answer
  *    again, same status and body (error answers included, except 5xx and 429, which are never stored:

@@ -257,7 +257,7 @@ export interface StatusChange {
  *
  * Planned on every call (not `prepared`): the orders are joined to the changes given as parameters,
  * and a generic plan of that join made while the table was small is a hash join over a sequential
- * scan of `orders`, kept for the session's life (issue 17).
+ * scan of `orders`, kept for the session's life (docs/performance.md, 'Operator writes').
  */
 export async function recordStatusChanges(changes: StatusChange[], tx: OutboxTx): Promise<Map<string, PartnerOrderPieces>> {
   const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
@@ -335,7 +335,7 @@ export interface AssignableKey {
  * The order to assign, locked (as lockOrderByCode), and the key it is to be assigned to, in one
  * statement; `order` null: no such order; `key` null: no such key. The one statement here that reads
  * api_keys: reading the key by itself (keys.repo.ts) would cost the operator's assignment a round trip
- * (issue 17 brought it from 7 to 4).
+ * (docs/performance.md, 'Operator writes').
  */
 export async function lockOrderForAssignment(
   code: string,

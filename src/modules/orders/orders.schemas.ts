@@ -1,6 +1,6 @@
 /**
- * Order shapes of spec 2.2–2.4 and 2.9 (partner view, request bodies, page envelope) and the operator
- * (admin) shapes of decisions §3. Every field of a response is always present; nullable ones are
+ * Order shapes (docs/decisions-log.md, 'Orders': partner view, request bodies, page envelope) and the operator
+ * (admin) shapes (docs/decisions-log.md, 'Operator API'). Every field of a response is always present; nullable ones are
  * `Nullable(X)` and still required.
  */
 import Type, { type Static } from 'typebox';
@@ -24,7 +24,7 @@ export const MAX_COD_QEPIK = 100_000_000;
 export const MAX_AMOUNT_QEPIK = 10_000_000_000;
 export const MAX_NOTE_LENGTH = 500;
 
-// --- Partner view (spec 2.2, 2.3) ------------------------------------------------------------------
+// --- Partner view (docs/decisions-log.md, 'Orders') ------------------------------------------------------------------
 
 export const PartnerOrderItem = Type.Object(
   {
@@ -158,7 +158,7 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
-// --- Operator (admin) view and requests (decisions §3) ---------------------------------------------
+// --- Operator (admin) view and requests (docs/decisions-log.md, 'Operator API') ---------------------------------------------
 
 export const AdminOrder = Type.Object(
   {

@@ -1,6 +1,6 @@
 /**
- * Order rules: partner reads and events (spec 3.1, 4.1; decisions §4), the operator's order API
- * (decisions §3). No Fastify here: handlers pass the authenticated key or nothing (admin), services
+ * Order rules: partner reads and events (docs/decisions-log.md, 'Orders'), the operator's order API
+ * (docs/decisions-log.md, 'Operator API'). No Fastify here: handlers pass the authenticated key or nothing (admin), services
  * throw AppError. Every change runs through commitOrderChange (order-change.ts): its outbox events are
  * written with it, and after COMMIT the read cache is told and the outbox consumers are woken.
  */
@@ -297,7 +297,7 @@ export interface PlatformMover {
 
 export const OPERATOR: PlatformMover = { lock: lockOrderByCode, actor: 'ADMIN' };
 
-/** POST /v1/admin/orders/{code}/status: the platform transitions of decisions §4 (also the sandbox simulator's). */
+/** POST /v1/admin/orders/{code}/status: the platform transitions of the state machine (docs/decisions-log.md, 'Orders'; also the sandbox simulator's). */
 export async function changeOrderStatus(
   deps: OrdersDeps,
   code: string,

@@ -21,7 +21,7 @@
  *  - `batch.completed`: `data = { batch: { code, status, orderCodes } }`, `order_id` and
  *    `assigned_key_id` null, `environment` the environment of the batch's orders.
  *
- * Consumed by the worker's fan-out (src/worker/fanout.ts), which routes rows to webhooks (decisions §6,
+ * Consumed by the worker's fan-out (src/worker/fanout.ts), which routes rows to webhooks (docs/decisions-log.md, 'Webhooks',
  * src/modules/webhooks/routing.ts), marks them processed and, after each committed batch, emits
  * OUTBOX_PROCESSED_EVENT with the rows (`ProcessedOutboxEvent[]`) for the realtime channel.
  */
@@ -79,7 +79,7 @@ export interface ProcessedOutboxEvent {
   createdAt: Date;
 }
 
-/** The events a status change emits (decisions §6): always status_changed, plus delivered / cancelled. */
+/** The events a status change emits (docs/decisions-log.md, 'Webhooks'): always status_changed, plus delivered / cancelled. */
 export function statusChangeEventTypes(to: OrderStatus): WebhookEvent[] {
   const types: WebhookEvent[] = ['order.status_changed'];
   if (to === 'DELIVERED') types.push('order.delivered');

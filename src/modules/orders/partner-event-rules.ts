@@ -1,5 +1,5 @@
 /**
- * The rules of a partner event (spec 3.1, 4.1; decisions §4), apart from how events are written
+ * The rules of a partner event (docs/decisions-log.md, 'Orders'), apart from how events are written
  * (partner-events.ts: one at a time with an Idempotency-Key; partner-event-writer.ts: group commit).
  *
  * Check order (decisions-log "Orders"): body-only rules (400, before the order is looked up) →
@@ -9,7 +9,7 @@
  *
  * An event racing its key's rotation answers as if the two ran one after the other: the key record the
  * request was authenticated with may predate the rotation, whose transaction moves the key's orders to
- * the successor (a rotated-out key acts for its successor: decisions §5). So when the lock finds nothing
+ * the successor (a rotated-out key acts for its successor: docs/decisions-log.md, 'API keys'). So when the lock finds nothing
  * for a key that sees only its own orders, or finds the order assigned to another key than the record
  * says (a receivesAllOrders key), the key's current successor is read in the same transaction (only
  * then: the usual path costs nothing more) and the event is judged with it, the order locked through

@@ -1,17 +1,18 @@
 /**
  * Group commit of partner events without an Idempotency-Key (the rules are partner-event-rules.ts).
  *
- * Events that arrive in the same turn of the event loop (many couriers reporting at once) are written in
- * ONE transaction: their orders are locked in one statement, each through its event's key scope, each
+ * Events that arrive in the same turn of the event loop (many couriers reporting at once) are gathered by
+ * src/shared/batcher.ts and written in ONE transaction: their orders are locked in one statement, each through its event's key scope, each
  * event is checked against its locked order exactly as alone, and the accepted ones are written by one
  * statement, then one COMMIT (one WAL flush) answers them all. A refused event (404, 403, 400, 409) is
  * answered with its error and does not stop the others. Nothing is answered before the COMMIT, so an
- * accepted event is as durable as before. If the transaction itself fails (a database error), each of
+ * accepted event is as durable as one written alone. If the transaction itself fails (a database error), each of
  * its events is tried again alone, so one event can never fail another. Two events on one order never
  * share a transaction: the later one goes to the next, and then sees the first's outcome, as two
  * requests racing on the row lock always did.
  */
 import { AppError } from '../../errors.js';
+import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
 import { commitOrderChange, type OrderTx } from './order-change.js';
@@ -44,10 +45,7 @@ export interface PartnerEvent {
 /** An event of a group as judged against its locked order: the change it makes, or its refusal. */
 type Decided = { event: PendingEvent; change: StatusChange } | { event: PendingEvent; error: AppError };
 
-interface PendingEvent extends PartnerEvent {
-  resolve: (pieces: PartnerOrderPieces) => void;
-  reject: (err: unknown) => void;
-}
+type PendingEvent = BatchEntry<PartnerEvent, PartnerOrderPieces>;
 
 /** One group-commit writer per database. */
 const writers = new WeakMap<object, PartnerEventWriter>();
@@ -61,62 +59,24 @@ export function partnerEventWriter(deps: OrdersDeps): PartnerEventWriter {
 }
 
 export class PartnerEventWriter {
-  private pending: PendingEvent[] = [];
-  private scheduled = false;
-  /** Group transactions under way. */
-  private inFlight = 0;
+  private readonly batcher: Batcher<PartnerEvent, PartnerOrderPieces>;
 
-  constructor(private readonly deps: OrdersDeps) {}
-
-  /** Writes the event with others of this turn; resolves with the order's new pieces once committed. */
-  write(event: PartnerEvent): Promise<PartnerOrderPieces> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ ...event, resolve, reject });
-      this.schedule();
+  constructor(private readonly deps: OrdersDeps) {
+    this.batcher = new Batcher({
+      maxInFlight: MAX_IN_FLIGHT,
+      maxBatch: MAX_GROUP,
+      // One event per order and transaction; a second one waits for the next group.
+      admits: (group, event) => !group.some((e) => e.code === event.code),
+      // The group's slot is given back once its transaction has committed, before the read cache's
+      // announcement (a Redis round trip) and the answers: the next group's database work need not wait
+      // for them. A group that fails gives it back when its retries are done.
+      run: (group, release) => this.commit(group, release),
     });
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return;
-    this.scheduled = true;
-    // After the poll phase: every event parsed in this turn of the loop joins the group.
-    setImmediate(() => this.flush());
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const waiting = this.pending;
-    this.pending = [];
-    const group: PendingEvent[] = [];
-    const codes = new Set<string>();
-    for (const event of waiting) {
-      // One event per order and transaction; a second one waits for the next group.
-      if (group.length >= MAX_GROUP || codes.has(event.code)) this.pending.push(event);
-      else {
-        codes.add(event.code);
-        group.push(event);
-      }
-    }
-    this.inFlight++;
-    // The group's slot is given back once its transaction has committed, before the read cache's
-    // announcement (a Redis round trip) and the answers: the next group's database work need not wait
-    // for them. A group that fails gives it back when its retries are done.
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.inFlight--;
-      if (this.pending.length > 0) this.schedule();
-    };
-    // commit() settles every event of the group itself. Should it fail anyway, every event it left
-    // unsettled gets the error (rejecting a settled promise does nothing), and nothing becomes an
-    // unhandled rejection.
-    void this.commit(group, release)
-      .catch((err: unknown) => {
-        for (const event of group) event.reject(err);
-      })
-      .finally(release);
-    if (this.pending.length > 0) this.schedule();
+  /** Writes the event with others of this turn; resolves with the order's new pieces once committed. */
+  write(event: PartnerEvent): Promise<PartnerOrderPieces> {
+    return this.batcher.add(event);
   }
 
   /** Writes the group in one transaction (`committed`: called once it has committed, see flush). */
@@ -158,17 +118,18 @@ export class PartnerEventWriter {
   private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
     const now = this.deps.clock.now();
     const locked = await lockVisibleOrders(
-      group.map((e) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
+      group.map(({ item: e }) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
       tx,
     );
     const outcomes: Decided[] = [];
     for (const event of group) {
-      const found = eventTarget(event.key, event.environment, event.code, locked.get(event.code) ?? null, tx);
+      const { key, environment, code, body } = event.item;
+      const found = eventTarget(key, environment, code, locked.get(code) ?? null, tx);
       const target = found instanceof Promise ? await found : found;
       try {
-        const change = partnerEventChange(target, event.body, now);
+        const change = partnerEventChange(target, body, now);
         outcomes.push({ event, change });
-        tx.changed({ environment: event.environment, keyIds: [target.key.actsForKeyId] });
+        tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
       } catch (err) {
         if (err instanceof AppError) outcomes.push({ event, error: err });
         else throw err;

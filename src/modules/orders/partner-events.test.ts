@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import type { ApiKeyScope, OrderStatus } from '../../shared/schemas.js';
 import { type Auth, adminStatus, createOrder, orderFor, outboxOf } from './orders.test-helpers.js';
 
@@ -10,13 +11,10 @@ let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
 
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 function expectFieldError(res: { statusCode: number; json(): unknown }, field: string) {
   expectError(res, 400, 'ERR_VALIDATION');

@@ -1,6 +1,6 @@
 /**
  * POST /v1/partner/orders/{code}/events: a partner reports PICKED_UP, EN_ROUTE, DELIVERED or FAILED
- * (spec 3.1, 4.1; decisions §4). The rules, the check order and how an event racing a rotation is
+ * (docs/decisions-log.md, 'Orders'). The rules, the check order and how an event racing a rotation is
  * judged: partner-event-rules.ts.
  *
  * Events without an Idempotency-Key are written by the group-commit writer (partner-event-writer.ts).

@@ -1,9 +1,9 @@
 /**
- * Partner order API (spec 4.1): reads and logistics events. The sandbox simulator's partner routes are
+ * Partner order API (docs/decisions-log.md, 'Orders'): reads and logistics events. The sandbox simulator's partner routes are
  * in ../sandbox/.
  *
- * Authentication runs as an onRequest hook, before the body is even parsed, so the check order of
- * decisions §5 holds for every input: key (401) → environment (403) → rate limit (429) → scope (403)
+ * Authentication runs as an onRequest hook, before the body is even parsed, so the check order
+ * (docs/decisions-log.md, 'API keys') holds for every input: key (401) → environment (403) → rate limit (429) → scope (403)
  * → input (400, malformed JSON included) → resource (404 / 403 / 409).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

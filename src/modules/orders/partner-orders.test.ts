@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
 import { type Auth, assign, createOrder, ISO, orderFor } from './orders.test-helpers.js';
 
@@ -10,14 +11,10 @@ let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
 
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-// A fresh operator token per test: tests move the clock past a token's 15 minutes.
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 async function key(
   options: { environment?: ApiKeyEnvironment; scopes?: ApiKeyScope[]; receivesAllOrders?: boolean; partnerId?: string } = {},

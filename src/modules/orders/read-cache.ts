@@ -22,7 +22,7 @@
  * entries; another process could keep serving an entry tagged with the unchanged counter, so no entry
  * is served after MAX_AGE_MS whatever its tag. The same bound covers counters that Redis loses
  * (a restart without persistence, eviction) and so could count up to an old tag again. While the
- * limiter cannot reach Redis it reports no counters and reads go to the database (decisions §11: never
+ * limiter cannot reach Redis it reports no counters and reads go to the database (docs/decisions-log.md, 'Dependency faults': never
  * a stale answer during an outage). When Redis answers again (`recovered`) every process drops what it
  * cached before the outage, and a process that could not announce a change announces a change of
  * everything, so nothing cached anywhere before the outage is served after it.

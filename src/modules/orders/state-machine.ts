@@ -1,5 +1,5 @@
 /**
- * The order state machine of decisions §4 (spec 3.1): platform (operator) transitions, partner events
+ * The order state machine (docs/decisions-log.md, 'Orders'): platform (operator) transitions, partner events
  * and the batch lifecycle. Pure functions; the services call them with the row they locked.
  */
 import { AppError } from '../../errors.js';
@@ -32,7 +32,7 @@ interface PartnerEdge {
 
 const PARTNER_EVENTS: Readonly<Record<PartnerEventType, PartnerEdge>> = {
   PICKED_UP: { from: ['PACKED'], to: 'SCANNED_TO_VAN' },
-  // PACKED → EN_ROUTE is the partner-only edge for regionally fulfilled orders (spec 3.1).
+  // PACKED → EN_ROUTE is the partner-only edge for regionally fulfilled orders (docs/decisions-log.md, 'Orders').
   EN_ROUTE: { from: ['SCANNED_TO_VAN', 'PACKED', 'FAILED'], to: 'EN_ROUTE' },
   DELIVERED: { from: ['EN_ROUTE'], to: 'DELIVERED' },
   FAILED: { from: ['EN_ROUTE'], to: 'FAILED' },
@@ -44,7 +44,7 @@ const BATCH_TRANSITIONS: Readonly<Record<BatchStatus, BatchStatus | null>> = {
   COMPLETED: null,
 };
 
-/** The platform (marketplace) moves allowed from `from` (decisions §4): the operator's and the sandbox simulator's. */
+/** The platform (marketplace) moves allowed from `from` (docs/decisions-log.md, 'Orders'): the operator's and the sandbox simulator's. */
 export function platformMovesFrom(from: OrderStatus): readonly OrderStatus[] {
   return PLATFORM_TRANSITIONS[from];
 }
@@ -78,7 +78,7 @@ function retryLimitReached(type: PartnerEventType, from: OrderStatus, failedAtte
   return type === 'EN_ROUTE' && from === 'FAILED' && failedAttempts >= MAX_FAILED_ATTEMPTS;
 }
 
-/** The partner events an order in `from` accepts, after `failedAttempts` failed deliveries (decisions §4). */
+/** The partner events an order in `from` accepts, after `failedAttempts` failed deliveries (docs/decisions-log.md, 'Orders'). */
 export function partnerEventsFrom(from: OrderStatus, failedAttempts: number): PartnerEventType[] {
   return (Object.keys(PARTNER_EVENTS) as PartnerEventType[]).filter(
     (type) => PARTNER_EVENTS[type].from.includes(from) && !retryLimitReached(type, from, failedAttempts),

@@ -1,5 +1,5 @@
 /**
- * What an API key may see of an order: the one home of this privacy rule (spec 3.1, decisions §5, §6).
+ * What an API key may see of an order: the one home of this privacy rule (docs/decisions-log.md, 'Orders', 'API keys' and 'Webhooks').
  * Every consumer of orders (partner reads and events, the webhook fan-out, the realtime channel, the
  * sandbox helper) asks here instead of working it out again.
  *

@@ -1,5 +1,5 @@
 /**
- * The write paths never read the growing tables by a sequential scan (issue 17). Every operator and
+ * The write paths never read the growing tables by a sequential scan (docs/performance.md, 'Operator writes'). Every operator and
  * partner write (create, assign, status walks, batches, partner events grouped and with an
  * Idempotency-Key, the sandbox helper) goes through HTTP, and the worker fans the outbox out to a
  * webhook's deliveries, on a table of thousands of orders with every optional part filled, and `pg_stat_user_tables` must show no new sequential scan of `orders`,

@@ -4,7 +4,7 @@ import { errorResponses } from '../../shared/schemas.js';
 import { PartnerMe } from './partner-me.schemas.js';
 import { describeCallingKey } from './partner-me.service.js';
 
-/** GET /v1/partner/me: who the calling key is (spec 2.5, 4.1). No scope needed. */
+/** GET /v1/partner/me: who the calling key is (docs/decisions-log.md, 'API keys' and 'Orders'). No scope needed. */
 export const partnerMeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/partner/me',

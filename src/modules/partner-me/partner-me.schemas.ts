@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import { ApiKeyScope, PartnerEnvironment } from '../../shared/schemas.js';
 import { PartnerUsage } from '../keys/keys.schemas.js';
 
-/** The calling key and its partner (spec 2.5). */
+/** The calling key and its partner (docs/decisions-log.md, 'API keys'). */
 export const PartnerMe = Type.Object(
   {
     partnerName: Type.String(),

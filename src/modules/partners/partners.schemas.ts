@@ -1,5 +1,5 @@
 /**
- * Operator view of partners (decisions §3): a partner organisation and its PARTNER user accounts.
+ * Operator view of partners (docs/decisions-log.md, 'Operator API'): a partner organisation and its PARTNER user accounts.
  */
 import Type, { type Static } from 'typebox';
 import { Uuid } from '../../shared/schemas.js';

@@ -1,5 +1,5 @@
 /**
- * Operator partner management (decisions §3): create a partner with its first PARTNER account, add
+ * Operator partner management (docs/decisions-log.md, 'Operator API'): create a partner with its first PARTNER account, add
  * more accounts, list partners. A phone that has no account gets a new PARTNER account; an existing
  * CUSTOMER account is turned into a PARTNER account of the partner; a PARTNER or ADMIN account is
  * never taken over (409 ERR_CONFLICT).

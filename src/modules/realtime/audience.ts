@@ -15,7 +15,7 @@
  *    expires), refreshed every ANNOUNCE_MS and read every POLL_MS: a process that starts later learns
  *    of rooms that were already there, and a process that dies leaves its entries to expire.
  * A room left empty is still seen as watched for up to TTL_MS elsewhere (updates published for
- * nobody meanwhile: harmless). Redis faults change nothing here but freshness (decisions §11:
+ * nobody meanwhile: harmless). Redis faults change nothing here but freshness (docs/decisions-log.md, 'Dependency faults':
  * realtime is within the process meanwhile anyway).
  *
  * The commands go through the realtime channel's own command connection (the Socket.IO adapter's

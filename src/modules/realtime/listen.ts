@@ -1,5 +1,5 @@
 /**
- * Listen sessions on the realtime channel (decisions §15, `partner listen`): a PARTNER user's socket
+ * Listen sessions on the realtime channel (docs/decisions-log.md, 'CLI and listen sessions', `partner listen`): a PARTNER user's socket
  * subscribes to one of its partner's keys and receives that key's events as the key's webhooks would
  * get them, without a webhook.
  *

@@ -1,5 +1,5 @@
 /**
- * The realtime channel (spec 1.5, decisions §7): Socket.IO namespace `/realtime` on the same listeners as
+ * The realtime channel (docs/decisions-log.md, 'Realtime channel'): Socket.IO namespace `/realtime` on the same listeners as
  * the API. The handshake reads `auth.token` (an access token); a missing, expired or forged one fails
  * the connection with `ERR_UNAUTHORIZED`, and a token that expires during a connection ends it.
  *
@@ -135,7 +135,7 @@ export class RealtimeHub {
     const io: RealtimeServer = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
     if (this.ctx.redis) {
       // The adapter never awaits its PUBLISH commands: duplicateRedis handles their rejections. While
-      // Redis is out a batch is emitted to this process's sockets only (decisions §11) and its PUBLISH
+      // Redis is out a batch is emitted to this process's sockets only (docs/decisions-log.md, 'Dependency faults') and its PUBLISH
       // fails at once; nothing is queued to be sent late.
       const pub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-pub');
       const sub = duplicateRedis(this.ctx.redis, this.ctx.log, 'realtime-sub', { subscriber: true });

@@ -1,11 +1,11 @@
 /**
- * What of a request the log may keep (decisions §13), as plain functions over text: credentials are
+ * What of a request the log may keep (docs/decisions-log.md, 'Request log'), as plain functions over text: credentials are
  * masked wherever they appear (path, query, headers we keep, bodies), bodies are cut at 8 KiB, and text
  * PostgreSQL cannot hold (NUL, lone surrogates) is replaced, so one odd request can never make a batch
  * fail. No credential header is ever read into an entry in the first place.
  */
 
-/** Bodies are kept up to this many bytes of UTF-8 (decisions §13). */
+/** Bodies are kept up to this many bytes of UTF-8 (docs/decisions-log.md, 'Request log'). */
 export const BODY_LIMIT_BYTES = 8 * 1024;
 /** Short fields (path, query, user agent, idempotency key) are cut here: they are not bodies. */
 const FIELD_LIMIT = 2048;

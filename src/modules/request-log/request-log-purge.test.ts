@@ -1,5 +1,5 @@
 /**
- * Retention of the request log (decisions §13): 35 days, by whole days, on the test clock. The worker's
+ * Retention of the request log (docs/decisions-log.md, 'Request log'): 35 days, by whole days, on the test clock. The worker's
  * periodic purge runs purgeExpired (src/worker/purge.ts), which calls purgeExpiredRequestLog.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

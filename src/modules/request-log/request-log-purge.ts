@@ -1,5 +1,5 @@
 /**
- * Retention of the request log (decisions §13: 35 days, purged by whole days). The worker's periodic
+ * Retention of the request log (docs/decisions-log.md, 'Request log': 35 days, purged by whole days). The worker's periodic
  * purge calls this (src/worker/purge.ts); it is idempotent, and a day goes as one DROP TABLE of its
  * partition, whatever its size.
  */

@@ -1,5 +1,5 @@
 /**
- * The request log end to end through the API (decisions §13): what a partner request leaves in the log
+ * The request log end to end through the API (docs/decisions-log.md, 'Request log'): what a partner request leaves in the log
  * (capture), and what the developer routes read back (filters, paging, another partner's requests).
  * Each test has its own partner; the log is flushed by hand (the recorder's flush) instead of waiting
  * for its timer, except in the test of the timer itself.

@@ -1,5 +1,5 @@
 /**
- * Developer API: the partner's request log (decisions §13). Bearer token of a PARTNER account; the
+ * Developer API: the partner's request log (docs/decisions-log.md, 'Request log'). Bearer token of a PARTNER account; the
  * requests of the partner's own keys only.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

@@ -1,5 +1,5 @@
 /**
- * Request log shapes (decisions §13), named like the spec's other developer resources.
+ * Request log shapes (docs/decisions-log.md, 'Request log'), named like the other developer resources.
  */
 import Type, { type Static } from 'typebox';
 import { ApiKeyEnvironment, DateTime, Nullable, PageQuery, StringEnum, Uuid } from '../../shared/schemas.js';

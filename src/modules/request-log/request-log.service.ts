@@ -1,5 +1,5 @@
 /**
- * The partner's request log as the developer API reads it (decisions §13): its own keys' requests
+ * The partner's request log as the developer API reads it (docs/decisions-log.md, 'Request log'): its own keys' requests
  * only, newest first, filtered; one request with its bodies; what was left out, per minute. Rows are
  * returned as stored: bodies are never parsed again on the way out.
  */

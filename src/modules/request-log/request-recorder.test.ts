@@ -1,5 +1,5 @@
 /**
- * The request log's writer under pressure (decisions §13, §11): the overload rule forced with a tiny
+ * The request log's writer under pressure (docs/decisions-log.md, 'Request log' and 'Dependency faults'): the overload rule forced with a tiny
  * queue (no timing), a database outage and a refused batch (a database that fails request-log
  * statements on demand), and the live tail's cap with its one-second window frozen. Each test owns its
  * app, its partner and its keys; nothing is timed, only counted.

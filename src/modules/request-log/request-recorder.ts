@@ -1,5 +1,5 @@
 /**
- * The request log's writer (decisions §13): the capture plugin hands each entry to `add`, which only
+ * The request log's writer (docs/decisions-log.md, 'Request log'): the capture plugin hands each entry to `add`, which only
  * pushes it on an in-memory queue (no database round trip, no promise on the request path); a timer
  * writes the queue every FLUSH_MS with ONE statement per batch (a COPY on a server, a multi-row INSERT
  * on the embedded database: request-log.repo.ts), and `stop` writes whatever is left when the process stops. A request is visible in
@@ -9,7 +9,7 @@
  *  - `maxQueued` entries: past it, successful reads (GET/HEAD answered < 400) are left out of the log
  *    and counted; errors and writes are still queued (they are what a partner debugs).
  *  - `maxQueuedBytes`: past it nothing more is queued, errors and writes included; that only happens
- *    when the database has been unreachable for a long while (decisions §11: keep or drop with a count,
+ *    when the database has been unreachable for a long while (docs/decisions-log.md, 'Dependency faults': keep or drop with a count,
  *    never crash, never block). Both kinds of loss are counted per partner and minute, written with
  *    the next batch (request_log_minutes), and shown by GET /v1/developer/requests/drops.
  *

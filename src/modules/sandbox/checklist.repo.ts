@@ -1,5 +1,5 @@
 /**
- * The evidence behind the go-live checklist (decisions §14), read from what the keys really did: their
+ * The evidence behind the go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'), read from what the keys really did: their
  * sandbox orders' timelines, their webhooks' deliveries and their logged requests. Every function takes
  * whole key lineages at once (see checklist.service.ts), so a partner's checklists cost the same few
  * statements as one key's. The partner id or the keys come first, the Queryable last.

@@ -1,5 +1,5 @@
 /**
- * The go-live checklist of a sandbox key (decisions §14): what its integration has proven, computed
+ * The go-live checklist of a sandbox key (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): what its integration has proven, computed
  * from what it really did, never from what it says. Each item is done from the first moment its
  * condition was met (`doneAt`), and not before.
  *
@@ -63,7 +63,7 @@ function webhookItem(type: WebhookEvent, id: string, trigger: string): ItemDefin
   };
 }
 
-/** The items, in the order of decisions §14. */
+/** The items, in the order the contract lists them (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'). */
 const ITEMS: ItemDefinition[] = [
   {
     id: 'orders-listed-updated-since',

@@ -1,5 +1,5 @@
 /**
- * The go-live checklist (decisions §14), item by item: each turns done exactly when the key meets its
+ * The go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'), item by item: each turns done exactly when the key meets its
  * condition, and not before; nothing another key does counts; the operator sees every sandbox key's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,7 +87,7 @@ describe('GET /v1/developer/keys/{id}/checklist', () => {
     role: 'PARTNER',
   });
 
-  it('starts with every item of §14 open, in order, each with a title and a hint', async () => {
+  it('starts with every item of the checklist open, in order, each with a title and a hint', async () => {
     const s = await sandboxSetup(t, null);
     const c = await checklist(s, s.key.id);
     expect(c).toEqual({ apiKeyId: s.key.id, complete: false, items: expect.any(Array) });

@@ -1,5 +1,5 @@
 /**
- * The checklist items only the request log can prove (decisions §13, §14), read from its table
+ * The checklist items only the request log can prove (docs/decisions-log.md, 'Request log' and 'Sandbox simulator and go-live checklist'), read from its table
  * (migration 0016, src/modules/request-log/): a sandbox key listed orders with updatedSince, and
  * repeated an event with the same Idempotency-Key. The log holds 35 days; the checklist keeps what it
  * once saw (checklist.service.ts), so an item does not turn undone when its requests are purged.

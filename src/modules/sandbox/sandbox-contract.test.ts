@@ -1,7 +1,7 @@
 /**
  * The simulator's and the checklist's real answers, success and error, validate against the response
- * schemas of the document the app serves (as the openapi module's contract test does for the routes of
- * the spec), so code and document cannot drift apart.
+ * schemas of the document the app serves (as the openapi module's contract test does for the partner
+ * and developer routes), so code and document cannot drift apart.
  */
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';

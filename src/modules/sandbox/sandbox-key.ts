@@ -1,6 +1,6 @@
 /**
  * The key the simulator acts for, and what it reaches: only the orders assigned to that very key in the
- * sandbox (decisions §14: others answer 404), whatever else the key may read (`receivesAllOrders` grants
+ * sandbox (docs/decisions-log.md, 'Sandbox simulator and go-live checklist': others answer 404), whatever else the key may read (`receivesAllOrders` grants
  * reads, never writes). On the partner API it is the authenticated key (a ResolvedKey fits); on the
  * developer API (the portal) a key of the signed-in partner, checked here.
  */

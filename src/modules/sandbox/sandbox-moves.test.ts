@@ -1,5 +1,5 @@
 /**
- * The marketplace's moves on a key's sandbox orders (decisions §14), on the partner API: each runs the
+ * The marketplace's moves on a key's sandbox orders (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'), on the partner API: each runs the
  * operator's own code, so it writes the events the operator's move writes, and they reach the key's
  * webhook (a local receiver, the real worker) and its partner's realtime channel. Only the key's own
  * sandbox orders are reached.
@@ -45,12 +45,12 @@ afterAll(async () => {
   await t.close();
 });
 
-/** Every platform transition of decisions §4, as [from, to]. */
+/** Every platform transition of the state machine (docs/decisions-log.md, 'Orders'), as [from, to]. */
 const TRANSITIONS: Array<[OrderStatus, OrderStatus]> = ORDER_STATUSES.flatMap((from) =>
   platformMovesFrom(from).map((to): [OrderStatus, OrderStatus] => [from, to]),
 );
 
-/** The pairs §4 forbids (a sample of each kind: skipping ahead, going back, leaving a final state). */
+/** The pairs the state machine forbids (a sample of each kind: skipping ahead, going back, leaving a final state). */
 const FORBIDDEN: Array<[OrderStatus, OrderStatus]> = [
   ['PLACED', 'PACKED'],
   ['RUNNER_PICKUP', 'CANCELLED'],
@@ -73,7 +73,7 @@ describe('POST /v1/partner/sandbox/orders/{code}/platform-status', () => {
   });
   partnerAuthContract(getApp, { method: 'POST', url: url('ORD-ANY'), body: { status: 'CANCELLED' }, listener: 'live' });
 
-  it('makes every platform transition of §4, writing exactly the events the operator’s move writes, delivered to the key’s webhook', async () => {
+  it('makes every platform transition of the state machine, writing exactly the events the operator’s move writes, delivered to the key’s webhook', async () => {
     const s = await sandboxSetup(t, receiver);
     const liveKey = await createKey(t.ctx, s.partner.id, { environment: 'LIVE' });
     for (const [from, to] of TRANSITIONS) {
@@ -135,7 +135,7 @@ describe('POST /v1/partner/sandbox/orders/{code}/platform-status', () => {
     for (const event of got) expect(event.data.order?.customer).toBeNull();
   });
 
-  it('answers 409 ERR_INVALID_TRANSITION where §4 forbids the move, changing nothing', async () => {
+  it('answers 409 ERR_INVALID_TRANSITION where the state machine forbids the move, changing nothing', async () => {
     const s = await sandboxSetup(t, null);
     for (const [from, to] of FORBIDDEN) {
       const order = await testOrder(t, s.key, from);

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
 import { type Auth, ISO, orderFor, outboxOf } from '../orders/orders.test-helpers.js';
 import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
@@ -11,13 +12,10 @@ let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
 
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 async function key(environment: ApiKeyEnvironment = 'SANDBOX', scopes?: ApiKeyScope[]): Promise<TestKey> {
   const partner = await createPartner(t.ctx);
@@ -41,7 +39,7 @@ describe('POST /v1/partner/sandbox/orders', () => {
     listener: 'sandbox',
   });
   // On the live API the operation does not exist for any key: the refusal stands where the environment
-  // check does (decisions §5), so it comes before the rate limit and the scope.
+  // check does (docs/decisions-log.md, 'API keys'), so it comes before the rate limit and the scope.
   partnerAuthContract(getApp, { method: 'POST', url: '/v1/partner/sandbox/orders', listener: 'live' });
 
   it('is refused on the live API with 403 ERR_API_KEY_ENVIRONMENT for every valid key, writing nothing', async () => {
@@ -209,7 +207,7 @@ describe('POST /v1/partner/sandbox/orders', () => {
   });
 });
 
-describe('POST /v1/partner/sandbox/orders with options (decisions §14)', () => {
+describe('POST /v1/partner/sandbox/orders with options', () => {
   it('creates an order in each status from PLACED to PACKED, with the timeline a real order has on reaching it', async () => {
     const k = await key();
     const liveKey = await createKey(t.ctx, (await createPartner(t.ctx)).id);

@@ -1,5 +1,5 @@
 /**
- * The sandbox simulator on the partner API (decisions §14): test orders, and the marketplace's moves on
+ * The sandbox simulator on the partner API (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): test orders, and the marketplace's moves on
  * the key's sandbox orders. SANDBOX keys with logistics:write only; on the live API every route answers
  * 403 ERR_API_KEY_ENVIRONMENT where the environment check stands (`onlyOn`), before anything else.
  */

@@ -1,5 +1,5 @@
 /**
- * The sandbox simulator and go-live checklist (decisions §14): the partner routes (X-Api-Key, sandbox
+ * The sandbox simulator and go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): the partner routes (X-Api-Key, sandbox
  * API only) and the developer routes the portal uses (bearer token). The operator's view of the
  * checklists is in ../admin/admin-partners.routes.ts.
  */

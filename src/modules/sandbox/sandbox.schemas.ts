@@ -1,5 +1,5 @@
 /**
- * Shapes of the sandbox simulator and the go-live checklist (decisions §14). The statuses a test order
+ * Shapes of the sandbox simulator and the go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'). The statuses a test order
  * may start in, and the moves each order and batch offers, come from the state machine itself
  * (orders/state-machine.ts), never from a list written here.
  */

@@ -1,5 +1,5 @@
 /**
- * The marketplace's moves on a key's sandbox orders (decisions §14): platform transitions and van
+ * The marketplace's moves on a key's sandbox orders (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): platform transitions and van
  * batches through COMPLETED. Each calls the operator's own service function (orders.service.ts
  * `changeOrderStatus`, batches.service.ts `createBatch` / `changeBatchStatus`) with the key's sandbox
  * scope, so it writes exactly the same rows and outbox events, hence the same webhooks and realtime
@@ -24,7 +24,7 @@ function asSeenBy(key: SandboxKey, { environment: _e, assignedKeyId: _k, ...orde
   return orderAsSeenBy(key, order);
 }
 
-/** The marketplace moves the order to `status` (a platform transition of decisions §4, else 409). */
+/** The marketplace moves the order to `status` (a platform transition of the state machine, else 409: docs/decisions-log.md, 'Orders'). */
 export async function movePlatformStatus(
   deps: OrdersDeps,
   key: SandboxKey,

@@ -1,5 +1,5 @@
 /**
- * Test orders (decisions §3, §14): POST /v1/partner/sandbox/orders creates realistic orders already
+ * Test orders (docs/decisions-log.md, 'Operator API' and 'Sandbox simulator and go-live checklist'): POST /v1/partner/sandbox/orders creates realistic orders already
  * assigned to the calling key, in a status from PLACED to PACKED (default PACKED), so a partner can
  * exercise the whole flow (its events, the marketplace's moves, webhooks included) without an operator.
  *

@@ -10,8 +10,8 @@ const AdvanceClock = Type.Object(
 );
 
 /**
- * Test clock (decisions §10): registered only with TEST_CLOCK=1, refused in production by config. On a
- * PostgreSQL server the clock is shared by every process (decisions §11, clock.ts): the POST answers once
+ * Test clock (docs/decisions-log.md, 'Test clock'): registered only with TEST_CLOCK=1, refused in production by config. On a
+ * PostgreSQL server the clock is shared by every process (docs/decisions-log.md, 'Dependency faults', clock.ts): the POST answers once
  * the advance is in the database and announced, and the GET reads the database first, so any process
  * asked after an advance answers the advanced time.
  */

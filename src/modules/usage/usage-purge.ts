@@ -1,5 +1,5 @@
 /**
- * Retention of the usage counters (spec 8: 35 days). The worker calls this periodically; it is
+ * Retention of the usage counters (docs/decisions-log.md, 'API keys': 35 days). The worker calls this periodically; it is
  * idempotent, and cheap when there is nothing to delete (api_key_usage is indexed by day).
  */
 import type { Db } from '../../db/db.js';

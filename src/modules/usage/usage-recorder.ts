@@ -23,7 +23,7 @@ const FLUSH_MS = 1_000;
 const SNAPSHOT_TTL_MS = 1_000;
 const MAX_SNAPSHOTS = 10_000;
 const DAY_MS = 86_400_000;
-/** Counters are kept, and can be read, for this many UTC days ending today (spec 8). */
+/** Counters are kept, and can be read, for this many UTC days ending today (docs/decisions-log.md, 'API keys'). */
 export const USAGE_RETENTION_DAYS = 35;
 
 interface Snapshot {

@@ -1,5 +1,5 @@
 /**
- * The body of every delivery (decisions §6): `{ id, type, createdAt, environment, data }`. It is
+ * The body of every delivery (docs/decisions-log.md, 'Webhooks'): `{ id, type, createdAt, environment, data }`. It is
  * serialised once, when the delivery is queued, and stored as is: every attempt (and a redeliver)
  * sends and signs exactly the same bytes, so the event id and content never change between attempts.
  * Fields come in the order of the kind's envelope schema (event-catalog.ts, the schemas the docs show):

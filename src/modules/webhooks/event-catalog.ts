@@ -1,5 +1,5 @@
 /**
- * The webhook event catalog (decisions §12): one TypeBox schema per event kind for the whole envelope
+ * The webhook event catalog (docs/decisions-log.md, 'Webhook operations'): one TypeBox schema per event kind for the whole envelope
  * `{ id, type, createdAt, environment, data }`, what each kind means and when it fires, and a valid
  * example. The same schemas put every body in field order when it is serialised (envelope.ts), describe
  * the events in `GET /v1/developer/event-types`, sit under the OpenAPI document's components and on the

@@ -1,5 +1,5 @@
 /**
- * The retry schedule (spec 3.4, 6, decisions §6): the first attempt at once, then retries 1 min,
+ * The retry schedule (docs/decisions-log.md, 'Webhooks'): the first attempt at once, then retries 1 min,
  * 5 min, 30 min, 2 h and 12 h after each failure: six attempts in all, after which a delivery is DEAD.
  * Times are on the service clock, so the test clock walks a delivery through the whole schedule.
  */
@@ -14,5 +14,5 @@ export function afterFailedAttempt(attemptsMade: number, nowMs: number): Failure
   return { status: 'FAILED', nextAttemptAtMs: nowMs + RETRY_DELAYS_MS[Math.max(0, attemptsMade - 1)] };
 }
 
-/** consecutiveFailures at which a webhook is switched off (spec 3.3). */
+/** consecutiveFailures at which a webhook is switched off (docs/decisions-log.md, 'Webhooks'). */
 export const AUTO_DISABLE_AFTER_DEAD = 50;

@@ -1,6 +1,6 @@
 /**
- * Which webhooks get an outbox event, and what each gets (decisions §6, decisions-log "Routing
- * details"); the webhooks module's rule, applied by the worker's fan-out (src/worker/fanout.ts).
+ * Which webhooks get an outbox event, and what each gets (docs/decisions-log.md, 'Webhooks', the contract
+ * and "Routing details"); the webhooks module's rule, applied by the worker's fan-out (src/worker/fanout.ts).
  *
  * A webhook gets an event when it is active and subscribes to the type, its key is usable (not
  * revoked, or still in its rotation grace: the subscribers query, queue/fan-out-outbox.ts), its key's

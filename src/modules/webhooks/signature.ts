@@ -65,7 +65,7 @@ export function computeSignature(secret: string, timestampSec: number, rawBody: 
 
 /**
  * The header value for a body sent at `timestampSec`: one v1 per secret, the current one first. During
- * a rotation's grace (decisions §12) the previous secret signs too (`t=…,v1=<new>,v1=<old>`), and a
+ * a rotation's grace (docs/decisions-log.md, 'Webhook operations') the previous secret signs too (`t=…,v1=<new>,v1=<old>`), and a
  * Stripe-style verifier accepts the body when any v1 matches its secret.
  */
 export function signatureHeader(secret: string, timestampSec: number, rawBody: string, previousSecret?: string | null): string {

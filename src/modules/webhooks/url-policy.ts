@@ -1,5 +1,5 @@
 /**
- * Where webhooks may point (spec 4.2 rule 3, decisions §6).
+ * Where webhooks may point (docs/decisions-log.md, 'Webhooks').
  *
  * Two layers, because a URL that looks public can still lead inside the network:
  *  1. `assertWebhookUrlAllowed` runs when a URL is saved: HTTPS only (plain http for localhost outside

@@ -1,5 +1,5 @@
 /**
- * Webhook operations (decisions §12): a delivery's detail, recover, secret rotation, health (bearer
+ * Webhook operations (docs/decisions-log.md, 'Webhook operations'): a delivery's detail, recover, secret rotation, health (bearer
  * token of a PARTNER account), and the public event catalog. Registered by webhooks.routes.ts.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

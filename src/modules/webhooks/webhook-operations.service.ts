@@ -1,5 +1,5 @@
 /**
- * Webhook operations (decisions §12): a delivery with its attempts, recovering a time window, rotating
+ * Webhook operations (docs/decisions-log.md, 'Webhook operations'): a delivery with its attempts, recovering a time window, rotating
  * the signing secret with a grace, endpoint health. Same rules as the rest of the webhooks module
  * (webhooks.service.ts): the webhook's own key must carry webhooks:manage, anything of another partner
  * and any id that is not a UUID is not found (404).

@@ -1,5 +1,5 @@
 /**
- * Webhook operations (decisions §12) through HTTP, with a real worker and a real local receiver: the
+ * Webhook operations (docs/decisions-log.md, 'Webhook operations') through HTTP, with a real worker and a real local receiver: the
  * attempt log and GET /v1/developer/deliveries/{id}, recover (window edges, batching as seen in the
  * database, other partners not starved), secret rotation with a grace (Stripe's verification scheme
  * accepts a delivery with either secret), endpoint health over 24 h on the test clock, sample events of

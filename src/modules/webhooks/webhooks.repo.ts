@@ -117,7 +117,7 @@ export async function updateWebhook(
   patch: { url?: string; events?: WebhookEvent[]; isActive?: boolean; now: Date },
   q: Queryable,
 ): Promise<DeveloperWebhook | null> {
-  // Switching a webhook on also clears its failure streak (spec 3.3); switching it off keeps it, so
+  // Switching a webhook on also clears its failure streak (docs/decisions-log.md, 'Webhooks'); switching it off keeps it, so
   // the log shows why it was off.
   const rows = await q.query<WebhookRow>(
     `UPDATE webhooks w SET
@@ -141,7 +141,7 @@ export async function deleteWebhook(partnerId: string, webhookId: string, q: Que
 
 /**
  * A new signing secret; the current one becomes the previous, signing too until `previousExpiresAt`
- * (decisions §12). Whatever previous secret there was is dropped: at most two secrets at once.
+ * (docs/decisions-log.md, 'Webhook operations'). Whatever previous secret there was is dropped: at most two secrets at once.
  */
 export async function rotateWebhookSecret(
   partnerId: string,

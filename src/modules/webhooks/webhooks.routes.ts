@@ -1,5 +1,5 @@
 /**
- * Developer webhook routes (spec 4.2): bearer token of a PARTNER account. Thin handlers: the signed-in
+ * Developer webhook routes (docs/decisions-log.md, 'Webhooks'): bearer token of a PARTNER account. Thin handlers: the signed-in
  * partner, one service call, its result.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -152,7 +152,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/v1/developer/webhooks/:id/test',
     {
       onRequest,
-      // The body is optional: none sends a ping, as before.
+      // The body is optional: none sends a ping.
       preValidation: async (request) => {
         request.body ??= {};
       },

@@ -1,5 +1,5 @@
 /**
- * Webhook and delivery shapes (spec 2.7, 2.8, 2.9), named as in the spec so the OpenAPI document
+ * Webhook and delivery shapes (docs/decisions-log.md, 'Webhooks'), named as in the contract so the OpenAPI document
  * carries them as components.
  */
 import Type, { type Static } from 'typebox';
@@ -99,7 +99,7 @@ export type PageOfDeveloperDelivery = Static<typeof PageOfDeveloperDelivery>;
 
 export const CreateDeveloperWebhookDto = Type.Object(
   {
-    // Typed uuid as in spec 2.9: a malformed id is a validation error (400); a well-formed id that
+    // Typed uuid as the contract types it (docs/decisions-log.md, 'Webhooks'): a malformed id is a validation error (400); a well-formed id that
     // names none of the caller's usable keys is a resource that is not found (404).
     apiKeyId: Uuid({
       description:
@@ -137,7 +137,7 @@ export const DeliveriesQuery = Type.Object(
 );
 export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
 
-// --- Webhook operations (decisions §12) ------------------------------------------------------------
+// --- Webhook operations (docs/decisions-log.md, 'Webhook operations') ------------------------------------------------------------
 
 export const DeliveryAttempt = Type.Object(
   {

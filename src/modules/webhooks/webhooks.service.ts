@@ -1,5 +1,5 @@
 /**
- * The webhook rules (spec 2.7, 3.3, 4.2, decisions §6). No Fastify here: route handlers pass the
+ * The webhook rules (docs/decisions-log.md, 'Webhooks'). No Fastify here: route handlers pass the
  * partner id of the signed-in account and the validated input.
  *
  * Every route but the list acts for the webhook's own key, which must carry `webhooks:manage`.
@@ -153,7 +153,7 @@ export async function listWebhookDeliveries(
 }
 
 /**
- * Queues a really signed sample event through the normal delivery path (spec 6 rule 4, decisions §12):
+ * Queues a really signed sample event through the normal delivery path (docs/decisions-log.md, 'Webhooks' and 'Webhook operations'):
  * `ping` by default, or a realistic sample of any WebhookEvent (event-catalog.ts), its order shown as
  * the webhook's key sees orders. The envelope id starts with `evt_test_`, so receivers can tell it from
  * a real event.
@@ -199,7 +199,7 @@ export async function sendTestEvent(
   return delivery;
 }
 
-/** Queues any of the partner's deliveries again (spec 3.4): PENDING, attempts 0, due now. */
+/** Queues any of the partner's deliveries again (docs/decisions-log.md, 'Webhooks'): PENDING, attempts 0, due now. */
 export async function redeliver(deps: WebhooksDeps, partnerId: string, deliveryId: string): Promise<DeveloperDelivery> {
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   const delivery = await deps.db.tx(async (q) => {

@@ -1,5 +1,5 @@
 /**
- * `partner logs …`: the request log (decisions §13). `tail` prints the realtime channel's
+ * `partner logs …`: the request log (docs/decisions-log.md, 'Request log'). `tail` prints the realtime channel's
  * `request.logged` as they come (the channel sends a partner's requests to its connected users), filtered
  * here as `GET /v1/developer/requests` filters; with `--since`, and after every reconnection, it first
  * prints what the log holds since then, so nothing in between is missed (each request once).

@@ -1,5 +1,5 @@
 /**
- * `partner trigger …`: the sandbox simulator (decisions §14) through the developer API's simulator routes
+ * `partner trigger …`: the sandbox simulator (docs/decisions-log.md, 'Sandbox simulator and go-live checklist') through the developer API's simulator routes
  * (`/v1/developer/keys/{id}/sandbox/…`, what the portal's Sandbox page drives), so no API key secret is
  * needed: `--key <id>` names the sandbox key, or the partner's only active sandbox key is used.
  *

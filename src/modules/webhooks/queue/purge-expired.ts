@@ -1,5 +1,5 @@
 /**
- * Queue: retention (spec 8, decisions §6). Deliveries and processed outbox rows older than 35 days go,
+ * Queue: retention (docs/decisions-log.md, 'Webhooks'). Deliveries and processed outbox rows older than 35 days go,
  * in small batches so a large backlog never holds long locks or one huge transaction. Idempotent:
  * running it twice deletes nothing more. The worker runs it periodically (src/worker/purge.ts).
  */

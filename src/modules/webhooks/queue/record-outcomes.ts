@@ -1,5 +1,5 @@
 /**
- * Queue: the outcome of an attempt recorded, with the attempt itself (decisions §12: number, time,
+ * Queue: the outcome of an attempt recorded, with the attempt itself (docs/decisions-log.md, 'Webhook operations': number, time,
  * duration, status, error, the headers sent, the endpoint's answer) in the SAME statement, so the attempt
  * log costs no round trip. Every write is fenced by the lease token of the claim: if the row was taken
  * over (our lease expired and another worker claimed it) or reset by a redeliver, the update matches

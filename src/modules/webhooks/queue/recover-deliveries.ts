@@ -1,5 +1,5 @@
 /**
- * Queue: recoveries (POST …/webhooks/{id}/recover, decisions §12). Every FAILED or DEAD delivery of the
+ * Queue: recoveries (POST …/webhooks/{id}/recover, docs/decisions-log.md, 'Webhook operations'). Every FAILED or DEAD delivery of the
  * webhook created in [since, until) is queued again as a redeliver does, but not all at once.
  *
  * Why in batches. Requeued deliveries are due at once, and the claim scans the due index oldest first.

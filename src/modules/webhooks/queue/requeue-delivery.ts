@@ -1,9 +1,9 @@
-/** Queue: a delivery sent again (redeliver, spec 3.4). */
+/** Queue: a delivery sent again (redeliver: docs/decisions-log.md, 'Webhooks'). */
 import type { Queryable } from '../../../db/db.js';
 import { DELIVERY_COLUMNS, type DeliveryRow } from './delivery-rows.js';
 
 /**
- * Queues a delivery again as if new (spec 3.4): PENDING, attempts 0, due now, last outcome cleared.
+ * Queues a delivery again as if new (docs/decisions-log.md, 'Webhooks'): PENDING, attempts 0, due now, last outcome cleared.
  * The body (and so the event id) is kept; the signature is computed afresh at send time. Any lease is
  * dropped: an attempt still in flight from before can no longer record its result (its lease token
  * no longer matches), so the new attempts own the row.
