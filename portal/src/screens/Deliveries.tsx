@@ -80,6 +80,15 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     (d: DeveloperDelivery) => {
       setData((p) => p && upsert(p, d, status));
       setChanged((c) => ({ ...c, [d.id]: (c[d.id] ?? 0) + 1 }));
+      // Recovered: the "queued again" line has done its job.
+      if (d.status === 'DELIVERED') {
+        setRequeuedAt((r) => {
+          if (!(d.id in r)) return r;
+          const { [d.id]: _done, ...rest } = r;
+          return rest;
+        });
+        setNote((n) => (n?.startsWith('Delivery of ') ? null : n));
+      }
     },
     [status, setData],
   );
@@ -114,10 +123,12 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     // milliseconds, and the row must not look as if nothing happened.
     show({ ...d, status: 'PENDING', attempts: 0, statusCode: null, lastError: null, deliveredAt: null, nextAttemptAt: null });
     setRequeuedAt((r) => ({ ...r, [d.id]: new Date().toISOString() }));
+    // Said at once: the delivery may be delivered (which clears the note) before the answer is back.
+    setNote(`Delivery of ${d.event} queued again.`);
     try {
       applyAnswer(await api.redeliver(d.id), before);
-      setNote(`Delivery of ${d.event} queued again.`);
     } catch (err) {
+      setNote(null);
       setActionError(toApiError(err));
       show(d);
       setRequeuedAt(({ [d.id]: _gone, ...rest }) => rest);
@@ -200,6 +211,10 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
         <LiveIndicator />
       </div>
 
+      <p className="hint">
+        Attempts count from 0 again when a delivery is redelivered or recovered (a new round); the delivery’s own page lists every
+        attempt of every round.
+      </p>
       <p className="hint" role="status">
         {note}
       </p>
@@ -219,7 +234,9 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
               <tr>
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
+                <th scope="col">
+                  Attempts <span className="th-note">this round</span>
+                </th>
                 <th scope="col">HTTP status</th>
                 <th scope="col">Last error</th>
                 <th scope="col">Created</th>
@@ -252,7 +269,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                       </span>
                     )}
                   </td>
-                  <td data-label="Attempts" data-testid="delivery-attempts">
+                  <td data-label="Attempts this round" data-testid="delivery-attempts">
                     {d.attempts}
                   </td>
                   <td data-label="HTTP status" data-testid="delivery-http">

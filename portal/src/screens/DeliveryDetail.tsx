@@ -151,8 +151,12 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
       </section>
       <section className="section" aria-labelledby="attempts-heading">
         <h2 id="attempts-heading">
-          Attempts <span className="muted">({d.attempts.length}, newest first)</span>
+          Attempt history <span className="muted">({d.attempts.length} in all rounds, newest first)</span>
         </h2>
+        <p className="hint">
+          A redeliver or a recovery starts a new round: the delivery log counts the attempts of the current round, this list keeps
+          every attempt, numbered over the delivery’s whole life.
+        </p>
         {d.attempts.length === 0 ? (
           <p className="empty-inline">{d.status === 'PENDING' ? 'Being sent now…' : 'No attempt yet.'}</p>
         ) : (

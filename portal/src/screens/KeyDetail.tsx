@@ -3,6 +3,7 @@
  */
 import { useMemo, useState } from 'react';
 import { api } from '../api';
+import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
@@ -50,6 +51,7 @@ export function KeyDetail({ keyId }: { keyId: string }) {
           </p>
         </div>
       </div>
+      <ApiBaseUrls only={key.environment} />
       <dl className="facts">
         <div>
           <dt>Scopes</dt>
@@ -73,7 +75,7 @@ export function KeyDetail({ keyId }: { keyId: string }) {
 
       <section aria-labelledby="usage-heading" className="section">
         <div className="section-head">
-          <h2 id="usage-heading">Usage</h2>
+          <h2 id="usage-heading">Usage per UTC day</h2>
           <PeriodSwitch value={days} onChange={setDays} />
         </div>
         {usage.error && <LoadError error={usage.error} onRetry={() => void usage.reload()} />}

@@ -3,16 +3,17 @@
  */
 import { type FormEvent, useId, useState } from 'react';
 import { api } from '../api';
+import { ApiBaseUrls, KeyFirstCall } from '../components/ApiBaseUrls';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
 import { isRevoked, KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
-import { SecretReveal } from '../components/SecretReveal';
+import { CopiedButton, SecretReveal, secretBlockedNote } from '../components/SecretReveal';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
-import { formatDateTime, formatNumber } from '../format';
+import { formatDateTime, formatNumber, formatShortDateTime } from '../format';
 import { useAction, useResource } from '../hooks';
-import { Link } from '../router';
+import { Link, useSearchParam } from '../router';
 import {
   type ApiKeyEnvironment,
   type ApiKeyScope,
@@ -28,7 +29,8 @@ const ACTIVE_KEY_LIMIT = 10;
 export function Keys() {
   usePageTitle('API keys');
   const keys = useResource(api.listKeys, []);
-  const [creating, setCreating] = useState(false);
+  // A link may ask for the create dialog ready for a live key (the sandbox checklist's next step).
+  const [creating, setCreating] = useState<boolean | 'LIVE'>(useSearchParam('create') === 'LIVE' ? 'LIVE' : false);
   const [rotating, setRotating] = useState<DeveloperKey | null>(null);
   const [revoking, setRevoking] = useState<DeveloperKey | null>(null);
 
@@ -46,6 +48,7 @@ export function Keys() {
             Keys authenticate your systems on the partner API (header <code>X-Api-Key</code>). A live key works only on the live
             API, a sandbox key only on the sandbox API.
           </p>
+          <ApiBaseUrls />
         </div>
         <button
           type="button"
@@ -86,7 +89,12 @@ export function Keys() {
         </>
       )}
 
-      <CreateKeyDialog open={creating} onClose={() => setCreating(false)} onCreated={() => void keys.reload()} />
+      <CreateKeyDialog
+        open={creating !== false}
+        initialEnvironment={creating === 'LIVE' ? 'LIVE' : 'SANDBOX'}
+        onClose={() => setCreating(false)}
+        onCreated={() => void keys.reload()}
+      />
       <RotateKeyDialog apiKey={rotating} onClose={() => setRotating(null)} onRotated={() => void keys.reload()} />
       <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} onRevoked={() => void keys.reload()} />
     </>
@@ -123,6 +131,12 @@ function KeyTable({
             <tr key={k.id} data-key-id={k.id} data-key-name={k.name}>
               <th scope="row" data-label="Name">
                 <Link to={`/keys/${k.id}`}>{k.name}</Link>
+                {k.isActive && k.revokedAt && (
+                  <span className="key-rotated" data-testid="key-rotated">
+                    {' '}
+                    (rotated, expires {formatShortDateTime(k.revokedAt)})
+                  </span>
+                )}
                 <code className="key-prefix">{k.prefix}…</code>
               </th>
               <td data-label="Environment">
@@ -179,9 +193,19 @@ export function KeyScopes({ apiKey }: { apiKey: Pick<DeveloperKey, 'scopes' | 'r
   );
 }
 
-function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: () => void }) {
+function CreateKeyDialog({
+  open,
+  initialEnvironment,
+  onClose,
+  onCreated,
+}: {
+  open: boolean;
+  initialEnvironment: ApiKeyEnvironment;
+  onClose: () => void;
+  onCreated: () => void;
+}) {
   const [name, setName] = useState('');
-  const [environment, setEnvironment] = useState<ApiKeyEnvironment>('SANDBOX');
+  const [environment, setEnvironment] = useState<ApiKeyEnvironment>(initialEnvironment);
   const [scopes, setScopes] = useState<ApiKeyScope[]>(['orders:read']);
   const [created, setCreated] = useState<DeveloperKeyCreated | null>(null);
   const nameId = useId();
@@ -227,7 +251,8 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
       open={open}
       title={created ? 'Your new API key' : 'Create an API key'}
       onClose={close}
-      dismissable={!create.busy}
+      dismissable={!create.busy && !created}
+      blockedNote={secretBlockedNote('key')}
       focusKey={created ? 'created' : 'form'}
     >
       {created ? (
@@ -236,11 +261,8 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
           <p>
             <strong>{created.name}</strong> · <EnvironmentBadge environment={created.environment} /> · {created.scopes.join(', ')}
           </p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={close}>
-              I have saved the key
-            </button>
-          </div>
+          <KeyFirstCall environment={created.environment} />
+          <CopiedButton onClick={close} />
         </>
       ) : (
         <form onSubmit={submit} noValidate>
@@ -349,7 +371,8 @@ function RotateKeyDialog({
       open={apiKey !== null}
       title={rotated ? 'Your rotated API key' : `Rotate “${apiKey?.name ?? ''}”?`}
       onClose={close}
-      dismissable={!rotate.busy}
+      dismissable={!rotate.busy && !rotated}
+      blockedNote={secretBlockedNote('key')}
       focusKey={rotated ? 'rotated' : 'confirm'}
     >
       {rotated ? (
@@ -363,11 +386,7 @@ function RotateKeyDialog({
             Moved to the new key: {rotated.movedOrders} {rotated.movedOrders === 1 ? 'order' : 'orders'} and{' '}
             {rotated.movedWebhooks} {rotated.movedWebhooks === 1 ? 'webhook' : 'webhooks'}.
           </p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={close}>
-              I have saved the key
-            </button>
-          </div>
+          <CopiedButton onClick={close} />
         </>
       ) : (
         <>

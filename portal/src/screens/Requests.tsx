@@ -9,8 +9,9 @@ import { type FormEvent, useCallback, useEffect, useId, useMemo, useState, useSy
 import { api } from '../api';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
-import { formatNumber } from '../format';
+import { formatNumber, formatShortDateTime, localTimeZone } from '../format';
 import { useResource } from '../hooks';
+import { keyLabel } from '../key-lineage';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
 import {
   filtersFrom,
@@ -178,6 +179,9 @@ export function KeyName({ apiKey, environment }: { apiKey: DeveloperKey | undefi
   return (
     <>
       {apiKey.name} <code className="key-prefix">{apiKey.prefix}…</code>
+      {apiKey.isActive && apiKey.revokedAt && (
+        <span className="key-rotated"> (rotated, expires {formatShortDateTime(apiKey.revokedAt)})</span>
+      )}
     </>
   );
 }
@@ -198,9 +202,11 @@ function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKe
       ? [...STATUS_CHOICES, { value: filters.status, label: `Status ${filters.status}` }]
       : STATUS_CHOICES;
 
-  const keyChoices = [{ value: '', label: 'All keys' }, ...keys.map((k) => ({ value: k.id, label: `${k.name} (${k.prefix}…)` }))];
+  const keyChoices = [{ value: '', label: 'All keys' }, ...keys.map((k) => ({ value: k.id, label: keyLabel(k) }))];
+  const phone = usePhoneWidth();
+  const active = Object.keys(filters).length;
 
-  return (
+  const form = (
     <form className="log-filters" onSubmit={apply} aria-label="Filter requests">
       <Choice id={`${id}-key`} label="Key" value={draft.apiKeyId} choices={keyChoices} onChange={(v) => set('apiKeyId', v)} />
       <Choice
@@ -223,12 +229,14 @@ function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKe
         label="Path"
         placeholder="/v1/partner/orders/ORD-1*"
         hint="The whole path, or its start followed by *"
+        wide
         value={draft.path}
         onChange={(v) => set('path', v)}
       />
       <Entry
         id={`${id}-since`}
         label="From"
+        hint={`Your time (${localTimeZone()})`}
         type="datetime-local"
         value={toLocalInput(draft.since)}
         onChange={(v) => set('since', fromLocalInput(v))}
@@ -236,6 +244,7 @@ function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKe
       <Entry
         id={`${id}-until`}
         label="To"
+        hint={`Your time (${localTimeZone()})`}
         type="datetime-local"
         value={toLocalInput(draft.until)}
         onChange={(v) => set('until', fromLocalInput(v))}
@@ -249,6 +258,28 @@ function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKe
         </button>
       </div>
     </form>
+  );
+  // On a phone the seven filters would fill the first screen: they fold into a drawer, closed at first.
+  if (!phone) return form;
+  return (
+    <details className="log-filters-drawer" data-testid="filters-drawer">
+      <summary>Filters{active > 0 ? ` (${active} active)` : ''}</summary>
+      {form}
+    </details>
+  );
+}
+
+const PHONE_QUERY = '(max-width: 640px)';
+
+/** True at phone width (the breakpoint of the stylesheets), following resizes. */
+function usePhoneWidth(): boolean {
+  return useSyncExternalStore(
+    (listener) => {
+      const query = window.matchMedia(PHONE_QUERY);
+      query.addEventListener('change', listener);
+      return () => query.removeEventListener('change', listener);
+    },
+    () => window.matchMedia(PHONE_QUERY).matches,
   );
 }
 
@@ -283,9 +314,10 @@ function Entry({
   type,
   placeholder,
   hint,
-}: FieldProps & { type?: 'datetime-local'; placeholder?: string; hint?: string }) {
+  wide,
+}: FieldProps & { type?: 'datetime-local'; placeholder?: string; hint?: string; wide?: boolean }) {
   return (
-    <div className={hint ? 'filter filter-wide' : 'filter'}>
+    <div className={wide ? 'filter filter-wide' : 'filter'}>
       <label htmlFor={id}>{label}</label>
       <input
         id={id}

@@ -7,12 +7,14 @@
  */
 import { type FormEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
 import { api } from '../api';
+import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
 import { GoLiveChecklist } from '../components/GoLiveChecklist';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatNumber } from '../format';
 import { useAction, useResource } from '../hooks';
+import { keyLabel } from '../key-lineage';
 import { onReconnect, subscribe } from '../realtime';
 import { Link, navigate, useSearchParam } from '../router';
 import {
@@ -61,8 +63,20 @@ const BATCH_LABELS: Record<BatchStatus, string> = {
 
 const FINAL: OrderStatus[] = ['DELIVERED', 'RETURNED', 'CANCELLED'];
 
-function usable(key: DeveloperKey): boolean {
-  return key.environment === 'SANDBOX' && key.isActive;
+/**
+ * Why a sandbox key cannot run the simulator, or null when it can: the simulator acts for the key's
+ * integration, which must be able to report events (logistics:write) on the sandbox API.
+ */
+function whyNot(key: DeveloperKey): string | null {
+  if (!key.isActive) return 'revoked';
+  if (!key.scopes.includes('logistics:write')) return 'no logistics:write scope';
+  return null;
+}
+
+/** The key the page opens on: the one asked for if it can run the simulator, else the newest unrotated one that can. */
+function pickKey(keys: DeveloperKey[], wanted: string | null): DeveloperKey | undefined {
+  const able = keys.filter((k) => whyNot(k) === null);
+  return able.find((k) => k.id === wanted) ?? able.find((k) => k.revokedAt === null) ?? able[0];
 }
 
 export function Sandbox() {
@@ -70,8 +84,10 @@ export function Sandbox() {
   const keys = useResource(api.listKeys, []);
   const wanted = useSearchParam('key');
   const selectId = useId();
-  const sandboxKeys = (keys.data ?? []).filter(usable);
-  const current = sandboxKeys.find((k) => k.id === wanted) ?? sandboxKeys[0];
+  const sandboxKeys = (keys.data ?? []).filter((k) => k.environment === 'SANDBOX' && k.isActive);
+  const current = pickKey(sandboxKeys, wanted);
+  const unable = sandboxKeys.filter((k) => whyNot(k) !== null);
+  const refused = wanted ? sandboxKeys.find((k) => k.id === wanted && whyNot(k) !== null) : undefined;
 
   return (
     <>
@@ -83,16 +99,20 @@ export function Sandbox() {
             cancel, return after a failure, van batches) and watch your integration receive the webhooks. The go-live checklist
             shows what your integration has proven so far.
           </p>
+          <ApiBaseUrls only="SANDBOX" />
         </div>
       </div>
 
       {keys.error && !keys.data && <LoadError error={keys.error} onRetry={() => void keys.reload()} />}
       {keys.loading && !keys.data && <Loading label="Loading keys…" />}
-      {keys.data && sandboxKeys.length === 0 && (
+      {keys.data && !current && (
         <Empty>
-          <p>
-            You have no active sandbox key. <Link to="/keys">Create a key</Link> for the Sandbox environment with the{' '}
-            <code>logistics:write</code> scope.
+          <p data-testid="no-simulator-key">
+            The simulator needs an active sandbox key with the <code>logistics:write</code> scope, so that your integration can
+            report pickups and deliveries.{' '}
+            {unable.length > 0 &&
+              `${unable.length === 1 ? 'Your sandbox key' : 'Your sandbox keys'} ${unable.map((k) => `“${keyLabel(k)}”`).join(', ')} ${unable.length === 1 ? 'lacks' : 'lack'} that scope. `}
+            <Link to="/keys">Create a sandbox key</Link> with it.
           </p>
         </Empty>
       )}
@@ -103,15 +123,24 @@ export function Sandbox() {
             <select
               id={selectId}
               value={current.id}
+              aria-describedby={unable.length > 0 ? `${selectId}-why` : undefined}
               onChange={(e) => navigate(`/sandbox?key=${encodeURIComponent(e.target.value)}`, { replace: true })}
             >
               {sandboxKeys.map((k) => (
-                <option key={k.id} value={k.id}>
-                  {k.name} ({k.prefix}…)
+                <option key={k.id} value={k.id} disabled={whyNot(k) !== null}>
+                  {keyLabel(k)}
+                  {whyNot(k) ? ` — cannot run the simulator: ${whyNot(k)}` : ''}
                 </option>
               ))}
             </select>
           </div>
+          {unable.length > 0 && (
+            <p className="hint" id={`${selectId}-why`} data-testid="unusable-keys">
+              {refused ? `“${keyLabel(refused)}” cannot run the simulator. ` : ''}
+              Only keys with the <code>logistics:write</code> scope can run it: your integration must be able to report events.
+              Not offered: {unable.map((k) => `“${keyLabel(k)}” (${whyNot(k)})`).join(', ')}.
+            </p>
+          )}
           <KeySandbox key={current.id} apiKey={current} />
         </>
       )}
@@ -164,7 +193,10 @@ function KeySandbox({ apiKey }: { apiKey: DeveloperKey }) {
     };
   }, [reloadOverview, reloadChecklist]);
 
+  // Each successful action counts: an error shown for an earlier action is cleared by a later success.
+  const [succeeded, setSucceeded] = useState(0);
   const after = () => {
+    setSucceeded((n) => n + 1);
     reloadOverview();
     reloadChecklist();
   };
@@ -185,17 +217,36 @@ function KeySandbox({ apiKey }: { apiKey: DeveloperKey }) {
 
       <section className="section" aria-labelledby="create-heading">
         <h2 id="create-heading">Create test orders</h2>
-        <CreateOrdersForm keyId={keyId} onCreated={after} />
+        <CreateOrdersForm keyId={keyId} onCreated={after} succeeded={succeeded} />
       </section>
 
       {overview.error && !overview.data && <LoadError error={overview.error} onRetry={() => void overview.reload()} />}
       {!overview.data && overview.loading && <Loading label="Loading test orders…" />}
-      {overview.data && <Orders keyId={keyId} orders={overview.data.orders} batches={overview.data.batches} onChanged={after} />}
+      {overview.data && (
+        <Orders
+          keyId={keyId}
+          orders={overview.data.orders}
+          batches={overview.data.batches}
+          onChanged={after}
+          succeeded={succeeded}
+        />
+      )}
     </>
   );
 }
 
-function CreateOrdersForm({ keyId, onCreated }: { keyId: string; onCreated: () => void }) {
+/** Clears an action's error when a later action of the page succeeds (`succeeded` counts them). */
+function useClearedOnSuccess(succeeded: number, clear: () => void): void {
+  const latest = useRef(clear);
+  latest.current = clear;
+  const seen = useRef(succeeded);
+  useEffect(() => {
+    if (succeeded !== seen.current) latest.current();
+    seen.current = succeeded;
+  }, [succeeded]);
+}
+
+function CreateOrdersForm({ keyId, onCreated, succeeded }: { keyId: string; onCreated: () => void; succeeded: number }) {
   const ids = { status: useId(), count: useId(), countHint: useId() };
   const [status, setStatus] = useState<SandboxStartStatus>('PACKED');
   const [payment, setPayment] = useState<'' | 'COD' | 'CARD'>('');
@@ -203,6 +254,7 @@ function CreateOrdersForm({ keyId, onCreated }: { keyId: string; onCreated: () =
   const [count, setCount] = useState('1');
   const [created, setCreated] = useState<string | null>(null);
   const create = useAction(sandboxApi.createOrders);
+  useClearedOnSuccess(succeeded, () => create.setError(null));
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -219,7 +271,8 @@ function CreateOrdersForm({ keyId, onCreated }: { keyId: string; onCreated: () =
       onCreated();
     }
   };
-  const countErrors = fieldMessages(create.error, 'count');
+  // The API's word on the count, said once, beside the field, in the form's own terms.
+  const countError = fieldMessages(create.error, 'count').length > 0 ? 'Enter a whole number from 1 to 20.' : null;
 
   return (
     <form onSubmit={(e) => void submit(e)} className="sandbox-create" noValidate>
@@ -243,18 +296,20 @@ function CreateOrdersForm({ keyId, onCreated }: { keyId: string; onCreated: () =
             min={1}
             max={20}
             value={count}
-            onChange={(e) => setCount(e.target.value)}
-            aria-invalid={countErrors.length > 0 || undefined}
+            onChange={(e) => {
+              setCount(e.target.value);
+              create.setError(null);
+            }}
+            aria-invalid={countError !== null || undefined}
             aria-describedby={ids.countHint}
           />
-          <span className="hint" id={ids.countHint}>
-            1 to 20
+          <span
+            className={countError ? 'field-error' : 'hint'}
+            id={ids.countHint}
+            data-error-code={countError ? 'ERR_VALIDATION' : undefined}
+          >
+            {countError ?? '1 to 20'}
           </span>
-          {countErrors.map((m) => (
-            <span key={m} className="field-error">
-              How many {m}
-            </span>
-          ))}
         </div>
       </div>
       <fieldset>
@@ -339,17 +394,24 @@ function Orders({
   orders,
   batches,
   onChanged,
+  succeeded,
 }: {
   keyId: string;
   orders: SandboxOrder[];
   batches: SandboxBatch[];
   onChanged: () => void;
+  succeeded: number;
 }) {
   const [selected, setSelected] = useState<string[]>([]);
   const move = useAction(sandboxApi.moveOrder);
   const batch = useAction(sandboxApi.createBatch);
   const moveBatch = useAction(sandboxApi.moveBatch);
   const error = move.error ?? batch.error ?? moveBatch.error;
+  useClearedOnSuccess(succeeded, () => {
+    move.setError(null);
+    batch.setError(null);
+    moveBatch.setError(null);
+  });
   const busy = move.busy || batch.busy || moveBatch.busy;
 
   // An order on an OPEN or DISPATCHED batch cannot join another; a finished order has nothing to ship.

@@ -13,11 +13,11 @@ import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { RotateSecretDialog } from '../components/RotateSecretDialog';
-import { SecretReveal } from '../components/SecretReveal';
+import { CopiedButton, SecretReveal, secretBlockedNote } from '../components/SecretReveal';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { TestEventPicker } from '../components/TestEventPicker';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
-import { formatDateTime } from '../format';
+import { formatDateTime, formatShortDateTime } from '../format';
 import { toApiError, useAction, useResource } from '../hooks';
 import { subscribe } from '../realtime';
 import { Link } from '../router';
@@ -32,6 +32,8 @@ import { EnvironmentBadge } from './Keys';
 
 /** Fields the webhook form shows its own errors beside. */
 const INLINE_FIELDS = ['url', 'events'];
+/** The code the URL field explains beside itself. */
+const INLINE_CODES = ['ERR_WEBHOOK_URL_INVALID'];
 
 /** Webhooks per key (spec 8). */
 const WEBHOOK_LIMIT = 5;
@@ -93,6 +95,9 @@ export function Webhooks() {
             <div className="section-head">
               <h2 id={`key-${key.id}`}>
                 {key.name} <code className="muted">{key.prefix}…</code> <EnvironmentBadge environment={key.environment} />
+                {key.isActive && key.revokedAt && (
+                  <span className="key-rotated"> (rotated, expires {formatShortDateTime(key.revokedAt)})</span>
+                )}
               </h2>
               {canManage && (
                 <button
@@ -260,6 +265,7 @@ function WebhookFields({
   setEvents,
   error,
   checked,
+  onEdit,
 }: {
   url: string;
   setUrl: (v: string) => void;
@@ -268,14 +274,22 @@ function WebhookFields({
   error: ApiError | null;
   /** Problems the form found itself before sending, in plain words. */
   checked?: FormProblems;
+  /** Called on every change: the form clears what it said about the previous input. */
+  onEdit: () => void;
 }) {
   const urlId = useId();
-  const urlErrors = checked?.url
-    ? [checked.url]
-    : [...fieldMessages(error, 'url'), ...(error?.code === 'ERR_WEBHOOK_URL_INVALID' ? [error.message] : [])];
-  const eventErrors = checked?.events ? [checked.events] : fieldMessages(error, 'events').map((m) => `Events ${m}`);
-  const toggle = (event: WebhookEvent, on: boolean) =>
+  const serverUrlErrors = [
+    ...fieldMessages(error, 'url'),
+    ...(error?.code === 'ERR_WEBHOOK_URL_INVALID' ? [error.message.replace(/^url /, '')] : []),
+  ].map((m) => `The endpoint URL ${m}.`.replace(/\.\.$/, '.'));
+  const urlErrors = checked?.url ? [checked.url] : serverUrlErrors;
+  const eventErrors = checked?.events
+    ? [checked.events]
+    : fieldMessages(error, 'events').map((m) => `The events ${m}.`.replace(/\.\.$/, '.'));
+  const toggle = (event: WebhookEvent, on: boolean) => {
+    onEdit();
     setEvents(WEBHOOK_EVENTS.map((e) => e.value).filter((v) => (v === event ? on : events.includes(v))));
+  };
   return (
     <>
       <label htmlFor={urlId}>Endpoint URL</label>
@@ -286,12 +300,20 @@ function WebhookFields({
         className="mono"
         placeholder="https://example.com/webhooks/partner"
         value={url}
-        onChange={(e) => setUrl(e.target.value)}
+        onChange={(e) => {
+          onEdit();
+          setUrl(e.target.value);
+        }}
         aria-invalid={urlErrors.length > 0}
         aria-describedby={`${urlId}-hint`}
         data-autofocus
       />
-      <p id={`${urlId}-hint`} className={urlErrors.length ? 'field-error' : 'hint'}>
+      <p
+        id={`${urlId}-hint`}
+        className={urlErrors.length ? 'field-error' : 'hint'}
+        role={serverUrlErrors.length && !checked?.url ? 'alert' : undefined}
+        data-error-code={serverUrlErrors.length && !checked?.url ? error?.code : undefined}
+      >
         {urlErrors.length ? urlErrors.join(' ') : 'HTTPS only (plain http is accepted for localhost outside production).'}
       </p>
       <fieldset>
@@ -348,7 +370,8 @@ function CreateWebhookDialog({
       open={apiKey !== null}
       title={created ? 'Webhook created' : `Add a webhook for “${apiKey?.name ?? ''}”`}
       onClose={close}
-      dismissable={!create.busy}
+      dismissable={!create.busy && !created}
+      blockedNote={secretBlockedNote('signing secret')}
       focusKey={created ? 'created' : 'form'}
     >
       {created ? (
@@ -362,16 +385,23 @@ function CreateWebhookDialog({
             </a>
             .
           </p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={close}>
-              I have saved the secret
-            </button>
-          </div>
+          <CopiedButton onClick={close} />
         </>
       ) : (
         <form onSubmit={submit} noValidate>
-          <ErrorNotice error={create.error} inlineFields={INLINE_FIELDS} />
-          <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={create.error} checked={checked} />
+          <ErrorNotice error={create.error} inlineFields={INLINE_FIELDS} inlineCodes={INLINE_CODES} />
+          <WebhookFields
+            url={url}
+            setUrl={setUrl}
+            events={events}
+            setEvents={setEvents}
+            error={create.error}
+            checked={checked}
+            onEdit={() => {
+              create.setError(null);
+              setChecked(undefined);
+            }}
+          />
           <div className="dialog-actions">
             <button type="button" onClick={close} disabled={create.busy}>
               Cancel
@@ -430,8 +460,19 @@ function EditWebhookForm({
   };
   return (
     <form onSubmit={submit} noValidate>
-      <ErrorNotice error={save.error} inlineFields={INLINE_FIELDS} />
-      <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={save.error} checked={checked} />
+      <ErrorNotice error={save.error} inlineFields={INLINE_FIELDS} inlineCodes={INLINE_CODES} />
+      <WebhookFields
+        url={url}
+        setUrl={setUrl}
+        events={events}
+        setEvents={setEvents}
+        error={save.error}
+        checked={checked}
+        onEdit={() => {
+          save.setError(null);
+          setChecked(undefined);
+        }}
+      />
       <div className="dialog-actions">
         <button type="button" onClick={onClose} disabled={save.busy}>
           Cancel
