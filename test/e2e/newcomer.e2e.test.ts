@@ -125,6 +125,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     expect(overflow, `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
     await atPhone?.();
     await page.screenshot({ path: join(SHOTS, `newcomer-${name}-phone.png`), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, `newcomer-${name}-phone-first-screen.png`) });
     await expectAxeClean(`${name} at phone width`);
     await page.setViewportSize(DESKTOP);
   }
@@ -168,6 +169,8 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
 
   it('signs in; the Docs page shows the live and sandbox base URLs, in every snippet, and both signature schemes', async () => {
     await page.goto(url('/portal'));
+    await page.getByLabel('Phone number').waitFor();
+    await bothWidths('sign-in');
     await page.getByLabel('Phone number').fill(partner.phone);
     await page.getByRole('button', { name: 'Send code' }).click();
     await page.getByLabel('One-time code').fill(TEST_OTP);
@@ -483,6 +486,11 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
       expect(await page.getByLabel('Error code').isVisible()).toBe(true);
       await drawer.locator('summary').click();
     });
+    // A request of the log, opened.
+    await page.locator('a.request-link').first().click();
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    expect(page.url()).toMatch(/\/portal\/requests\/[^/]+$/);
+    await bothWidths('request-detail');
   });
 
   it('the reference (/docs) has valid examples per event type, a way back to the portal, and passes axe at both widths', async () => {

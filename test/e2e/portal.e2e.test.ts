@@ -226,7 +226,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     liveKey = await reveal.getByTestId('new-key').inputValue();
     expect(liveKey).toMatch(/^svc_live_[0-9A-Za-z]{32}$/);
     expect(await reveal.textContent()).toContain('You will not see this key again');
-    await reveal.getByRole('button', { name: 'Copy' }).click();
+    await reveal.getByRole('button', { name: 'Copy API key' }).click();
     await reveal.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(liveKey);
     await shotBoth('key-created');

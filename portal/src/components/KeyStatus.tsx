@@ -7,14 +7,15 @@ export const isRevoked = (k: DeveloperKey) => !k.isActive;
 
 /**
  * Active / rotated (still working until T) / revoked, read from the server's isActive and revokedAt
- * (not the browser clock). One short line: a badge, and for a rotated key when it stops.
+ * (not the browser clock). One short line: a badge, and for a rotated key when it stops (`brief`: the
+ * badge alone, where the key's name already says when: the key list).
  */
-export function KeyStatus({ apiKey }: { apiKey: DeveloperKey }) {
+export function KeyStatus({ apiKey, brief = false }: { apiKey: DeveloperKey; brief?: boolean }) {
   if (!apiKey.isActive) {
     return (
       <span className="key-status">
         <Badge tone="muted">Revoked</Badge>
-        {apiKey.revokedAt && <span className="hint"> {formatShortDateTime(apiKey.revokedAt)}</span>}
+        {apiKey.revokedAt && !brief && <span className="hint"> {formatShortDateTime(apiKey.revokedAt)}</span>}
       </span>
     );
   }
@@ -22,7 +23,7 @@ export function KeyStatus({ apiKey }: { apiKey: DeveloperKey }) {
     return (
       <span className="key-status" data-rotated="true">
         <Badge tone="warn">Rotated</Badge>
-        <span className="hint"> expires {formatShortDateTime(apiKey.revokedAt)}</span>
+        {!brief && <span className="hint"> expires {formatShortDateTime(apiKey.revokedAt)}</span>}
       </span>
     );
   }

@@ -80,7 +80,9 @@ export function EventCatalog() {
           <p>
             <InlineText text={item.description} />
           </p>
-          <CodeBlock label={`Example ${item.type} envelope`} code={JSON.stringify(item.example, null, 2)} />
+          <div className="event-example">
+            <CodeBlock label={`Example ${item.type} envelope`} code={JSON.stringify(item.example, null, 2)} />
+          </div>
           <details>
             <summary>JSON Schema of the envelope</summary>
             <CodeBlock label={`${item.type} schema`} code={JSON.stringify(item.schema, null, 2)} />

@@ -148,7 +148,7 @@ function KeyTable({
               <td data-label="Rate limit">{formatNumber(k.rateLimit)}/min</td>
               <td data-label="Last used">{k.lastUsedAt ? formatDateTime(k.lastUsedAt) : 'Never'}</td>
               <td data-label="Status" data-testid="key-status" className="status-cell">
-                <KeyStatus apiKey={k} />
+                <KeyStatus apiKey={k} brief />
               </td>
               <td className="actions-cell">
                 <div className="actions">
