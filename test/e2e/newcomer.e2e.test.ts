@@ -93,10 +93,14 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
   }
 
   /** The partner's own system calling the sandbox API. */
-  async function sandboxCall(key: string, method: 'GET' | 'POST', path: string, body?: unknown) {
+  async function sandboxCall(key: string, method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string) {
     const res = await fetch(`${sandboxOrigin}${path}`, {
       method,
-      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        'x-api-key': key,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -278,22 +282,32 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
 
   it('keeps the Cancel order button in place while the checklist fills, so the first click cancels', async () => {
     const cancel = orderCard(placed).getByRole('button', { name: `Cancel order ${placed}` });
+    // At the top of the page, where the browser's scroll anchoring does not hide a change above.
+    await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     const before = await cancel.boundingBox();
     const doneBefore = await page.locator('[data-item-id][data-done="true"]').count();
-    // The partner's system proves checklist items meanwhile (the list with updatedSince, then a pickup).
+    // The partner's system proves checklist items meanwhile: the list with updatedSince, and EN_ROUTE sent
+    // twice with one Idempotency-Key (an item whose hint takes two lines at desktop width).
     const since = new Date(t.clock.nowMs() - 3_600_000).toISOString();
     expect(
       (await sandboxCall(simulatorKey.key, 'GET', `/v1/partner/orders?updatedSince=${encodeURIComponent(since)}`)).status,
     ).toBe(200);
-    expect(
-      (await sandboxCall(simulatorKey.key, 'POST', `/v1/partner/orders/${packed}/events`, { type: 'EN_ROUTE' })).status,
-    ).toBe(201);
+    for (let i = 0; i < 2; i++) {
+      const sent = await sandboxCall(
+        simulatorKey.key,
+        'POST',
+        `/v1/partner/orders/${packed}/events`,
+        { type: 'EN_ROUTE' },
+        'en-route-1',
+      );
+      expect(sent.status).toBe(201);
+    }
     await page.waitForFunction(
       (n) =>
         (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll(
           '[data-item-id][data-done="true"]',
         ).length >= n,
-      doneBefore + 2,
+      doneBefore + 3,
       { timeout: 30_000 },
     );
     const after = await cancel.boundingBox();
