@@ -532,6 +532,12 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     const operation = page.locator('#operation\\/createPartnerOrderEvent');
     await operation.scrollIntoViewIfNeeded();
     expect(await operation.textContent()).toContain('PICKED_UP: the courier has the parcel');
+    await page.evaluate(() =>
+      (globalThis as unknown as { document: { getElementById(id: string): { scrollIntoView(): void } | null } }).document
+        .getElementById('operation/createPartnerOrderEvent')
+        ?.scrollIntoView(),
+    );
+    await page.screenshot({ path: join(SHOTS, 'newcomer-reference-event-examples-desktop.png') });
     expect(await page.getByTestId('back-to-portal').getAttribute('href')).toBe('/portal/');
     await page.waitForTimeout(500); // Redoc renders the rest of the page lazily after the first paint
     await page.setViewportSize(DESKTOP);

@@ -12,9 +12,12 @@ export function ApiBaseUrls({ only }: { only?: 'LIVE' | 'SANDBOX' }) {
     <dl className="facts base-urls" data-testid="api-base-urls">
       {rows.map((environment) => (
         <div key={environment}>
-          <dt>{environment === 'LIVE' ? 'Live API (svc_live_… keys)' : 'Sandbox API (svc_sandbox_… keys)'}</dt>
+          <dt>{environment === 'LIVE' ? 'Live API' : 'Sandbox API'}</dt>
           <dd className="mono" data-testid={`base-url-${environment.toLowerCase()}`}>
             {bases ? baseFor(bases, environment) : '…'}
+          </dd>
+          <dd className="hint">
+            for <code>{environment === 'LIVE' ? 'svc_live_…' : 'svc_sandbox_…'}</code> keys
           </dd>
         </div>
       ))}
