@@ -9,45 +9,26 @@
  * Redeliver shows itself: the row is reset at once (PENDING, 0 attempts) and keeps a "queued again at"
  * line, so an attempt that fails again a moment later does not look as if nothing happened.
  */
-import { useCallback, useEffect, useId, useRef, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { type ApiError, api } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { LiveIndicator } from '../components/LiveIndicator';
+import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { TestEventPicker } from '../components/TestEventPicker';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
+import { upsert } from '../delivery-log';
 import { formatDateTime, formatTime } from '../format';
 import { toApiError, useResource } from '../hooks';
-import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
+import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
-import {
-  DELIVERY_STATUSES,
-  type DeveloperDelivery,
-  type DeveloperWebhook,
-  type Page,
-  type WebhookDeliveryStatus,
-} from '../types';
+import { DELIVERY_STATUSES, type DeveloperDelivery, type DeveloperWebhook, type WebhookDeliveryStatus } from '../types';
 import { STATUS_TONE } from './DeliveryDetail';
 import { WebhookStatus } from './Webhooks';
 
 const PAGE_SIZE = 20;
-
-/** Puts `d` into the page: replaces its row, or adds it on top of page 1 when it is new and matches. */
-function upsert(
-  page: Page<DeveloperDelivery>,
-  d: DeveloperDelivery,
-  filter: WebhookDeliveryStatus | '',
-): Page<DeveloperDelivery> {
-  const i = page.items.findIndex((x) => x.id === d.id);
-  if (i >= 0) {
-    const items = page.items.slice();
-    items[i] = d;
-    return { ...page, items };
-  }
-  if (page.page !== 1 || (filter && d.status !== filter)) return page;
-  return { ...page, total: page.total + 1, items: [d, ...page.items].slice(0, page.pageSize) };
-}
 
 export function Deliveries({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
@@ -302,33 +283,13 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
         </div>
       )}
       {p && p.total > 0 && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" onClick={() => setPage((n) => n - 1)} disabled={page <= 1}>
-            Previous
-          </button>
-          <span>
-            Page {p.page} of {pages} · {p.total} {p.total === 1 ? 'delivery' : 'deliveries'}
-          </span>
-          <button type="button" onClick={() => setPage((n) => n + 1)} disabled={page >= pages}>
-            Next
-          </button>
-        </nav>
+        <Pager
+          page={page}
+          pages={pages}
+          summary={`Page ${p.page} of ${pages} · ${p.total} ${p.total === 1 ? 'delivery' : 'deliveries'}`}
+          onPage={setPage}
+        />
       )}
     </>
-  );
-}
-
-function LiveIndicator() {
-  const status = useSyncExternalStore(onRealtimeStatus, getRealtimeStatus);
-  const text =
-    status === 'live'
-      ? 'Live: rows update as attempts happen'
-      : status === 'connecting'
-        ? 'Connecting to live updates…'
-        : 'Live updates paused: reconnecting';
-  return (
-    <p className={`live live-${status}`} role="status" data-testid="live-status" data-state={status}>
-      <span className="live-dot" aria-hidden="true" /> {text}
-    </p>
   );
 }

@@ -4,6 +4,7 @@
 import { useMemo, useState } from 'react';
 import { api } from '../api';
 import { ApiBaseUrls } from '../components/ApiBaseUrls';
+import { EnvironmentBadge, KeyScopes } from '../components/KeyBadges';
 import { KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
@@ -14,7 +15,6 @@ import { useResource } from '../hooks';
 import { dayLink } from '../request-log';
 import { Link, navigate } from '../router';
 import type { DeveloperKeyUsage } from '../types';
-import { EnvironmentBadge, KeyScopes } from './Keys';
 
 export function KeyDetail({ keyId }: { keyId: string }) {
   const keys = useResource(api.listKeys, []);

@@ -5,6 +5,7 @@
  */
 import { useMemo, useState } from 'react';
 import { api } from '../api';
+import { EnvironmentBadge } from '../components/KeyBadges';
 import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
@@ -17,7 +18,6 @@ import { dayLink, requestsLink } from '../request-log';
 import { Link, navigate } from '../router';
 import type { DeveloperKey, DeveloperKeyUsageSeries } from '../types';
 import { sumUsage } from './KeyDetail';
-import { EnvironmentBadge } from './Keys';
 
 interface KeySeries {
   key: DeveloperKey;
