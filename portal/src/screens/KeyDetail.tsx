@@ -12,12 +12,13 @@ import { Empty, LoadError, Loading } from '../components/States';
 import { COLORS, UsageChart } from '../components/UsageChart';
 import { formatDateTime, formatDay, formatNumber } from '../format';
 import { useResource } from '../hooks';
+import { useKeys } from '../query';
 import { dayLink } from '../request-log';
 import { Link, navigate } from '../router';
 import type { DeveloperKeyUsage } from '../types';
 
 export function KeyDetail({ keyId }: { keyId: string }) {
-  const keys = useResource(api.listKeys, []);
+  const keys = useKeys();
   const [days, setDays] = useState<Period>(7);
   const usage = useResource(() => api.keyUsage(keyId, days), [keyId, days]);
   const key = keys.data?.find((k) => k.id === keyId);

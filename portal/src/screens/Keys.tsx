@@ -2,7 +2,6 @@
  * API keys: the list (prefix only), create (the full key shown once), rotate and revoke.
  */
 import { useState } from 'react';
-import { api } from '../api';
 import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { EnvironmentBadge, KeyScopes } from '../components/KeyBadges';
@@ -11,7 +10,7 @@ import { isRevoked, KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatShortDateTime } from '../format';
-import { useResource } from '../hooks';
+import { invalidateKeys, useKeys } from '../query';
 import { Link, useSearchParam } from '../router';
 import type { DeveloperKey } from '../types';
 
@@ -20,7 +19,7 @@ const ACTIVE_KEY_LIMIT = 10;
 
 export function Keys() {
   usePageTitle('API keys');
-  const keys = useResource(api.listKeys, []);
+  const keys = useKeys();
   // A link may ask for the create dialog ready for a live key (the sandbox checklist's next step).
   const [creating, setCreating] = useState<boolean | 'LIVE'>(useSearchParam('create') === 'LIVE' ? 'LIVE' : false);
   const [rotating, setRotating] = useState<DeveloperKey | null>(null);
@@ -85,10 +84,10 @@ export function Keys() {
         open={creating !== false}
         initialEnvironment={creating === 'LIVE' ? 'LIVE' : 'SANDBOX'}
         onClose={() => setCreating(false)}
-        onCreated={() => void keys.reload()}
+        onCreated={() => void invalidateKeys()}
       />
-      <RotateKeyDialog apiKey={rotating} onClose={() => setRotating(null)} onRotated={() => void keys.reload()} />
-      <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} onRevoked={() => void keys.reload()} />
+      <RotateKeyDialog apiKey={rotating} onClose={() => setRotating(null)} onRotated={() => void invalidateKeys()} />
+      <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} onRevoked={() => void invalidateKeys()} />
     </>
   );
 }

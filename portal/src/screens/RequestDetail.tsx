@@ -9,6 +9,7 @@ import { CodeBlock } from '../components/CodeBlock';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { useResource } from '../hooks';
+import { useKeys } from '../query';
 import {
   curlFor,
   formatDuration,
@@ -27,7 +28,7 @@ import './Requests.css';
 export function RequestDetail({ requestId }: { requestId: string }) {
   usePageTitle('Request');
   const request = useResource(() => api.getRequest(requestId), [requestId]);
-  const keys = useResource(api.listKeys, []);
+  const keys = useKeys();
   const [reference, setReference] = useState<Reference | null>(null);
   const r = request.data;
 

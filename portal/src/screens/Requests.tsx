@@ -12,6 +12,7 @@ import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatNumber, formatShortDateTime } from '../format';
 import { useResource } from '../hooks';
+import { useKeys } from '../query';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
 import { filtersFrom, formatDuration, formatRequestTime, matches, requestsLink, statusTone } from '../request-log';
 import { Link, navigate, useSearch } from '../router';
@@ -29,7 +30,7 @@ export function Requests() {
   const [live, setLive] = useState(false);
   const [fresh, setFresh] = useState<Record<string, true>>({});
 
-  const keys = useResource(api.listKeys, []);
+  const keys = useKeys();
   const log = useResource(() => api.listRequests(filters, page, PAGE_SIZE), [filters, page]);
   const drops = useResource(api.requestLogDrops, []);
   const { setData, reload } = log;

@@ -6,7 +6,6 @@
  * channel: orders, deliveries and logged requests reload what they change.
  */
 import { useEffect, useId, useState } from 'react';
-import { api } from '../api';
 import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { GoLiveChecklist } from '../components/GoLiveChecklist';
@@ -14,6 +13,7 @@ import { usePageTitle } from '../components/PageTitle';
 import { Empty, LoadError, Loading } from '../components/States';
 import { useCoalesced, useResource } from '../hooks';
 import { keyLabel } from '../key-lineage';
+import { useKeys } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link, navigate, useSearchParam } from '../router';
 import { sandboxApi } from '../sandbox-api';
@@ -40,7 +40,7 @@ function pickKey(keys: DeveloperKey[], wanted: string | null): DeveloperKey | un
 
 export function Sandbox() {
   usePageTitle('Sandbox');
-  const keys = useResource(api.listKeys, []);
+  const keys = useKeys();
   const wanted = useSearchParam('key');
   const selectId = useId();
   const sandboxKeys = (keys.data ?? []).filter((k) => k.environment === 'SANDBOX' && k.isActive);
