@@ -9,7 +9,7 @@
  * next account never sees the previous one's data.
  */
 import { QueryClient, type QueryKey, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback } from 'react';
+import { useCallback, useRef } from 'react';
 import { api, getSession, onSessionChange } from './api';
 import { type Resource, toApiError } from './hooks';
 
@@ -24,11 +24,20 @@ onSessionChange(() => {
 /** The query keys of what several screens read. */
 export const queryKeys = {
   keys: ['developer', 'keys'] as const,
+  keyUsage: (keyId: string, days: number) => ['developer', 'keys', keyId, 'usage', days] as const,
+  eventTypes: ['developer', 'event-types'] as const,
+  delivery: (deliveryId: string) => ['developer', 'deliveries', deliveryId] as const,
+  request: (requestId: string) => ['developer', 'requests', requestId] as const,
+  requestLogDrops: ['developer', 'requests', 'drops'] as const,
 };
 
-/** `key` should be a constant (queryKeys): a new array each render would give a new `setData` each render. */
-export function useApiQuery<T>(key: QueryKey, load: () => Promise<T>): Resource<T> {
+/** Reads `load` under `key` (an array naming what is read, its parameters last). */
+export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>): Resource<T> {
   const client = useQueryClient();
+  // The same key in a new array each render is the same query: keep one identity per value.
+  const stable = useRef(queryKey);
+  if (JSON.stringify(stable.current) !== JSON.stringify(queryKey)) stable.current = queryKey;
+  const key = stable.current;
   const query = useQuery({ queryKey: key, queryFn: load });
   const { refetch } = query;
   const reload = useCallback(async () => {

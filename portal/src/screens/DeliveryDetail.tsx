@@ -11,7 +11,8 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatTime } from '../format';
-import { useAction, useResource } from '../hooks';
+import { useAction } from '../hooks';
+import { queryKeys, useApiQuery } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
 import type { DeliveryAttempt, WebhookDeliveryStatus } from '../types';
@@ -83,7 +84,7 @@ function Attempt({ attempt }: { attempt: DeliveryAttempt }) {
 
 export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
   usePageTitle('Delivery');
-  const detail = useResource(() => api.getDelivery(deliveryId), [deliveryId]);
+  const detail = useApiQuery(queryKeys.delivery(deliveryId), () => api.getDelivery(deliveryId));
   const { reload } = detail;
   useEffect(
     () =>

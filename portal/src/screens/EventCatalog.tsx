@@ -10,7 +10,7 @@ import { CodeBlock } from '../components/CodeBlock';
 import { InlineText } from '../components/InlineText';
 import { usePageTitle } from '../components/PageTitle';
 import { LoadError, Loading } from '../components/States';
-import { useResource } from '../hooks';
+import { queryKeys, useApiQuery } from '../query';
 import { Link } from '../router';
 import type { EventTypeItem } from '../types';
 
@@ -38,7 +38,7 @@ const firstSentence = (text: string) => text.split(/(?<=\.)\s/)[0] ?? text;
 
 export function EventCatalog() {
   usePageTitle('Webhook events');
-  const catalog = useResource(() => api.eventTypes(), []);
+  const catalog = useApiQuery(queryKeys.eventTypes, api.eventTypes);
   const items = catalog.data ? lifecycleOrder(catalog.data) : undefined;
   return (
     <>

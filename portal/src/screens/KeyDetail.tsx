@@ -11,8 +11,7 @@ import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
 import { Empty, LoadError, Loading } from '../components/States';
 import { COLORS, UsageChart } from '../components/UsageChart';
 import { formatDateTime, formatDay, formatNumber } from '../format';
-import { useResource } from '../hooks';
-import { useKeys } from '../query';
+import { queryKeys, useApiQuery, useKeys } from '../query';
 import { dayLink } from '../request-log';
 import { Link, navigate } from '../router';
 import type { DeveloperKeyUsage } from '../types';
@@ -20,7 +19,7 @@ import type { DeveloperKeyUsage } from '../types';
 export function KeyDetail({ keyId }: { keyId: string }) {
   const keys = useKeys();
   const [days, setDays] = useState<Period>(7);
-  const usage = useResource(() => api.keyUsage(keyId, days), [keyId, days]);
+  const usage = useApiQuery(queryKeys.keyUsage(keyId, days), () => api.keyUsage(keyId, days));
   const key = keys.data?.find((k) => k.id === keyId);
   usePageTitle(key ? `${key.name} usage` : 'Key usage');
 

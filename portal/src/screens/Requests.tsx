@@ -12,7 +12,7 @@ import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatNumber, formatShortDateTime } from '../format';
 import { useResource } from '../hooks';
-import { useKeys } from '../query';
+import { queryKeys, useApiQuery, useKeys } from '../query';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
 import { filtersFrom, formatDuration, formatRequestTime, matches, requestsLink, statusTone } from '../request-log';
 import { Link, navigate, useSearch } from '../router';
@@ -32,7 +32,7 @@ export function Requests() {
 
   const keys = useKeys();
   const log = useResource(() => api.listRequests(filters, page, PAGE_SIZE), [filters, page]);
-  const drops = useResource(api.requestLogDrops, []);
+  const drops = useApiQuery(queryKeys.requestLogDrops, api.requestLogDrops);
   const { setData, reload } = log;
 
   // Live tail: matching requests go on top of the first page as they arrive.
