@@ -20,14 +20,11 @@ import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
 import { seriousFindings } from './axe.js';
-import { CHROMIUM, hasChromium, openPortalBrowser, type PortalBrowser } from './chromium.js';
+import { CHROMIUM, hasChromium, openPortalBrowser, type PortalBrowser, sidewaysOverflow, signInWithCode } from './chromium.js';
 import { ensurePortalBuilt } from './portal-build.js';
 
 // Browser globals used inside page callbacks (this file is compiled with the Node libraries only).
-declare const document: {
-  documentElement: { scrollWidth: number; clientWidth: number };
-  body: { innerText: string };
-};
+declare const document: { body: { innerText: string } };
 
 const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
 const DESKTOP = { width: 1366, height: 900 };
@@ -120,13 +117,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     await page.screenshot({ path: join(SHOTS, `newcomer-${name}-desktop.png`), fullPage: true });
     await expectAxeClean(`${name} at desktop width`);
     await page.setViewportSize(PHONE);
-    await page
-      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
-        timeout: 5_000,
-      })
-      .catch(() => {});
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(overflow, `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
+    expect(await sidewaysOverflow(page), `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
     await atPhone?.();
     await page.screenshot({ path: join(SHOTS, `newcomer-${name}-phone.png`), fullPage: true });
     await page.screenshot({ path: join(SHOTS, `newcomer-${name}-phone-first-screen.png`) });
@@ -175,10 +166,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     await page.goto(url('/portal'));
     await page.getByLabel('Phone number').waitFor();
     await bothWidths('sign-in');
-    await page.getByLabel('Phone number').fill(partner.phone);
-    await page.getByRole('button', { name: 'Send code' }).click();
-    await page.getByLabel('One-time code').fill(TEST_OTP);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInWithCode(page, partner.phone, TEST_OTP);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
 
     // The keys page: both addresses.
