@@ -13,7 +13,21 @@ const timeWithSeconds = new Intl.DateTimeFormat(undefined, {
   second: '2-digit',
   timeZoneName: 'short',
 });
+const shortDateTime = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  timeZoneName: 'short',
+});
 const number = new Intl.NumberFormat();
+
+/** A compact instant with its zone ("26 Nov, 10:00 UTC"): for labels that must stay on one line. */
+export function formatShortDateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : shortDateTime.format(d);
+}
 
 export function formatDateTime(iso: string | null | undefined): string {
   if (!iso) return '—';

@@ -30,6 +30,8 @@ declare module 'fastify' {
     deprecated?: boolean;
     /** The body may be left out (it has defaults for everything): `requestBody.required: false`. */
     bodyOptional?: boolean;
+    /** Named, valid request bodies (OpenAPI media-type `examples`), e.g. one per event type. */
+    bodyExamples?: Record<string, { summary: string; value: unknown }>;
   }
 }
 

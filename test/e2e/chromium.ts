@@ -57,3 +57,27 @@ export async function openPortalBrowser(origin: string): Promise<PortalBrowser> 
     },
   };
 }
+
+// Browser globals read inside page callbacks (this file is compiled with the Node libraries only).
+declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
+
+/**
+ * How far the page scrolls sideways at its current size (0 or less: not at all). A layout that
+ * follows a resize on its own observer (a chart) gets up to 5 s to settle first.
+ */
+export async function sidewaysOverflow(page: Page): Promise<number> {
+  await page
+    .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
+      timeout: 5_000,
+    })
+    .catch(() => {});
+  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
+
+/** Signs in on the portal's sign-in page with a phone number and the one-time code. */
+export async function signInWithCode(page: Page, phone: string, code: string): Promise<void> {
+  await page.getByLabel('Phone number').fill(phone);
+  await page.getByRole('button', { name: 'Send code' }).click();
+  await page.getByLabel('One-time code').fill(code);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}

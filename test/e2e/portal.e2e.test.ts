@@ -226,11 +226,11 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     liveKey = await reveal.getByTestId('new-key').inputValue();
     expect(liveKey).toMatch(/^svc_live_[0-9A-Za-z]{32}$/);
     expect(await reveal.textContent()).toContain('You will not see this key again');
-    await reveal.getByRole('button', { name: 'Copy' }).click();
+    await reveal.getByRole('button', { name: 'Copy API key' }).click();
     await reveal.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(liveKey);
     await shotBoth('key-created');
-    await reveal.getByRole('button', { name: 'I have saved the key' }).click();
+    await reveal.getByRole('button', { name: 'I have copied it' }).click();
     await reveal.waitFor({ state: 'hidden' });
 
     // The list shows the prefix only, never the key, with its badge, scopes and status.
@@ -287,7 +287,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     expect(signingSecret).toMatch(/^whsec_/);
     expect(await reveal.textContent()).toContain('You will not see this signing secret again');
     await shotBoth('webhook-created');
-    await reveal.getByRole('button', { name: 'I have saved the secret' }).click();
+    await reveal.getByRole('button', { name: 'I have copied it' }).click();
 
     const card = group.locator('li[data-webhook-id]');
     await card.waitFor();
@@ -458,13 +458,14 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     expect(grace).toContain('keeps working until');
     expect(await reveal.textContent()).toContain('1 webhook');
     await shotBoth('key-rotated');
-    await reveal.getByRole('button', { name: 'I have saved the key' }).click();
+    await reveal.getByRole('button', { name: 'I have copied it' }).click();
 
-    // The old key is "rotating until T"; the new one is active; both answer.
+    // The old key is "rotated, expires T" (beside its name and in its status); the new one is active; both answer.
     await row
       .getByTestId('key-status')
-      .getByText(/Rotating until/)
+      .getByText(/Rotated/)
       .waitFor();
+    expect(await row.getByTestId('key-rotated').textContent()).toMatch(/\(rotated, expires .+\)/);
     expect(await row.getByRole('button', { name: /Rotate/ }).count()).toBe(0);
     expect(await page.locator('tr[data-key-name="Dispatch system"]').count()).toBe(2);
     expect((await partnerApi('/v1/partner/me', liveKey)).status).toBe(200);

@@ -285,7 +285,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
       /Until \d+ \w+ \d{4}, \d\d:\d\d UTC every delivery is signed with both secrets/,
     );
     await shotBoth('rotate-secret');
-    await reveal.getByRole('button', { name: 'I have saved the secret' }).click();
+    await reveal.getByRole('button', { name: 'I have copied it' }).click();
     expect(await page.locator('body').textContent()).not.toContain(rotated);
 
     const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);

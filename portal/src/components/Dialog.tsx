@@ -4,7 +4,7 @@
  * to the element marked data-autofocus (else the first focusable one) on open, and back to whatever
  * opened the dialog on close.
  */
-import { type ReactNode, useEffect, useId, useRef } from 'react';
+import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 
 interface DialogProps {
   open: boolean;
@@ -15,13 +15,21 @@ interface DialogProps {
   dismissable?: boolean;
   /** Change it to move focus again (for instance when a form turns into its result). */
   focusKey?: string;
+  /**
+   * Said when Escape is pressed while the dialog may not be dismissed (a one-time secret: only its
+   * explicit "I have copied it" closes the dialog). The native dialog never closes on a backdrop click.
+   */
+  blockedNote?: string;
 }
 
 const FOCUSABLE =
   'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
-export function Dialog({ open, title, onClose, children, dismissable = true, focusKey }: DialogProps) {
+export function Dialog({ open, title, onClose, children, dismissable = true, focusKey, blockedNote }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  const [blocked, setBlocked] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new content (focusKey) or opening starts without the note
+  useEffect(() => setBlocked(false), [open, focusKey]);
   const opener = useRef<Element | null>(null);
   const titleId = useId();
 
@@ -55,11 +63,17 @@ export function Dialog({ open, title, onClose, children, dismissable = true, foc
       onCancel={(event) => {
         event.preventDefault();
         if (dismissable) onClose();
+        else if (blockedNote) setBlocked(true);
       }}
     >
       {open && (
         <div className="dialog-body">
           <h2 id={titleId}>{title}</h2>
+          {blocked && blockedNote && (
+            <p className="notice notice-warning" role="alert" data-testid="dialog-blocked">
+              {blockedNote}
+            </p>
+          )}
           {children}
         </div>
       )}

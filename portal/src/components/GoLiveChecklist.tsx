@@ -1,8 +1,14 @@
 /**
- * The go-live checklist of a sandbox key: progress, then each item, done (with when) or open (with
- * what to send and a link to the operation in the API reference). The items and their hints come from
- * the API; only the reference links are the portal's.
+ * The go-live checklist of a sandbox key: progress, then each item, done (with when) or open, each
+ * with what to send and a link to the operation in the API reference. The items and their hints come
+ * from the API; only the reference links are the portal's.
+ *
+ * An item takes the same room done or open (title, one status line, the hint), so the page below
+ * does not move while items turn done on the realtime channel: a move between a press and a release
+ * lands the release outside the button, and the browser then sends no click (the Sandbox page's order
+ * buttons sit below the checklist). At 13 of 13 the next step is a live key.
  */
+import { useApiBases } from '../api-bases';
 import { formatDateTime } from '../format';
 import { Link } from '../router';
 import type { GoLiveChecklist as Checklist } from '../sandbox-api';
@@ -25,6 +31,7 @@ const REFERENCE: Record<string, string> = {
 };
 
 export function GoLiveChecklist({ checklist }: { checklist: Checklist }) {
+  const bases = useApiBases();
   const done = checklist.items.filter((i) => i.done).length;
   const total = checklist.items.length;
   return (
@@ -39,9 +46,16 @@ export function GoLiveChecklist({ checklist }: { checklist: Checklist }) {
         </span>
       </div>
       {checklist.complete ? (
-        <p className="notice notice-info" data-testid="checklist-complete">
-          Every item is proven: this integration is ready for a live key.
-        </p>
+        <div className="notice notice-info" data-testid="checklist-complete">
+          <p>
+            <strong>Every item is proven: this integration is ready for a live key.</strong>
+          </p>
+          <p data-testid="next-step">
+            Next: <Link to="/keys?create=LIVE">create a live key</Link> with the same scopes, point your system at the live API{' '}
+            {bases && <code>{bases.live}</code>}, and add its webhooks on <Link to="/webhooks">Webhooks</Link>. The live key is
+            shown once, like this one was.
+          </p>
+        </div>
       ) : (
         <p className="hint">
           Each item turns done when this key really does it in the sandbox: its requests, its events and its webhooks’ answers
@@ -59,24 +73,23 @@ export function GoLiveChecklist({ checklist }: { checklist: Checklist }) {
                 {item.title}
                 <span className="visually-hidden">{item.done ? ' (done)' : ' (open)'}</span>
               </span>
-              {item.done && item.doneAt ? (
-                <span className="hint checklist-when">Done {formatDateTime(item.doneAt)}</span>
-              ) : (
-                <p className="checklist-hint">
-                  {item.hint}{' '}
-                  {REFERENCE[item.id] && (
-                    <a href={`/docs#operation/${REFERENCE[item.id]}`} target="_blank" rel="noreferrer">
-                      Reference<span className="visually-hidden"> for {item.title}</span>
-                    </a>
-                  )}
-                  {item.id.startsWith('webhook-') && (
-                    <>
-                      {' · '}
-                      <Link to="/webhooks">Webhooks</Link>
-                    </>
-                  )}
-                </p>
-              )}
+              <span className="hint checklist-when">
+                {item.done ? (item.doneAt ? `Done ${formatDateTime(item.doneAt)}` : 'Done') : 'Not yet'}
+              </span>
+              <p className="checklist-hint">
+                {item.hint}{' '}
+                {REFERENCE[item.id] && (
+                  <a href={`/docs#operation/${REFERENCE[item.id]}`} target="_blank" rel="noreferrer">
+                    Reference<span className="visually-hidden"> for {item.title}</span>
+                  </a>
+                )}
+                {item.id.startsWith('webhook-') && (
+                  <>
+                    {' · '}
+                    <Link to="/webhooks">Webhooks</Link>
+                  </>
+                )}
+              </p>
             </div>
           </li>
         ))}

@@ -10,7 +10,7 @@ import { useAction } from '../hooks';
 import type { DeveloperWebhook, DeveloperWebhookRotated } from '../types';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
-import { SecretReveal } from './SecretReveal';
+import { CopiedButton, SecretReveal, secretBlockedNote } from './SecretReveal';
 
 const GRACE_CHOICES = [
   { hours: 0, label: 'No overlap: the old secret stops now' },
@@ -50,7 +50,8 @@ export function RotateSecretDialog({
       open={webhook !== null}
       title={rotated ? 'New signing secret' : 'Rotate the signing secret?'}
       onClose={close}
-      dismissable={!rotate.busy}
+      dismissable={!rotate.busy && !rotated}
+      blockedNote={secretBlockedNote('signing secret')}
       focusKey={rotated ? 'rotated' : 'form'}
     >
       {rotated ? (
@@ -67,11 +68,7 @@ export function RotateSecretDialog({
               <>The previous secret no longer signs: deliveries from now on verify with the new secret only.</>
             )}
           </p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={close}>
-              I have saved the secret
-            </button>
-          </div>
+          <CopiedButton onClick={close} />
         </>
       ) : (
         <>

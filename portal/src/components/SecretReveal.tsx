@@ -1,6 +1,8 @@
 /**
  * A secret the API shows exactly once (a new API key, a webhook signing secret): a read-only field that
- * wraps at phone width, a copy button, and a plain warning that it cannot be shown again.
+ * wraps at phone width, a copy button, and a plain warning that it cannot be shown again. Its dialog is
+ * closed only by the explicit "I have copied it" (`CopiedButton`): Escape and the backdrop do nothing
+ * but say so (`secretBlockedNote`).
  */
 import { useId, useState } from 'react';
 
@@ -55,6 +57,21 @@ export function SecretReveal({ label, noun, value, testId }: SecretRevealProps) 
         {copied === 'copied' && 'Copied to the clipboard.'}
         {copied === 'failed' && 'Could not copy automatically: the text is selected, press Ctrl+C (⌘C).'}
       </p>
+    </div>
+  );
+}
+
+/** What the dialog of a one-time secret says when Escape is pressed. */
+export const secretBlockedNote = (noun: string) =>
+  `This ${noun} cannot be shown again: copy it, then choose “I have copied it” to close.`;
+
+/** The only way out of a one-time secret's dialog. */
+export function CopiedButton({ onClick }: { onClick: () => void }) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" className="primary" onClick={onClick}>
+        I have copied it
+      </button>
     </div>
   );
 }

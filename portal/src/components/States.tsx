@@ -14,14 +14,21 @@ export function Empty({ children }: { children: ReactNode }) {
   return <div className="empty">{children}</div>;
 }
 
-/** An error that stopped a screen from loading, with a way to try again. */
+/**
+ * An error that stopped a screen from loading. "Try again" only where trying again can help (the
+ * network, a timeout, a rate limit, the server's own trouble); a refusal (a missing scope, a 404)
+ * would answer the same again.
+ */
 export function LoadError({ error, onRetry }: { error: ApiError; onRetry: () => void }) {
+  const retryable = error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500;
   return (
     <div className="load-error">
       <ErrorNotice error={error} title="Could not load." />
-      <button type="button" onClick={onRetry}>
-        Try again
-      </button>
+      {retryable && (
+        <button type="button" onClick={onRetry}>
+          Try again
+        </button>
+      )}
     </div>
   );
 }

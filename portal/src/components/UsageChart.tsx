@@ -102,7 +102,7 @@ export function UsageChart({ labels, datasets, stacked = false, summary, onPick 
   }, [labels, datasets]);
 
   return (
-    <div className="chart">
+    <div className="chart" data-series={datasets.map((d) => d.label).join('\n')}>
       <canvas ref={canvas} role="img" aria-label={summary}>
         {summary}
       </canvas>

@@ -63,7 +63,7 @@ export function WebhookHealthCard({ webhook }: { webhook: DeveloperWebhook }) {
   return (
     <section
       className="health"
-      aria-label="Endpoint health, last 24 hours"
+      aria-label={`Health of ${webhook.url}, last 24 hours`}
       data-testid="webhook-health"
       data-verdict={verdict.label}
     >

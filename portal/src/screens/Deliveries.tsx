@@ -9,45 +9,26 @@
  * Redeliver shows itself: the row is reset at once (PENDING, 0 attempts) and keeps a "queued again at"
  * line, so an attempt that fails again a moment later does not look as if nothing happened.
  */
-import { useCallback, useEffect, useId, useRef, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { type ApiError, api } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { LiveIndicator } from '../components/LiveIndicator';
+import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { TestEventPicker } from '../components/TestEventPicker';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
+import { upsert } from '../delivery-log';
 import { formatDateTime, formatTime } from '../format';
 import { toApiError, useResource } from '../hooks';
-import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
+import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
-import {
-  DELIVERY_STATUSES,
-  type DeveloperDelivery,
-  type DeveloperWebhook,
-  type Page,
-  type WebhookDeliveryStatus,
-} from '../types';
+import { DELIVERY_STATUSES, type DeveloperDelivery, type DeveloperWebhook, type WebhookDeliveryStatus } from '../types';
 import { STATUS_TONE } from './DeliveryDetail';
 import { WebhookStatus } from './Webhooks';
 
 const PAGE_SIZE = 20;
-
-/** Puts `d` into the page: replaces its row, or adds it on top of page 1 when it is new and matches. */
-function upsert(
-  page: Page<DeveloperDelivery>,
-  d: DeveloperDelivery,
-  filter: WebhookDeliveryStatus | '',
-): Page<DeveloperDelivery> {
-  const i = page.items.findIndex((x) => x.id === d.id);
-  if (i >= 0) {
-    const items = page.items.slice();
-    items[i] = d;
-    return { ...page, items };
-  }
-  if (page.page !== 1 || (filter && d.status !== filter)) return page;
-  return { ...page, total: page.total + 1, items: [d, ...page.items].slice(0, page.pageSize) };
-}
 
 export function Deliveries({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
@@ -80,6 +61,15 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     (d: DeveloperDelivery) => {
       setData((p) => p && upsert(p, d, status));
       setChanged((c) => ({ ...c, [d.id]: (c[d.id] ?? 0) + 1 }));
+      // Recovered: the "queued again" line has done its job.
+      if (d.status === 'DELIVERED') {
+        setRequeuedAt((r) => {
+          if (!(d.id in r)) return r;
+          const { [d.id]: _done, ...rest } = r;
+          return rest;
+        });
+        setNote((n) => (n?.startsWith('Delivery of ') ? null : n));
+      }
     },
     [status, setData],
   );
@@ -114,10 +104,12 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     // milliseconds, and the row must not look as if nothing happened.
     show({ ...d, status: 'PENDING', attempts: 0, statusCode: null, lastError: null, deliveredAt: null, nextAttemptAt: null });
     setRequeuedAt((r) => ({ ...r, [d.id]: new Date().toISOString() }));
+    // Said at once: the delivery may be delivered (which clears the note) before the answer is back.
+    setNote(`Delivery of ${d.event} queued again.`);
     try {
       applyAnswer(await api.redeliver(d.id), before);
-      setNote(`Delivery of ${d.event} queued again.`);
     } catch (err) {
+      setNote(null);
       setActionError(toApiError(err));
       show(d);
       setRequeuedAt(({ [d.id]: _gone, ...rest }) => rest);
@@ -200,6 +192,10 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
         <LiveIndicator />
       </div>
 
+      <p className="hint">
+        Attempts count from 0 again when a delivery is redelivered or recovered (a new round); the delivery’s own page lists every
+        attempt of every round.
+      </p>
       <p className="hint" role="status">
         {note}
       </p>
@@ -219,7 +215,9 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
               <tr>
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
+                <th scope="col">
+                  Attempts <span className="th-note">this round</span>
+                </th>
                 <th scope="col">HTTP status</th>
                 <th scope="col">Last error</th>
                 <th scope="col">Created</th>
@@ -252,7 +250,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                       </span>
                     )}
                   </td>
-                  <td data-label="Attempts" data-testid="delivery-attempts">
+                  <td data-label="Attempts this round" data-testid="delivery-attempts">
                     {d.attempts}
                   </td>
                   <td data-label="HTTP status" data-testid="delivery-http">
@@ -285,33 +283,13 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
         </div>
       )}
       {p && p.total > 0 && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" onClick={() => setPage((n) => n - 1)} disabled={page <= 1}>
-            Previous
-          </button>
-          <span>
-            Page {p.page} of {pages} · {p.total} {p.total === 1 ? 'delivery' : 'deliveries'}
-          </span>
-          <button type="button" onClick={() => setPage((n) => n + 1)} disabled={page >= pages}>
-            Next
-          </button>
-        </nav>
+        <Pager
+          page={page}
+          pages={pages}
+          summary={`Page ${p.page} of ${pages} · ${p.total} ${p.total === 1 ? 'delivery' : 'deliveries'}`}
+          onPage={setPage}
+        />
       )}
     </>
-  );
-}
-
-function LiveIndicator() {
-  const status = useSyncExternalStore(onRealtimeStatus, getRealtimeStatus);
-  const text =
-    status === 'live'
-      ? 'Live: rows update as attempts happen'
-      : status === 'connecting'
-        ? 'Connecting to live updates…'
-        : 'Live updates paused: reconnecting';
-  return (
-    <p className={`live live-${status}`} role="status" data-testid="live-status" data-state={status}>
-      <span className="live-dot" aria-hidden="true" /> {text}
-    </p>
   );
 }

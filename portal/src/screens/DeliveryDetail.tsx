@@ -11,7 +11,8 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatTime } from '../format';
-import { useAction, useResource } from '../hooks';
+import { useAction } from '../hooks';
+import { queryKeys, useApiQuery } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
 import type { DeliveryAttempt, WebhookDeliveryStatus } from '../types';
@@ -83,7 +84,7 @@ function Attempt({ attempt }: { attempt: DeliveryAttempt }) {
 
 export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
   usePageTitle('Delivery');
-  const detail = useResource(() => api.getDelivery(deliveryId), [deliveryId]);
+  const detail = useApiQuery(queryKeys.delivery(deliveryId), () => api.getDelivery(deliveryId));
   const { reload } = detail;
   useEffect(
     () =>
@@ -151,8 +152,12 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
       </section>
       <section className="section" aria-labelledby="attempts-heading">
         <h2 id="attempts-heading">
-          Attempts <span className="muted">({d.attempts.length}, newest first)</span>
+          Attempt history <span className="muted">({d.attempts.length} in all rounds, newest first)</span>
         </h2>
+        <p className="hint">
+          A redeliver or a recovery starts a new round: the delivery log counts the attempts of the current round, this list keeps
+          every attempt, numbered over the delivery’s whole life.
+        </p>
         {d.attempts.length === 0 ? (
           <p className="empty-inline">{d.status === 'PENDING' ? 'Being sent now…' : 'No attempt yet.'}</p>
         ) : (

@@ -1,9 +1,12 @@
 /**
- * Where to read the API reference, how to call the partner API with a key, and how to verify a
- * webhook signature (the snippet is the very file the end-to-end tests verify real deliveries with).
+ * Where the API is (the live and sandbox base URLs the server publishes), where to read the reference,
+ * how to call the partner API with a key, and how to verify a webhook with either signature scheme
+ * (the X-Partner-Signature snippet is the very file the end-to-end tests verify real deliveries with).
  */
 import sdkReadme from '../../../packages/sdk/README.md?raw';
 import verifySnippet from '../../snippets/verify-signature.ts?raw';
+import { useApiBases, withRealBases } from '../api-bases';
+import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { CodeBlock } from '../components/CodeBlock';
 import { usePageTitle } from '../components/PageTitle';
 
@@ -30,18 +33,53 @@ function readmeExample(heading: string): string {
 const sdkPollSnippet = readmeExample('### 1. Poll your orders');
 const sdkWebhookSnippet = readmeExample('### 2. Receive webhooks');
 
-const curlSnippet = `curl https://<api-host>/v1/partner/me \\
-  -H "X-Api-Key: svc_live_…"`;
+const standardSnippet = `import express from 'express';
+import { Webhook } from 'standardwebhooks';
+
+const wh = new Webhook(process.env.WEBHOOK_SECRET!); // the whole whsec_… signing secret
+const app = express();
+// Keep the raw body: the signature covers the exact bytes that were sent.
+app.post('/webhooks/partner', express.text({ type: 'application/json' }), (req, res) => {
+  let event;
+  try {
+    // Throws when the signature does not match or the timestamp is more than 5 minutes off.
+    event = wh.verify(req.body, {
+      'webhook-id': req.get('webhook-id') ?? '',
+      'webhook-timestamp': req.get('webhook-timestamp') ?? '',
+      'webhook-signature': req.get('webhook-signature') ?? '',
+    });
+  } catch {
+    return res.status(400).send('bad signature');
+  }
+  // webhook-id is the event id: de-duplicate on it.
+  res.sendStatus(204);
+});`;
 
 export function Docs() {
   usePageTitle('Docs');
+  const bases = useApiBases();
+  const live = bases?.live ?? '…';
+  const sandbox = bases?.sandbox ?? '…';
+  const curlSnippet = `# Live API: svc_live_… keys
+curl ${live}/v1/partner/me \\
+  -H "X-Api-Key: svc_live_…"
+
+# Sandbox API: svc_sandbox_… keys
+curl ${sandbox}/v1/partner/me \\
+  -H "X-Api-Key: svc_sandbox_…"`;
   return (
     <>
       <h1 tabIndex={-1}>Docs</h1>
+      <section className="section" aria-labelledby="bases">
+        <h2 id="bases">Where the API is</h2>
+        <p>Every path in the reference is relative to one of these base URLs. A key works only on the API of its environment.</p>
+        <ApiBaseUrls />
+      </section>
+
       <section className="section" aria-labelledby="ref">
         <h2 id="ref">API reference</h2>
         <p>
-          Every partner and developer operation, with its fields and error codes, is in the{' '}
+          Every partner and developer operation, with its fields, error codes and a valid example body for each case, is in the{' '}
           <a href="/docs" data-testid="api-reference-link">
             API reference
           </a>{' '}
@@ -57,7 +95,7 @@ export function Docs() {
           <code>{'{ statusCode, code, message, details? }'}</code>; switch on <code>code</code>. A 429 carries{' '}
           <code>Retry-After</code> in seconds.
         </p>
-        <CodeBlock code={curlSnippet} label="Example request" />
+        <CodeBlock code={curlSnippet} label="Example requests" />
       </section>
 
       <section className="section" aria-labelledby="sdk">
@@ -69,21 +107,36 @@ export function Docs() {
           <code>code</code>, and verifies webhook signatures. A complete integration: poll your orders with{' '}
           <code>updatedSince</code> and report events,
         </p>
-        <CodeBlock code={sdkPollSnippet} label="poll.ts" />
+        <CodeBlock code={withRealBases(sdkPollSnippet, bases)} label="poll.ts" />
         <p>and receive webhooks, verified against the raw body:</p>
-        <CodeBlock code={sdkWebhookSnippet} label="webhooks.ts" />
+        <CodeBlock code={withRealBases(sdkWebhookSnippet, bases)} label="webhooks.ts" />
       </section>
 
       <section className="section" aria-labelledby="verify">
         <h2 id="verify">Verify a webhook signature</h2>
         <p>
-          Each delivery carries <code>X-Partner-Signature: t=&lt;unix&gt;,v1=&lt;hex&gt;</code>, where <code>v1</code> is the
-          HMAC-SHA256, in hex, of <code>&lt;t&gt;.&lt;raw body&gt;</code> keyed with the webhook’s signing secret (the whole{' '}
-          <code>whsec_…</code> string). Compare in constant time and reject old timestamps. Test pings are signed the same way.
+          Every delivery is signed with the webhook’s signing secret (the whole <code>whsec_…</code> string) in two ways; verify
+          whichever suits you. Test pings are signed the same way. Always verify against the raw body, before parsing it.
+        </p>
+        <h3 id="verify-partner">
+          With <code>X-Partner-Signature</code>
+        </h3>
+        <p>
+          <code>X-Partner-Signature: t=&lt;unix&gt;,v1=&lt;hex&gt;</code>, where <code>v1</code> is the HMAC-SHA256, in hex, of{' '}
+          <code>&lt;t&gt;.&lt;raw body&gt;</code>. Compare in constant time and reject old timestamps.
         </p>
         <CodeBlock code={verifySnippet.trim()} label="verify-signature.ts" />
         <p>Used in an Express handler:</p>
         <CodeBlock code={usageSnippet} label="server.ts" />
+        <h3 id="verify-standard">With the Standard Webhooks headers</h3>
+        <p>
+          <code>webhook-id</code> (the event id), <code>webhook-timestamp</code> (Unix seconds) and{' '}
+          <code>webhook-signature: v1,&lt;base64&gt;</code>, the base64 HMAC-SHA256 of{' '}
+          <code>&lt;webhook-id&gt;.&lt;webhook-timestamp&gt;.&lt;raw body&gt;</code>, as the{' '}
+          <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> specification defines it. Its libraries verify it for
+          you, for example the <code>standardwebhooks</code> npm package: <code>new Webhook(secret).verify(body, headers)</code>.
+        </p>
+        <CodeBlock code={standardSnippet} label="server-standard-webhooks.ts" />
         <p className="hint">
           Other headers: <code>X-Partner-Event</code> (the event type) and <code>X-Partner-Delivery</code> (the delivery id).
           Answer with any 2xx within 10 seconds; anything else is retried after 1 min, 5 min, 30 min, 2 h and 12 h.

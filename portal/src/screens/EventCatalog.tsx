@@ -1,17 +1,45 @@
 /**
  * The webhook event catalog (GET /v1/developer/event-types): every kind a delivery can carry, when it
- * fires, an example envelope and its JSON Schema. The same catalog is in the API reference.
+ * fires, an example envelope and its JSON Schema. The same catalog is in the API reference. Kinds come
+ * in the order of an order's life (LIFECYCLE: the first a partner receives first), kinds the portal
+ * does not know yet after them in the API's order, with an index at the top; the API's descriptions
+ * are rendered (inline code), never shown as raw markdown.
  */
 import { api } from '../api';
 import { CodeBlock } from '../components/CodeBlock';
+import { InlineText } from '../components/InlineText';
 import { usePageTitle } from '../components/PageTitle';
 import { LoadError, Loading } from '../components/States';
-import { useResource } from '../hooks';
+import { queryKeys, useApiQuery } from '../query';
 import { Link } from '../router';
+import type { EventTypeItem } from '../types';
+
+/** The order of an order's life, as a partner meets it; `ping` (a test) and `order.placed` (all-orders keys only) last. */
+const LIFECYCLE = [
+  'order.assigned_to_partner',
+  'order.status_changed',
+  'order.delivered',
+  'order.cancelled',
+  'batch.completed',
+  'order.placed',
+  'ping',
+];
+
+function lifecycleOrder(items: EventTypeItem[]): EventTypeItem[] {
+  const rank = (type: string) => (LIFECYCLE.includes(type) ? LIFECYCLE.indexOf(type) : LIFECYCLE.length);
+  return items
+    .map((item, i) => ({ item, i }))
+    .sort((a, b) => rank(a.item.type) - rank(b.item.type) || a.i - b.i)
+    .map(({ item }) => item);
+}
+
+/** The first sentence of a description, for the index. */
+const firstSentence = (text: string) => text.split(/(?<=\.)\s/)[0] ?? text;
 
 export function EventCatalog() {
   usePageTitle('Webhook events');
-  const catalog = useResource(() => api.eventTypes(), []);
+  const catalog = useApiQuery(queryKeys.eventTypes, api.eventTypes);
+  const items = catalog.data ? lifecycleOrder(catalog.data) : undefined;
   return (
     <>
       <div className="page-head">
@@ -27,13 +55,34 @@ export function EventCatalog() {
       </div>
       {catalog.error && <LoadError error={catalog.error} onRetry={() => void catalog.reload()} />}
       {!catalog.data && catalog.loading && <Loading label="Loading the event catalog…" />}
-      {catalog.data?.map((item) => (
+      {items && (
+        <nav className="section event-index" aria-labelledby="event-index-heading">
+          <h2 id="event-index-heading">Events, in the order an order meets them</h2>
+          <ol data-testid="event-index">
+            {items.map((item) => (
+              <li key={item.type}>
+                <a href={`#kind-${item.type}`}>
+                  <code>{item.type}</code>
+                </a>{' '}
+                <span className="hint">
+                  <InlineText text={firstSentence(item.description)} />
+                </span>
+              </li>
+            ))}
+          </ol>
+        </nav>
+      )}
+      {items?.map((item) => (
         <section key={item.type} className="section event-kind" aria-labelledby={`kind-${item.type}`} data-event-type={item.type}>
           <h2 id={`kind-${item.type}`}>
             <code>{item.type}</code>
           </h2>
-          <p>{item.description}</p>
-          <CodeBlock label={`Example ${item.type} envelope`} code={JSON.stringify(item.example, null, 2)} />
+          <p>
+            <InlineText text={item.description} />
+          </p>
+          <div className="event-example">
+            <CodeBlock label={`Example ${item.type} envelope`} code={JSON.stringify(item.example, null, 2)} />
+          </div>
           <details>
             <summary>JSON Schema of the envelope</summary>
             <CodeBlock label={`${item.type} schema`} code={JSON.stringify(item.schema, null, 2)} />

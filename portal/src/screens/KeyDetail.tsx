@@ -3,22 +3,23 @@
  */
 import { useMemo, useState } from 'react';
 import { api } from '../api';
+import { ApiBaseUrls } from '../components/ApiBaseUrls';
+import { EnvironmentBadge, KeyScopes } from '../components/KeyBadges';
 import { KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
 import { Empty, LoadError, Loading } from '../components/States';
 import { COLORS, UsageChart } from '../components/UsageChart';
 import { formatDateTime, formatDay, formatNumber } from '../format';
-import { useResource } from '../hooks';
+import { queryKeys, useApiQuery, useKeys } from '../query';
 import { dayLink } from '../request-log';
 import { Link, navigate } from '../router';
 import type { DeveloperKeyUsage } from '../types';
-import { EnvironmentBadge, KeyScopes } from './Keys';
 
 export function KeyDetail({ keyId }: { keyId: string }) {
-  const keys = useResource(api.listKeys, []);
+  const keys = useKeys();
   const [days, setDays] = useState<Period>(7);
-  const usage = useResource(() => api.keyUsage(keyId, days), [keyId, days]);
+  const usage = useApiQuery(queryKeys.keyUsage(keyId, days), () => api.keyUsage(keyId, days));
   const key = keys.data?.find((k) => k.id === keyId);
   usePageTitle(key ? `${key.name} usage` : 'Key usage');
 
@@ -50,6 +51,7 @@ export function KeyDetail({ keyId }: { keyId: string }) {
           </p>
         </div>
       </div>
+      <ApiBaseUrls only={key.environment} />
       <dl className="facts">
         <div>
           <dt>Scopes</dt>
@@ -73,7 +75,7 @@ export function KeyDetail({ keyId }: { keyId: string }) {
 
       <section aria-labelledby="usage-heading" className="section">
         <div className="section-head">
-          <h2 id="usage-heading">Usage</h2>
+          <h2 id="usage-heading">Usage per UTC day</h2>
           <PeriodSwitch value={days} onChange={setDays} />
         </div>
         {usage.error && <LoadError error={usage.error} onRetry={() => void usage.reload()} />}

@@ -1,34 +1,27 @@
 /**
  * API keys: the list (prefix only), create (the full key shown once), rotate and revoke.
  */
-import { type FormEvent, useId, useState } from 'react';
-import { api } from '../api';
-import { ConfirmDialog } from '../components/ConfirmDialog';
-import { Dialog } from '../components/Dialog';
-import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
+import { useState } from 'react';
+import { ApiBaseUrls } from '../components/ApiBaseUrls';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { EnvironmentBadge, KeyScopes } from '../components/KeyBadges';
+import { CreateKeyDialog, RevokeKeyDialog, RotateKeyDialog } from '../components/KeyDialogs';
 import { isRevoked, KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
-import { SecretReveal } from '../components/SecretReveal';
-import { Badge, Empty, LoadError, Loading } from '../components/States';
-import { formatDateTime, formatNumber } from '../format';
-import { useAction, useResource } from '../hooks';
-import { Link } from '../router';
-import {
-  type ApiKeyEnvironment,
-  type ApiKeyScope,
-  type DeveloperKey,
-  type DeveloperKeyCreated,
-  type DeveloperKeyRotated,
-  SCOPES,
-} from '../types';
+import { Empty, LoadError, Loading } from '../components/States';
+import { formatDateTime, formatNumber, formatShortDateTime } from '../format';
+import { invalidateKeys, useKeys } from '../query';
+import { Link, useSearchParam } from '../router';
+import type { DeveloperKey } from '../types';
 
 /** Active keys per partner (spec 8); only keys whose revokedAt is null count. */
 const ACTIVE_KEY_LIMIT = 10;
 
 export function Keys() {
   usePageTitle('API keys');
-  const keys = useResource(api.listKeys, []);
-  const [creating, setCreating] = useState(false);
+  const keys = useKeys();
+  // A link may ask for the create dialog ready for a live key (the sandbox checklist's next step).
+  const [creating, setCreating] = useState<boolean | 'LIVE'>(useSearchParam('create') === 'LIVE' ? 'LIVE' : false);
   const [rotating, setRotating] = useState<DeveloperKey | null>(null);
   const [revoking, setRevoking] = useState<DeveloperKey | null>(null);
 
@@ -46,6 +39,7 @@ export function Keys() {
             Keys authenticate your systems on the partner API (header <code>X-Api-Key</code>). A live key works only on the live
             API, a sandbox key only on the sandbox API.
           </p>
+          <ApiBaseUrls />
         </div>
         <button
           type="button"
@@ -86,9 +80,14 @@ export function Keys() {
         </>
       )}
 
-      <CreateKeyDialog open={creating} onClose={() => setCreating(false)} onCreated={() => void keys.reload()} />
-      <RotateKeyDialog apiKey={rotating} onClose={() => setRotating(null)} onRotated={() => void keys.reload()} />
-      <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} onRevoked={() => void keys.reload()} />
+      <CreateKeyDialog
+        open={creating !== false}
+        initialEnvironment={creating === 'LIVE' ? 'LIVE' : 'SANDBOX'}
+        onClose={() => setCreating(false)}
+        onCreated={() => void invalidateKeys()}
+      />
+      <RotateKeyDialog apiKey={rotating} onClose={() => setRotating(null)} onRotated={() => void invalidateKeys()} />
+      <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} onRevoked={() => void invalidateKeys()} />
     </>
   );
 }
@@ -123,6 +122,12 @@ function KeyTable({
             <tr key={k.id} data-key-id={k.id} data-key-name={k.name}>
               <th scope="row" data-label="Name">
                 <Link to={`/keys/${k.id}`}>{k.name}</Link>
+                {k.isActive && k.revokedAt && (
+                  <span className="key-rotated" data-testid="key-rotated">
+                    {' '}
+                    (rotated, expires {formatShortDateTime(k.revokedAt)})
+                  </span>
+                )}
                 <code className="key-prefix">{k.prefix}…</code>
               </th>
               <td data-label="Environment">
@@ -134,7 +139,7 @@ function KeyTable({
               <td data-label="Rate limit">{formatNumber(k.rateLimit)}/min</td>
               <td data-label="Last used">{k.lastUsedAt ? formatDateTime(k.lastUsedAt) : 'Never'}</td>
               <td data-label="Status" data-testid="key-status" className="status-cell">
-                <KeyStatus apiKey={k} />
+                <KeyStatus apiKey={k} brief />
               </td>
               <td className="actions-cell">
                 <div className="actions">
@@ -158,271 +163,5 @@ function KeyTable({
         </tbody>
       </table>
     </div>
-  );
-}
-
-export function EnvironmentBadge({ environment }: { environment: ApiKeyEnvironment }) {
-  return environment === 'LIVE' ? <Badge tone="live">Live</Badge> : <Badge tone="sandbox">Sandbox</Badge>;
-}
-
-/** A key's scopes as chips, and the operator's receivesAllOrders flag when it is set. */
-export function KeyScopes({ apiKey }: { apiKey: Pick<DeveloperKey, 'scopes' | 'receivesAllOrders'> }) {
-  return (
-    <>
-      <ul className="chips">
-        {apiKey.scopes.map((s) => (
-          <li key={s}>{s}</li>
-        ))}
-      </ul>
-      {apiKey.receivesAllOrders && <Badge tone="muted">receives all orders</Badge>}
-    </>
-  );
-}
-
-function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: () => void }) {
-  const [name, setName] = useState('');
-  const [environment, setEnvironment] = useState<ApiKeyEnvironment>('SANDBOX');
-  const [scopes, setScopes] = useState<ApiKeyScope[]>(['orders:read']);
-  const [created, setCreated] = useState<DeveloperKeyCreated | null>(null);
-  const nameId = useId();
-  const create = useAction(async () => {
-    const key = await api.createKey({ name, environment, scopes });
-    setCreated(key);
-    onCreated();
-  });
-
-  const close = () => {
-    onClose();
-    // Forget the one-time key as soon as the dialog closes.
-    setCreated(null);
-    setName('');
-    setScopes(['orders:read']);
-    setEnvironment('SANDBOX');
-    setChecked({});
-    create.setError(null);
-  };
-
-  // Checked here, in plain words, before anything is sent.
-  const [checked, setChecked] = useState<{ name?: string; scopes?: string }>({});
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const problems = {
-      name: name.trim().length < 2 ? 'Give the key a name of at least 2 characters.' : undefined,
-      scopes: scopes.length === 0 ? 'Choose at least one scope.' : undefined,
-    };
-    setChecked(problems);
-    if (!problems.name && !problems.scopes) void create.run();
-  };
-
-  const toggleScope = (scope: ApiKeyScope, on: boolean) =>
-    setScopes((s) =>
-      on ? SCOPES.map((x) => x.value).filter((v) => v === scope || s.includes(v)) : s.filter((v) => v !== scope),
-    );
-
-  const nameErrors = checked.name ? [checked.name] : fieldMessages(create.error, 'name').map((m) => `Name ${m}`);
-  const scopeErrors = checked.scopes ? [checked.scopes] : fieldMessages(create.error, 'scopes').map((m) => `Scopes ${m}`);
-
-  return (
-    <Dialog
-      open={open}
-      title={created ? 'Your new API key' : 'Create an API key'}
-      onClose={close}
-      dismissable={!create.busy}
-      focusKey={created ? 'created' : 'form'}
-    >
-      {created ? (
-        <>
-          <SecretReveal label="API key" noun="key" value={created.key} testId="new-key" />
-          <p>
-            <strong>{created.name}</strong> · <EnvironmentBadge environment={created.environment} /> · {created.scopes.join(', ')}
-          </p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={close}>
-              I have saved the key
-            </button>
-          </div>
-        </>
-      ) : (
-        <form onSubmit={submit} noValidate>
-          <ErrorNotice error={create.error} inlineFields={['name', 'scopes']} />
-          <label htmlFor={nameId}>Name</label>
-          <input
-            id={nameId}
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            maxLength={60}
-            aria-invalid={nameErrors.length > 0}
-            aria-describedby={`${nameId}-hint`}
-            data-autofocus
-          />
-          <p id={`${nameId}-hint`} className={nameErrors.length ? 'field-error' : 'hint'}>
-            {nameErrors.length ? nameErrors.join(' ') : '2 to 60 characters, e.g. “Dispatch system”.'}
-          </p>
-
-          <fieldset>
-            <legend>Environment</legend>
-            <EnvironmentOption value="SANDBOX" current={environment} onChange={setEnvironment}>
-              Sandbox: test orders only; works on the sandbox API.
-            </EnvironmentOption>
-            <EnvironmentOption value="LIVE" current={environment} onChange={setEnvironment}>
-              Live: real orders and customers; works on the live API.
-            </EnvironmentOption>
-          </fieldset>
-
-          <fieldset aria-describedby={scopeErrors.length ? `${nameId}-scopes` : undefined}>
-            <legend>Scopes</legend>
-            {SCOPES.map((s) => (
-              <label key={s.value} className="option">
-                <input
-                  type="checkbox"
-                  checked={scopes.includes(s.value)}
-                  onChange={(e) => toggleScope(s.value, e.target.checked)}
-                />
-                <span>
-                  <code>{s.value}</code>
-                  <span className="option-meaning">{s.meaning}</span>
-                </span>
-              </label>
-            ))}
-            {scopeErrors.length > 0 && (
-              <p id={`${nameId}-scopes`} className="field-error">
-                {scopeErrors.join(' ')}
-              </p>
-            )}
-          </fieldset>
-
-          <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={create.busy}>
-              Cancel
-            </button>
-            <button type="submit" className="primary" disabled={create.busy}>
-              {create.busy ? 'Creating…' : 'Create key'}
-            </button>
-          </div>
-        </form>
-      )}
-    </Dialog>
-  );
-}
-
-function EnvironmentOption({
-  value,
-  current,
-  onChange,
-  children,
-}: {
-  value: ApiKeyEnvironment;
-  current: ApiKeyEnvironment;
-  onChange: (v: ApiKeyEnvironment) => void;
-  children: string;
-}) {
-  return (
-    <label className="option">
-      <input type="radio" name="environment" value={value} checked={current === value} onChange={() => onChange(value)} />
-      <span>{children}</span>
-    </label>
-  );
-}
-
-function RotateKeyDialog({
-  apiKey,
-  onClose,
-  onRotated,
-}: {
-  apiKey: DeveloperKey | null;
-  onClose: () => void;
-  onRotated: () => void;
-}) {
-  const [rotated, setRotated] = useState<DeveloperKeyRotated | null>(null);
-  const rotate = useAction(async (id: string) => {
-    setRotated(await api.rotateKey(id));
-    onRotated();
-  });
-  const close = () => {
-    onClose();
-    setRotated(null);
-    rotate.setError(null);
-  };
-
-  return (
-    <Dialog
-      open={apiKey !== null}
-      title={rotated ? 'Your rotated API key' : `Rotate “${apiKey?.name ?? ''}”?`}
-      onClose={close}
-      dismissable={!rotate.busy}
-      focusKey={rotated ? 'rotated' : 'confirm'}
-    >
-      {rotated ? (
-        <>
-          <SecretReveal label="API key" noun="key" value={rotated.key} testId="rotated-key" />
-          <p data-testid="grace-end">
-            The old key <code>{apiKey?.prefix}…</code> keeps working until{' '}
-            <strong>{formatDateTime(rotated.previousKeyRevokedAt)}</strong>. Switch your systems to the new key before then.
-          </p>
-          <p className="hint">
-            Moved to the new key: {rotated.movedOrders} {rotated.movedOrders === 1 ? 'order' : 'orders'} and{' '}
-            {rotated.movedWebhooks} {rotated.movedWebhooks === 1 ? 'webhook' : 'webhooks'}.
-          </p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={close}>
-              I have saved the key
-            </button>
-          </div>
-        </>
-      ) : (
-        <>
-          <p>
-            A new key with the same name, environment and scopes is created and shown once. The current key keeps working for 24
-            hours, then stops. Its orders and webhooks move to the new key.
-          </p>
-          <ErrorNotice error={rotate.error} />
-          <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={rotate.busy} data-autofocus>
-              Cancel
-            </button>
-            <button type="button" className="primary" disabled={rotate.busy} onClick={() => apiKey && void rotate.run(apiKey.id)}>
-              {rotate.busy ? 'Rotating…' : 'Rotate key'}
-            </button>
-          </div>
-        </>
-      )}
-    </Dialog>
-  );
-}
-
-function RevokeKeyDialog({
-  apiKey,
-  onClose,
-  onRevoked,
-}: {
-  apiKey: DeveloperKey | null;
-  onClose: () => void;
-  onRevoked: () => void;
-}) {
-  const revoke = useAction(async (id: string) => {
-    await api.revokeKey(id);
-    onRevoked();
-    onClose();
-  });
-  const close = () => {
-    onClose();
-    revoke.setError(null);
-  };
-  return (
-    <ConfirmDialog
-      open={apiKey !== null}
-      title={`Revoke “${apiKey?.name ?? ''}”?`}
-      confirmLabel="Revoke key"
-      busyLabel="Revoking…"
-      busy={revoke.busy}
-      error={revoke.error}
-      onConfirm={() => apiKey && void revoke.run(apiKey.id)}
-      onClose={close}
-    >
-      <p>
-        Requests with <code>{apiKey?.prefix}…</code> fail with <code>ERR_API_KEY_REVOKED</code> from now on. This cannot be
-        undone.
-      </p>
-    </ConfirmDialog>
   );
 }

@@ -8,7 +8,7 @@ import { api } from '../api';
 import { CodeBlock } from '../components/CodeBlock';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
-import { useResource } from '../hooks';
+import { queryKeys, useApiQuery, useKeys } from '../query';
 import {
   curlFor,
   formatDuration,
@@ -26,8 +26,8 @@ import './Requests.css';
 
 export function RequestDetail({ requestId }: { requestId: string }) {
   usePageTitle('Request');
-  const request = useResource(() => api.getRequest(requestId), [requestId]);
-  const keys = useResource(api.listKeys, []);
+  const request = useApiQuery(queryKeys.request(requestId), () => api.getRequest(requestId));
+  const keys = useKeys();
   const [reference, setReference] = useState<Reference | null>(null);
   const r = request.data;
 

@@ -5,41 +5,22 @@
  * requests arriving on the realtime channel ('request.logged') that match the filters appear on top of
  * the first page. What the log left out (overload, the live tail's 50 a second) is counted above.
  */
-import { type FormEvent, useCallback, useEffect, useId, useMemo, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { api } from '../api';
+import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
-import { formatNumber } from '../format';
+import { formatNumber, formatShortDateTime } from '../format';
 import { useResource } from '../hooks';
+import { queryKeys, useApiQuery, useKeys } from '../query';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
-import {
-  filtersFrom,
-  formatDuration,
-  formatRequestTime,
-  fromLocalInput,
-  matches,
-  requestsLink,
-  statusTone,
-  toLocalInput,
-} from '../request-log';
+import { filtersFrom, formatDuration, formatRequestTime, matches, requestsLink, statusTone } from '../request-log';
 import { Link, navigate, useSearch } from '../router';
-import type { DeveloperKey, DeveloperRequest, Page, RequestFilters } from '../types';
+import type { DeveloperKey, DeveloperRequest, Page } from '../types';
 import './Requests.css';
+import { Filters } from '../components/RequestFilters';
 
 const PAGE_SIZE = 20;
-
-const METHOD_CHOICES = [
-  { value: '', label: 'Any method' },
-  { value: 'GET', label: 'GET' },
-  { value: 'POST', label: 'POST' },
-];
-
-const STATUS_CHOICES = [
-  { value: '', label: 'Any status' },
-  { value: '2xx', label: '2xx success' },
-  { value: '4xx', label: '4xx client errors' },
-  { value: '5xx', label: '5xx server errors' },
-];
 
 export function Requests() {
   usePageTitle('Requests');
@@ -49,9 +30,9 @@ export function Requests() {
   const [live, setLive] = useState(false);
   const [fresh, setFresh] = useState<Record<string, true>>({});
 
-  const keys = useResource(api.listKeys, []);
+  const keys = useKeys();
   const log = useResource(() => api.listRequests(filters, page, PAGE_SIZE), [filters, page]);
-  const drops = useResource(api.requestLogDrops, []);
+  const drops = useApiQuery(queryKeys.requestLogDrops, api.requestLogDrops);
   const { setData, reload } = log;
 
   // Live tail: matching requests go on top of the first page as they arrive.
@@ -157,17 +138,13 @@ export function Requests() {
         </div>
       )}
       {p && p.total > 0 && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" onClick={() => navigate(requestsLink(filters, page - 1))} disabled={page <= 1}>
-            Previous
-          </button>
-          <span data-testid="requests-total">
-            Page {p.page} of {pages} · {formatNumber(p.total)} {p.total === 1 ? 'request' : 'requests'}
-          </span>
-          <button type="button" onClick={() => navigate(requestsLink(filters, page + 1))} disabled={page >= pages}>
-            Next
-          </button>
-        </nav>
+        <Pager
+          page={page}
+          pages={pages}
+          summaryTestId="requests-total"
+          summary={`Page ${p.page} of ${pages} · ${formatNumber(p.total)} ${p.total === 1 ? 'request' : 'requests'}`}
+          onPage={(n) => navigate(requestsLink(filters, n))}
+        />
       )}
     </>
   );
@@ -178,130 +155,10 @@ export function KeyName({ apiKey, environment }: { apiKey: DeveloperKey | undefi
   return (
     <>
       {apiKey.name} <code className="key-prefix">{apiKey.prefix}…</code>
-    </>
-  );
-}
-
-/** The filter form: applied when submitted, kept in the URL. */
-function Filters({ filters, keys }: { filters: RequestFilters; keys: DeveloperKey[] }) {
-  const [draft, setDraft] = useState<RequestFilters>(filters);
-  useEffect(() => setDraft(filters), [filters]);
-  const id = useId();
-  const set = (name: keyof RequestFilters, value: string | undefined) => setDraft((d) => ({ ...d, [name]: value || undefined }));
-  const apply = (event: FormEvent) => {
-    event.preventDefault();
-    const clean: RequestFilters = { ...draft, code: draft.code?.trim().toUpperCase(), path: draft.path?.trim() };
-    navigate(requestsLink(clean));
-  };
-  const statusChoices =
-    filters.status && !STATUS_CHOICES.some((c) => c.value === filters.status)
-      ? [...STATUS_CHOICES, { value: filters.status, label: `Status ${filters.status}` }]
-      : STATUS_CHOICES;
-
-  const keyChoices = [{ value: '', label: 'All keys' }, ...keys.map((k) => ({ value: k.id, label: `${k.name} (${k.prefix}…)` }))];
-
-  return (
-    <form className="log-filters" onSubmit={apply} aria-label="Filter requests">
-      <Choice id={`${id}-key`} label="Key" value={draft.apiKeyId} choices={keyChoices} onChange={(v) => set('apiKeyId', v)} />
-      <Choice
-        id={`${id}-status`}
-        label="Status"
-        value={draft.status}
-        choices={statusChoices}
-        onChange={(v) => set('status', v)}
-      />
-      <Choice
-        id={`${id}-method`}
-        label="Method"
-        value={draft.method}
-        choices={METHOD_CHOICES}
-        onChange={(v) => set('method', v)}
-      />
-      <Entry id={`${id}-code`} label="Error code" placeholder="ERR_…" value={draft.code} onChange={(v) => set('code', v)} />
-      <Entry
-        id={`${id}-path`}
-        label="Path"
-        placeholder="/v1/partner/orders/ORD-1*"
-        hint="The whole path, or its start followed by *"
-        value={draft.path}
-        onChange={(v) => set('path', v)}
-      />
-      <Entry
-        id={`${id}-since`}
-        label="From"
-        type="datetime-local"
-        value={toLocalInput(draft.since)}
-        onChange={(v) => set('since', fromLocalInput(v))}
-      />
-      <Entry
-        id={`${id}-until`}
-        label="To"
-        type="datetime-local"
-        value={toLocalInput(draft.until)}
-        onChange={(v) => set('until', fromLocalInput(v))}
-      />
-      <div className="filter-actions">
-        <button type="submit" className="primary">
-          Apply filters
-        </button>
-        <button type="button" onClick={() => navigate('/requests')} disabled={Object.keys(filters).length === 0}>
-          Clear
-        </button>
-      </div>
-    </form>
-  );
-}
-
-interface FieldProps {
-  id: string;
-  label: string;
-  value: string | undefined;
-  onChange: (value: string) => void;
-}
-
-function Choice({ id, label, value, choices, onChange }: FieldProps & { choices: Array<{ value: string; label: string }> }) {
-  return (
-    <div className="filter">
-      <label htmlFor={id}>{label}</label>
-      <select id={id} value={value ?? ''} onChange={(e) => onChange(e.target.value)}>
-        {choices.map((c) => (
-          <option key={c.value} value={c.value}>
-            {c.label}
-          </option>
-        ))}
-      </select>
-    </div>
-  );
-}
-
-/** A text field (monospace: codes and paths) or, with `type`, a date-time field. */
-function Entry({
-  id,
-  label,
-  value,
-  onChange,
-  type,
-  placeholder,
-  hint,
-}: FieldProps & { type?: 'datetime-local'; placeholder?: string; hint?: string }) {
-  return (
-    <div className={hint ? 'filter filter-wide' : 'filter'}>
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        type={type}
-        className={type ? undefined : 'mono'}
-        placeholder={placeholder}
-        aria-describedby={hint ? `${id}-hint` : undefined}
-        value={value ?? ''}
-        onChange={(e) => onChange(e.target.value)}
-      />
-      {hint && (
-        <span className="hint" id={`${id}-hint`}>
-          {hint}
-        </span>
+      {apiKey.isActive && apiKey.revokedAt && (
+        <span className="key-rotated"> (rotated, expires {formatShortDateTime(apiKey.revokedAt)})</span>
       )}
-    </div>
+    </>
   );
 }
 

@@ -1,8 +1,11 @@
 /**
- * Usage across all keys: requests per UTC day stacked by key, and each key's totals.
+ * Usage across all keys: requests per UTC day stacked by integration, and each key's totals. A key and
+ * its rotation successors are one integration (key-lineage.ts): one series in the chart, named by the
+ * newest key, so a rotation does not split a line in two. The table keeps one row per key.
  */
 import { useMemo, useState } from 'react';
 import { api } from '../api';
+import { EnvironmentBadge } from '../components/KeyBadges';
 import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
@@ -10,11 +13,11 @@ import { Empty, LoadError, Loading } from '../components/States';
 import { PALETTE, UsageChart } from '../components/UsageChart';
 import { formatDay, formatNumber } from '../format';
 import { useResource } from '../hooks';
+import { integrationOf, keyLabel } from '../key-lineage';
 import { dayLink, requestsLink } from '../request-log';
 import { Link, navigate } from '../router';
 import type { DeveloperKey, DeveloperKeyUsageSeries } from '../types';
 import { sumUsage } from './KeyDetail';
-import { EnvironmentBadge } from './Keys';
 
 interface KeySeries {
   key: DeveloperKey;
@@ -33,13 +36,13 @@ export function UsageOverview() {
   // Revoked keys stay in the overview only while they have traffic in the period.
   const rows = useMemo(() => (data.data ?? []).filter((r) => !isRevoked(r.key) || r.series.totalRequests > 0), [data.data]);
   const labels = useMemo(() => (rows[0]?.series.items ?? []).map((d) => formatDay(d.day)), [rows]);
-  const charted = useMemo(() => rows.filter((r) => r.series.totalRequests > 0), [rows]);
+  const charted = useMemo(() => integrations(data.data ?? []), [data.data]);
   const datasets = useMemo(
     () =>
-      charted.map((r, i) => ({
+      charted.map((g, i) => ({
         type: 'bar' as const,
-        label: `${r.key.name} (${r.key.prefix}…)`,
-        data: r.series.items.map((d) => d.requests),
+        label: g.keys.length > 1 ? `${g.newest.name} (${g.newest.prefix}…, with its rotated keys)` : keyLabel(g.newest),
+        data: g.requests,
         backgroundColor: PALETTE[i % PALETTE.length],
       })),
     [charted],
@@ -51,11 +54,15 @@ export function UsageOverview() {
       <div className="page-head">
         <div>
           <h1 tabIndex={-1}>Usage</h1>
-          <p className="lead">Partner API requests per UTC day, all keys together. Open a key for its 4xx and 5xx answers.</p>
+          <p className="lead">
+            Partner API requests per day, all keys together. Days are <strong>UTC days</strong> (midnight to midnight UTC),
+            whatever your time zone. A key and the keys it was rotated into count as one integration in the chart. Open a key for
+            its 4xx and 5xx answers.
+          </p>
         </div>
       </div>
       <div className="section-head">
-        <h2>Requests by key</h2>
+        <h2>Requests by integration, per UTC day</h2>
         <PeriodSwitch value={days} onChange={setDays} />
       </div>
       {data.error && <LoadError error={data.error} onRetry={() => void data.reload()} />}
@@ -76,11 +83,13 @@ export function UsageOverview() {
             labels={labels}
             datasets={datasets}
             stacked
-            summary={`Requests per day over ${days} days, stacked by key: ${total} in all.`}
+            summary={`Requests per UTC day over ${days} days, stacked by integration: ${total} in all.`}
             onPick={(index, dataset) => {
               const day = rows[0]?.series.items[index]?.day;
-              const key = dataset === null ? undefined : charted[dataset]?.key;
-              if (day) navigate(dayLink(day, { apiKeyId: key?.id }));
+              const group = dataset === null ? undefined : charted[dataset];
+              // One key: its requests; an integration of several keys: the day's requests of all keys.
+              const apiKeyId = group && group.keys.length === 1 ? group.newest.id : undefined;
+              if (day) navigate(dayLink(day, { apiKeyId }));
             }}
           />
           <p className="hint">Click a day on the chart, or a count below, to open those requests in the request log.</p>
@@ -101,7 +110,7 @@ export function UsageOverview() {
                   return (
                     <tr key={key.id} data-key-id={key.id}>
                       <th scope="row" data-label="Key">
-                        <Link to={`/keys/${key.id}`}>{key.name}</Link> <code>{key.prefix}…</code>
+                        <Link to={`/keys/${key.id}`}>{keyLabel(key)}</Link>
                       </th>
                       <td data-label="Environment">
                         <EnvironmentBadge environment={key.environment} />
@@ -125,6 +134,34 @@ export function UsageOverview() {
       )}
     </>
   );
+}
+
+interface Integration {
+  /** The newest key of the chain: it names the integration. */
+  newest: DeveloperKey;
+  keys: DeveloperKey[];
+  /** Requests per day, summed over the chain's keys. */
+  requests: number[];
+}
+
+/** Keys with traffic in the period, grouped by rotation chain, in the order of their newest key. */
+function integrations(all: KeySeries[]): Integration[] {
+  const keys = all.map((r) => r.key);
+  const byNewest = new Map<string, Integration>();
+  for (const { key, series } of all) {
+    if (series.totalRequests === 0) continue;
+    const newest = integrationOf(key, keys);
+    let group = byNewest.get(newest.id);
+    if (!group) {
+      group = { newest, keys: [], requests: series.items.map(() => 0) };
+      byNewest.set(newest.id, group);
+    }
+    group.keys.push(key);
+    series.items.forEach((d, i) => {
+      group.requests[i] += d.requests;
+    });
+  }
+  return [...byNewest.values()];
 }
 
 /** A key's count of errors over the period, opening them in the request log. */

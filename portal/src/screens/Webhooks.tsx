@@ -4,34 +4,23 @@
  * failed deliveries, and each endpoint's health. Webhooks follow the realtime channel
  * ('webhook.updated': streak, isActive, rotation) without reloading.
  */
-import { type FormEvent, useEffect, useId, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { type ApiError, api } from '../api';
-import { ConfirmDialog } from '../components/ConfirmDialog';
-import { Dialog } from '../components/Dialog';
-import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { EnvironmentBadge } from '../components/KeyBadges';
 import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { RotateSecretDialog } from '../components/RotateSecretDialog';
-import { SecretReveal } from '../components/SecretReveal';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { TestEventPicker } from '../components/TestEventPicker';
+import { CreateWebhookDialog, DeleteWebhookDialog, EditWebhookDialog } from '../components/WebhookDialogs';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
-import { formatDateTime } from '../format';
-import { toApiError, useAction, useResource } from '../hooks';
+import { formatDateTime, formatShortDateTime } from '../format';
+import { toApiError, useResource } from '../hooks';
 import { subscribe } from '../realtime';
 import { Link } from '../router';
-import {
-  type DeveloperKey,
-  type DeveloperWebhook,
-  type DeveloperWebhookCreated,
-  WEBHOOK_EVENTS,
-  type WebhookEvent,
-} from '../types';
-import { EnvironmentBadge } from './Keys';
-
-/** Fields the webhook form shows its own errors beside. */
-const INLINE_FIELDS = ['url', 'events'];
+import type { DeveloperKey, DeveloperWebhook } from '../types';
 
 /** Webhooks per key (spec 8). */
 const WEBHOOK_LIMIT = 5;
@@ -93,6 +82,9 @@ export function Webhooks() {
             <div className="section-head">
               <h2 id={`key-${key.id}`}>
                 {key.name} <code className="muted">{key.prefix}…</code> <EnvironmentBadge environment={key.environment} />
+                {key.isActive && key.revokedAt && (
+                  <span className="key-rotated"> (rotated, expires {formatShortDateTime(key.revokedAt)})</span>
+                )}
               </h2>
               {canManage && (
                 <button
@@ -234,249 +226,5 @@ function WebhookItem({
       </p>
       <ErrorNotice error={error} />
     </li>
-  );
-}
-
-/** URL and events: the form shared by create and edit. */
-interface FormProblems {
-  url?: string;
-  events?: string;
-}
-
-/** What the form checks before sending; the API has the last word (https only, no credentials, …). */
-function checkWebhookForm(url: string, events: WebhookEvent[]): FormProblems | null {
-  const problems: FormProblems = {};
-  if (url.trim() === '') problems.url = 'Enter the address of your endpoint, e.g. https://example.com/webhooks.';
-  else if (!URL.canParse(url.trim()))
-    problems.url = 'This is not a web address: it should look like https://example.com/webhooks.';
-  if (events.length === 0) problems.events = 'Choose at least one event.';
-  return problems.url || problems.events ? problems : null;
-}
-
-function WebhookFields({
-  url,
-  setUrl,
-  events,
-  setEvents,
-  error,
-  checked,
-}: {
-  url: string;
-  setUrl: (v: string) => void;
-  events: WebhookEvent[];
-  setEvents: (v: WebhookEvent[]) => void;
-  error: ApiError | null;
-  /** Problems the form found itself before sending, in plain words. */
-  checked?: FormProblems;
-}) {
-  const urlId = useId();
-  const urlErrors = checked?.url
-    ? [checked.url]
-    : [...fieldMessages(error, 'url'), ...(error?.code === 'ERR_WEBHOOK_URL_INVALID' ? [error.message] : [])];
-  const eventErrors = checked?.events ? [checked.events] : fieldMessages(error, 'events').map((m) => `Events ${m}`);
-  const toggle = (event: WebhookEvent, on: boolean) =>
-    setEvents(WEBHOOK_EVENTS.map((e) => e.value).filter((v) => (v === event ? on : events.includes(v))));
-  return (
-    <>
-      <label htmlFor={urlId}>Endpoint URL</label>
-      <input
-        id={urlId}
-        type="url"
-        inputMode="url"
-        className="mono"
-        placeholder="https://example.com/webhooks/partner"
-        value={url}
-        onChange={(e) => setUrl(e.target.value)}
-        aria-invalid={urlErrors.length > 0}
-        aria-describedby={`${urlId}-hint`}
-        data-autofocus
-      />
-      <p id={`${urlId}-hint`} className={urlErrors.length ? 'field-error' : 'hint'}>
-        {urlErrors.length ? urlErrors.join(' ') : 'HTTPS only (plain http is accepted for localhost outside production).'}
-      </p>
-      <fieldset>
-        <legend>Events</legend>
-        {WEBHOOK_EVENTS.map((e) => (
-          <label key={e.value} className="option">
-            <input type="checkbox" checked={events.includes(e.value)} onChange={(ev) => toggle(e.value, ev.target.checked)} />
-            <span>
-              <code>{e.value}</code>
-              <span className="option-meaning">{e.meaning}</span>
-            </span>
-          </label>
-        ))}
-        {eventErrors.length > 0 && <p className="field-error">{eventErrors.join(' ')}</p>}
-      </fieldset>
-    </>
-  );
-}
-
-function CreateWebhookDialog({
-  apiKey,
-  onClose,
-  onCreated,
-}: {
-  apiKey: DeveloperKey | null;
-  onClose: () => void;
-  onCreated: () => void;
-}) {
-  const [url, setUrl] = useState('');
-  const [events, setEvents] = useState<WebhookEvent[]>(['order.assigned_to_partner', 'order.status_changed']);
-  const [created, setCreated] = useState<DeveloperWebhookCreated | null>(null);
-  const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
-  const create = useAction(async (apiKeyId: string) => {
-    setCreated(await api.createWebhook({ apiKeyId, url, events }));
-    onCreated();
-  });
-  const close = () => {
-    onClose();
-    setCreated(null);
-    setUrl('');
-    setEvents(['order.assigned_to_partner', 'order.status_changed']);
-    setChecked(undefined);
-    create.setError(null);
-  };
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const problems = checkWebhookForm(url, events);
-    setChecked(problems ?? undefined);
-    if (apiKey && !problems) void create.run(apiKey.id);
-  };
-
-  return (
-    <Dialog
-      open={apiKey !== null}
-      title={created ? 'Webhook created' : `Add a webhook for “${apiKey?.name ?? ''}”`}
-      onClose={close}
-      dismissable={!create.busy}
-      focusKey={created ? 'created' : 'form'}
-    >
-      {created ? (
-        <>
-          <SecretReveal label="Signing secret" noun="signing secret" value={created.secret} testId="webhook-secret" />
-          <p>
-            Verify the <code>X-Partner-Signature</code> header of every delivery with this secret.{' '}
-            {/* A new tab, so following the link does not close this one-time dialog. */}
-            <a href="/portal/docs" target="_blank" rel="noopener">
-              See how (opens in a new tab)
-            </a>
-            .
-          </p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={close}>
-              I have saved the secret
-            </button>
-          </div>
-        </>
-      ) : (
-        <form onSubmit={submit} noValidate>
-          <ErrorNotice error={create.error} inlineFields={INLINE_FIELDS} />
-          <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={create.error} checked={checked} />
-          <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={create.busy}>
-              Cancel
-            </button>
-            <button type="submit" className="primary" disabled={create.busy}>
-              {create.busy ? 'Creating…' : 'Create webhook'}
-            </button>
-          </div>
-        </form>
-      )}
-    </Dialog>
-  );
-}
-
-function EditWebhookDialog({
-  webhook,
-  onClose,
-  onSaved,
-}: {
-  webhook: DeveloperWebhook | null;
-  onClose: () => void;
-  onSaved: (w: DeveloperWebhook) => void;
-}) {
-  // Keyed by webhook id so the form starts from the webhook being edited.
-  return (
-    <Dialog open={webhook !== null} title="Edit webhook" onClose={onClose}>
-      {webhook && <EditWebhookForm key={webhook.id} webhook={webhook} onClose={onClose} onSaved={onSaved} />}
-    </Dialog>
-  );
-}
-
-function EditWebhookForm({
-  webhook,
-  onClose,
-  onSaved,
-}: {
-  webhook: DeveloperWebhook;
-  onClose: () => void;
-  onSaved: (w: DeveloperWebhook) => void;
-}) {
-  const [url, setUrl] = useState(webhook.url);
-  const [events, setEvents] = useState<WebhookEvent[]>(webhook.events);
-  const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
-  const save = useAction(async () => {
-    const body: { url?: string; events?: WebhookEvent[] } = {};
-    if (url !== webhook.url) body.url = url;
-    if (events.join() !== webhook.events.join()) body.events = events;
-    onSaved(await api.updateWebhook(webhook.id, body));
-    onClose();
-  });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const problems = checkWebhookForm(url, events);
-    setChecked(problems ?? undefined);
-    if (!problems) void save.run();
-  };
-  return (
-    <form onSubmit={submit} noValidate>
-      <ErrorNotice error={save.error} inlineFields={INLINE_FIELDS} />
-      <WebhookFields url={url} setUrl={setUrl} events={events} setEvents={setEvents} error={save.error} checked={checked} />
-      <div className="dialog-actions">
-        <button type="button" onClick={onClose} disabled={save.busy}>
-          Cancel
-        </button>
-        <button type="submit" className="primary" disabled={save.busy}>
-          {save.busy ? 'Saving…' : 'Save changes'}
-        </button>
-      </div>
-    </form>
-  );
-}
-
-function DeleteWebhookDialog({
-  webhook,
-  onClose,
-  onDeleted,
-}: {
-  webhook: DeveloperWebhook | null;
-  onClose: () => void;
-  onDeleted: () => void;
-}) {
-  const remove = useAction(async (id: string) => {
-    await api.deleteWebhook(id);
-    onDeleted();
-    onClose();
-  });
-  const close = () => {
-    onClose();
-    remove.setError(null);
-  };
-  return (
-    <ConfirmDialog
-      open={webhook !== null}
-      title="Delete this webhook?"
-      confirmLabel="Delete webhook"
-      busyLabel="Deleting…"
-      busy={remove.busy}
-      error={remove.error}
-      onConfirm={() => webhook && void remove.run(webhook.id)}
-      onClose={close}
-    >
-      <p>
-        <span className="mono">{webhook?.url}</span> stops receiving events, and its delivery history is deleted with it. This
-        cannot be undone.
-      </p>
-    </ConfirmDialog>
   );
 }

@@ -331,7 +331,14 @@ export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenAp
     if (route.schema.body) {
       op.requestBody = {
         required: route.schema.bodyOptional !== true,
-        content: { 'application/json': { schema: c.schema(route.schema.body) } },
+        content: {
+          'application/json': {
+            schema: c.schema(route.schema.body),
+            // Named examples, when the route gives them, replace the sample a renderer would build from the
+            // schema (which fills in every optional field at once, a body no rule accepts).
+            ...(route.schema.bodyExamples ? { examples: route.schema.bodyExamples } : {}),
+          },
+        },
       };
     }
     op.responses = responses(route, family, c);

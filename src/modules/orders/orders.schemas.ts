@@ -146,6 +146,25 @@ export const CreatePartnerOrderEventDto = Type.Object(
 );
 export type CreatePartnerOrderEventDto = Static<typeof CreatePartnerOrderEventDto>;
 
+/**
+ * One valid body per event type, for the reference (the route's `bodyExamples`): each carries only the
+ * fields its type takes (codCollectedQepik and note on DELIVERED, failReason on FAILED).
+ */
+export const PARTNER_ORDER_EVENT_EXAMPLES: Record<string, { summary: string; value: CreatePartnerOrderEventDto }> = {
+  pickedUp: { summary: 'PICKED_UP: the courier has the parcel', value: { type: 'PICKED_UP' } },
+  enRoute: { summary: 'EN_ROUTE: out for delivery', value: { type: 'EN_ROUTE', at: '2026-11-24T09:41:00Z' } },
+  deliveredCod: {
+    summary: 'DELIVERED: cash on delivery collected in full',
+    value: { type: 'DELIVERED', codCollectedQepik: 4550 },
+  },
+  deliveredCodVariance: {
+    summary: 'DELIVERED: less cash than the COD amount, with the note it needs',
+    value: { type: 'DELIVERED', codCollectedQepik: 4350, note: 'Customer paid 2 AZN less: damaged box' },
+  },
+  deliveredCard: { summary: 'DELIVERED: a card order (nothing to collect)', value: { type: 'DELIVERED' } },
+  failed: { summary: 'FAILED: nobody at home', value: { type: 'FAILED', failReason: 'NOT_HOME', note: 'Called twice' } },
+};
+
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({

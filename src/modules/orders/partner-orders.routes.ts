@@ -15,6 +15,7 @@ import {
   IdempotencyHeaders,
   ListPartnerOrdersQuery,
   OrderCodeParams,
+  PARTNER_ORDER_EVENT_EXAMPLES,
   PageOfPartnerOrder,
   PartnerOrder,
 } from './orders.schemas.js';
@@ -72,6 +73,7 @@ export const partnerOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: OrderCodeParams,
         headers: IdempotencyHeaders,
         body: CreatePartnerOrderEventDto,
+        bodyExamples: PARTNER_ORDER_EVENT_EXAMPLES,
         response: {
           201: PartnerOrder,
           ...errorResponses(

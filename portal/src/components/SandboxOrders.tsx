@@ -1,0 +1,223 @@
+/**
+ * A sandbox key's test orders and van batches, each with the marketplace moves the API says its status
+ * allows (nothing here decides them), and the van batch made of the ticked orders.
+ */
+import { useState } from 'react';
+import { formatNumber } from '../format';
+import { useAction, useClearedOnSuccess } from '../hooks';
+import { type BatchStatus, type OrderStatus, type SandboxBatch, type SandboxOrder, sandboxApi } from '../sandbox-api';
+import { ErrorNotice } from './ErrorNotice';
+import { Badge } from './States';
+import './sandbox.css';
+
+/** How each marketplace move reads on its button: the status it moves the order to. */
+const MOVE_LABELS: Record<OrderStatus, string> = {
+  PLACED: 'Place',
+  VENDOR_ACCEPTED: 'Vendor accepts',
+  RUNNER_PICKUP: 'Runner picks up',
+  AT_HUB: 'Arrives at the hub',
+  PACKED: 'Packed at the hub',
+  SCANNED_TO_VAN: 'Scan onto a van',
+  EN_ROUTE: 'Out for delivery',
+  DELIVERED: 'Delivered',
+  FAILED: 'Delivery failed',
+  RETURNED: 'Return to sender',
+  CANCELLED: 'Cancel order',
+};
+
+const BATCH_LABELS: Record<BatchStatus, string> = {
+  OPEN: 'Reopen',
+  DISPATCHED: 'Dispatch the van',
+  COMPLETED: 'Complete the batch',
+};
+
+const FINAL: OrderStatus[] = ['DELIVERED', 'RETURNED', 'CANCELLED'];
+
+/** Qəpik as manat, the way a courier reads it (100 qəpik = 1 AZN). */
+function formatAzn(qepik: number): string {
+  return `${formatNumber(Math.floor(qepik / 100))}.${String(qepik % 100).padStart(2, '0')} AZN`;
+}
+
+/** A marketplace move of an order or a batch: its label, and what it moves for screen readers. */
+function MoveButton(props: { to: string; label: string; of: string; disabled: boolean; danger?: boolean; onClick: () => void }) {
+  return (
+    <button
+      type="button"
+      data-move={props.to}
+      title={`Moves ${props.of} to ${props.to}`}
+      disabled={props.disabled}
+      className={props.danger ? 'danger' : undefined}
+      onClick={props.onClick}
+    >
+      {props.label}
+      <span className="visually-hidden"> {props.of}</span>
+    </button>
+  );
+}
+
+/** An order's or batch's card heading: its code and its status. */
+function CardHead({ code, status, tone }: { code: string; status: string; tone: Parameters<typeof Badge>[0]['tone'] }) {
+  return (
+    <div className="sandbox-order-head">
+      <h3>
+        <code>{code}</code>
+      </h3>
+      <Badge tone={tone}>{status}</Badge>
+    </div>
+  );
+}
+
+function statusTone(status: OrderStatus): 'ok' | 'bad' | 'muted' | 'warn' {
+  if (status === 'DELIVERED') return 'ok';
+  if (status === 'FAILED') return 'warn';
+  if (status === 'CANCELLED' || status === 'RETURNED') return 'bad';
+  return 'muted';
+}
+
+export function Orders({
+  keyId,
+  orders,
+  batches,
+  onChanged,
+  succeeded,
+}: {
+  keyId: string;
+  orders: SandboxOrder[];
+  batches: SandboxBatch[];
+  onChanged: () => void;
+  succeeded: number;
+}) {
+  const [selected, setSelected] = useState<string[]>([]);
+  const move = useAction(sandboxApi.moveOrder);
+  const batch = useAction(sandboxApi.createBatch);
+  const moveBatch = useAction(sandboxApi.moveBatch);
+  const error = move.error ?? batch.error ?? moveBatch.error;
+  useClearedOnSuccess(succeeded, () => {
+    move.setError(null);
+    batch.setError(null);
+    moveBatch.setError(null);
+  });
+  const busy = move.busy || batch.busy || moveBatch.busy;
+
+  // An order on an OPEN or DISPATCHED batch cannot join another; a finished order has nothing to ship.
+  const batchable = (o: SandboxOrder) =>
+    !FINAL.includes(o.order.status) && !(o.order.batch && o.order.batch.status !== 'COMPLETED');
+  const chosen = selected.filter((code) => orders.some((o) => o.order.code === code && batchable(o)));
+
+  const run = async (action: Promise<unknown>) => {
+    if ((await action) !== undefined) onChanged();
+  };
+
+  return (
+    <>
+      <section className="section" aria-labelledby="orders-heading">
+        <div className="section-head">
+          <h2 id="orders-heading">Test orders</h2>
+          <button
+            type="button"
+            disabled={chosen.length === 0 || busy}
+            onClick={() =>
+              void run(
+                batch.run(keyId, chosen).then((b) => {
+                  if (b) setSelected([]);
+                  return b;
+                }),
+              )
+            }
+          >
+            {chosen.length === 0
+              ? 'Put ticked orders on a van batch'
+              : `Put ${chosen.length === 1 ? '1 order' : `${chosen.length} orders`} on a van batch`}
+          </button>
+        </div>
+        <ErrorNotice error={error} />
+        {orders.length === 0 ? (
+          <p className="empty-inline">No test orders for this key yet. Create some above.</p>
+        ) : (
+          <ul className="sandbox-orders">
+            {orders.map((entry) => {
+              const { order } = entry;
+              return (
+                <li key={order.code} className="card sandbox-order" data-order-code={order.code} data-status={order.status}>
+                  <CardHead code={order.code} status={order.status} tone={statusTone(order.status)} />
+                  <p className="hint">
+                    {order.paymentMethod === 'COD'
+                      ? `Cash on delivery: ${formatAzn(order.codAmountQepik)} to collect`
+                      : 'Card, paid online: nothing to collect'}
+                    {order.customer === null ? ' · no customer' : ''}
+                    {order.batch ? ` · van batch ${order.batch.code} (${order.batch.status})` : ''}
+                  </p>
+                  <p className="hint" data-testid="partner-events">
+                    {entry.partnerEvents.length > 0
+                      ? `Your system may send now: ${entry.partnerEvents.join(', ')}.`
+                      : 'Nothing for your system to send in this status.'}
+                  </p>
+                  {entry.platformMoves.length > 0 && (
+                    <fieldset className="sandbox-moves">
+                      <legend>Move it as the marketplace</legend>
+                      <div className="actions">
+                        {entry.platformMoves.map((to) => (
+                          <MoveButton
+                            key={to}
+                            to={to}
+                            label={MOVE_LABELS[to]}
+                            of={order.code}
+                            disabled={busy}
+                            danger={to === 'CANCELLED'}
+                            onClick={() => void run(move.run(keyId, order.code, to))}
+                          />
+                        ))}
+                      </div>
+                    </fieldset>
+                  )}
+                  {batchable(entry) && (
+                    <label className="option">
+                      <input
+                        type="checkbox"
+                        checked={selected.includes(order.code)}
+                        onChange={(e) =>
+                          setSelected((s) => (e.target.checked ? [...s, order.code] : s.filter((c) => c !== order.code)))
+                        }
+                      />
+                      Add to a van batch<span className="visually-hidden"> {order.code}</span>
+                    </label>
+                  )}
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </section>
+
+      <section className="section" aria-labelledby="batches-heading">
+        <h2 id="batches-heading">Van batches</h2>
+        {batches.length === 0 ? (
+          <p className="empty-inline">No van batches yet. Tick orders above and put them on a van batch.</p>
+        ) : (
+          <ul className="sandbox-orders">
+            {batches.map((b) => (
+              <li key={b.code} className="card sandbox-order" data-batch-code={b.code} data-status={b.status}>
+                <CardHead code={b.code} status={b.status} tone={b.status === 'COMPLETED' ? 'ok' : 'muted'} />
+                <p className="hint">Orders: {b.orderCodes.join(', ')}</p>
+                {b.moves.length > 0 && (
+                  <div className="actions">
+                    {b.moves.map((to) => (
+                      <MoveButton
+                        key={to}
+                        to={to}
+                        label={BATCH_LABELS[to]}
+                        of={b.code}
+                        disabled={busy}
+                        onClick={() => void run(moveBatch.run(keyId, b.code, to))}
+                      />
+                    ))}
+                  </div>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </>
+  );
+}

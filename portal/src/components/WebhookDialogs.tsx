@@ -1,0 +1,203 @@
+/**
+ * The webhooks page's dialogs: add (the signing secret shown once, closed only on "I have copied it"),
+ * edit and delete, over one URL-and-events form that says each problem once, beside its field, and
+ * forgets it as soon as the input changes (docs/portal.md, Errors).
+ */
+import { type FormEvent, useState } from 'react';
+import { api } from '../api';
+import { useAction } from '../hooks';
+import type { DeveloperKey, DeveloperWebhook, DeveloperWebhookCreated, WebhookEvent } from '../types';
+import { ConfirmDialog } from './ConfirmDialog';
+import { Dialog } from './Dialog';
+import { ErrorNotice } from './ErrorNotice';
+import { CopiedButton, SecretReveal, secretBlockedNote } from './SecretReveal';
+import { checkWebhookForm, type FormProblems, INLINE_CODES, INLINE_FIELDS, WebhookFields } from './WebhookForm';
+
+export function CreateWebhookDialog({
+  apiKey,
+  onClose,
+  onCreated,
+}: {
+  apiKey: DeveloperKey | null;
+  onClose: () => void;
+  onCreated: () => void;
+}) {
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<WebhookEvent[]>(['order.assigned_to_partner', 'order.status_changed']);
+  const [created, setCreated] = useState<DeveloperWebhookCreated | null>(null);
+  const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
+  const create = useAction(async (apiKeyId: string) => {
+    setCreated(await api.createWebhook({ apiKeyId, url, events }));
+    onCreated();
+  });
+  const close = () => {
+    onClose();
+    setCreated(null);
+    setUrl('');
+    setEvents(['order.assigned_to_partner', 'order.status_changed']);
+    setChecked(undefined);
+    create.setError(null);
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const problems = checkWebhookForm(url, events);
+    setChecked(problems ?? undefined);
+    if (apiKey && !problems) void create.run(apiKey.id);
+  };
+
+  return (
+    <Dialog
+      open={apiKey !== null}
+      title={created ? 'Webhook created' : `Add a webhook for “${apiKey?.name ?? ''}”`}
+      onClose={close}
+      dismissable={!create.busy && !created}
+      blockedNote={secretBlockedNote('signing secret')}
+      focusKey={created ? 'created' : 'form'}
+    >
+      {created ? (
+        <>
+          <SecretReveal label="Signing secret" noun="signing secret" value={created.secret} testId="webhook-secret" />
+          <p>
+            Verify the <code>X-Partner-Signature</code> header of every delivery with this secret.{' '}
+            {/* A new tab, so following the link does not close this one-time dialog. */}
+            <a href="/portal/docs" target="_blank" rel="noopener">
+              See how (opens in a new tab)
+            </a>
+            .
+          </p>
+          <CopiedButton onClick={close} />
+        </>
+      ) : (
+        <form onSubmit={submit} noValidate>
+          <ErrorNotice error={create.error} inlineFields={INLINE_FIELDS} inlineCodes={INLINE_CODES} />
+          <WebhookFields
+            url={url}
+            setUrl={setUrl}
+            events={events}
+            setEvents={setEvents}
+            error={create.error}
+            checked={checked}
+            onEdit={() => {
+              create.setError(null);
+              setChecked(undefined);
+            }}
+          />
+          <div className="dialog-actions">
+            <button type="button" onClick={close} disabled={create.busy}>
+              Cancel
+            </button>
+            <button type="submit" className="primary" disabled={create.busy}>
+              {create.busy ? 'Creating…' : 'Create webhook'}
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
+
+export function EditWebhookDialog({
+  webhook,
+  onClose,
+  onSaved,
+}: {
+  webhook: DeveloperWebhook | null;
+  onClose: () => void;
+  onSaved: (w: DeveloperWebhook) => void;
+}) {
+  // Keyed by webhook id so the form starts from the webhook being edited.
+  return (
+    <Dialog open={webhook !== null} title="Edit webhook" onClose={onClose}>
+      {webhook && <EditWebhookForm key={webhook.id} webhook={webhook} onClose={onClose} onSaved={onSaved} />}
+    </Dialog>
+  );
+}
+
+function EditWebhookForm({
+  webhook,
+  onClose,
+  onSaved,
+}: {
+  webhook: DeveloperWebhook;
+  onClose: () => void;
+  onSaved: (w: DeveloperWebhook) => void;
+}) {
+  const [url, setUrl] = useState(webhook.url);
+  const [events, setEvents] = useState<WebhookEvent[]>(webhook.events);
+  const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
+  const save = useAction(async () => {
+    const body: { url?: string; events?: WebhookEvent[] } = {};
+    if (url !== webhook.url) body.url = url;
+    if (events.join() !== webhook.events.join()) body.events = events;
+    onSaved(await api.updateWebhook(webhook.id, body));
+    onClose();
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const problems = checkWebhookForm(url, events);
+    setChecked(problems ?? undefined);
+    if (!problems) void save.run();
+  };
+  return (
+    <form onSubmit={submit} noValidate>
+      <ErrorNotice error={save.error} inlineFields={INLINE_FIELDS} inlineCodes={INLINE_CODES} />
+      <WebhookFields
+        url={url}
+        setUrl={setUrl}
+        events={events}
+        setEvents={setEvents}
+        error={save.error}
+        checked={checked}
+        onEdit={() => {
+          save.setError(null);
+          setChecked(undefined);
+        }}
+      />
+      <div className="dialog-actions">
+        <button type="button" onClick={onClose} disabled={save.busy}>
+          Cancel
+        </button>
+        <button type="submit" className="primary" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save changes'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function DeleteWebhookDialog({
+  webhook,
+  onClose,
+  onDeleted,
+}: {
+  webhook: DeveloperWebhook | null;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
+  const remove = useAction(async (id: string) => {
+    await api.deleteWebhook(id);
+    onDeleted();
+    onClose();
+  });
+  const close = () => {
+    onClose();
+    remove.setError(null);
+  };
+  return (
+    <ConfirmDialog
+      open={webhook !== null}
+      title="Delete this webhook?"
+      confirmLabel="Delete webhook"
+      busyLabel="Deleting…"
+      busy={remove.busy}
+      error={remove.error}
+      onConfirm={() => webhook && void remove.run(webhook.id)}
+      onClose={close}
+    >
+      <p>
+        <span className="mono">{webhook?.url}</span> stops receiving events, and its delivery history is deleted with it. This
+        cannot be undone.
+      </p>
+    </ConfirmDialog>
+  );
+}
