@@ -62,9 +62,15 @@ export async function listVisibleIntents(
 
 /** One intent the scope sees (its order's rule), or null. */
 export async function findVisibleIntent(scope: PartnerOrderScope, id: string, q: Queryable): Promise<PaymentIntent | null> {
-  const conditions = ['p.id = $1', ...scopeConditions(scopeKind(scope), { environment: '$2', keyId: '$3' }, 'probe')];
+  // The order is probed by its primary key (a scalar subquery): joined freely, a plan may read the
+  // key's whole range of orders instead (write-scans.test.ts saw it).
+  const conditions = [
+    'o.id = (SELECT order_id FROM payment_intents WHERE id = $1)',
+    'p.id = $1',
+    ...scopeConditions(scopeKind(scope), { environment: '$2', keyId: '$3' }, 'probe'),
+  ];
   const rows = await q.query<{ j: PaymentIntent }>(
-    `SELECT payment_intent_json(p) AS j FROM payment_intents p JOIN orders o ON o.id = p.order_id WHERE ${conditions.join(' AND ')}`,
+    `SELECT payment_intent_json(p) AS j FROM orders o JOIN payment_intents p ON p.order_id = o.id WHERE ${conditions.join(' AND ')}`,
     scope.keyId === null ? [id, scope.environment] : [id, scope.environment, scope.keyId],
   );
   return rows[0]?.j ?? null;
