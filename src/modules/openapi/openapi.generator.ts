@@ -261,7 +261,7 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
     const response: Json = {
       description: (typeof s.description === 'string' && !s.$id ? s.description : undefined) ?? STATUS_TEXT[status] ?? 'OK',
       // A body that is not JSON (a CSV download) names its media type on its schema.
-      content: { [typeof s.contentMediaType === 'string' ? s.contentMediaType : 'application/json']: { schema: c.schema(s) } },
+      content: { [typeof s['x-content-type'] === 'string' ? s['x-content-type'] : 'application/json']: { schema: c.schema(s) } },
     };
     if (family === 'partner') {
       response.headers = {

@@ -139,7 +139,7 @@ export const partnerPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'downloadSettlementLinesCsv',
         params: SettlementIdParams,
         response: {
-          200: Type.String({ description: 'The CSV text', contentMediaType: 'text/csv' }),
+          200: Type.String({ description: 'The CSV text', 'x-content-type': 'text/csv' }),
           ...errorResponses(401, 403, 'ERR_NOT_FOUND', 429),
         },
       },
