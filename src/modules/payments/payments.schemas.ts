@@ -2,10 +2,23 @@
  * Payment intents, settlements and their lines (docs/payments.md): the shapes partners and operators
  * see, and the requests that change them. Every amount is an integer number of qəpik.
  */
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { DateTime, Nullable, PageQuery, PartnerEnvironment, PaymentMethod, StringEnum, Uuid } from '../../shared/schemas.js';
 
 const Qepik = (description: string) => Type.Integer({ description: `${description}, in qəpik` });
+
+/** A page of `item`s, shaped as every paged list of the API (PageOfPartnerOrder). */
+function pageOf<T extends TSchema>(item: T, $id: string) {
+  return Type.Object(
+    {
+      page: Type.Integer({ minimum: 1, maximum: 10000 }),
+      pageSize: Type.Integer({ minimum: 1, maximum: 50 }),
+      total: Type.Integer({ description: 'all matching rows' }),
+      items: Type.Array(item),
+    },
+    { $id, additionalProperties: false },
+  );
+}
 
 export const PAYMENT_INTENT_STATUSES = [
   'REQUIRES_CAPTURE',
@@ -39,15 +52,7 @@ export const PaymentIntent = Type.Object(
 );
 export type PaymentIntent = Static<typeof PaymentIntent>;
 
-export const PageOfPaymentIntent = Type.Object(
-  {
-    page: Type.Integer({ minimum: 1, maximum: 10000 }),
-    pageSize: Type.Integer({ minimum: 1, maximum: 50 }),
-    total: Type.Integer({ description: 'all matching rows' }),
-    items: Type.Array(PaymentIntent),
-  },
-  { $id: 'PageOfPaymentIntent', additionalProperties: false },
-);
+export const PageOfPaymentIntent = pageOf(PaymentIntent, 'PageOfPaymentIntent');
 export type PageOfPaymentIntent = Static<typeof PageOfPaymentIntent>;
 
 export const SETTLEMENT_STATUSES = ['AWAITING_REMITTANCE', 'PARTIALLY_REMITTED', 'SETTLED'] as const;
@@ -76,15 +81,7 @@ export const Settlement = Type.Object(
 );
 export type Settlement = Static<typeof Settlement>;
 
-export const PageOfSettlement = Type.Object(
-  {
-    page: Type.Integer({ minimum: 1, maximum: 10000 }),
-    pageSize: Type.Integer({ minimum: 1, maximum: 50 }),
-    total: Type.Integer({ description: 'all matching rows' }),
-    items: Type.Array(Settlement),
-  },
-  { $id: 'PageOfSettlement', additionalProperties: false },
-);
+export const PageOfSettlement = pageOf(Settlement, 'PageOfSettlement');
 export type PageOfSettlement = Static<typeof PageOfSettlement>;
 
 export const SETTLEMENT_LINE_TYPES = ['COD_COLLECTION', 'ADJUSTMENT', 'REMITTANCE'] as const;
@@ -106,15 +103,7 @@ export const SettlementLine = Type.Object(
 );
 export type SettlementLine = Static<typeof SettlementLine>;
 
-export const PageOfSettlementLine = Type.Object(
-  {
-    page: Type.Integer({ minimum: 1, maximum: 10000 }),
-    pageSize: Type.Integer({ minimum: 1, maximum: 50 }),
-    total: Type.Integer({ description: 'all matching rows' }),
-    items: Type.Array(SettlementLine),
-  },
-  { $id: 'PageOfSettlementLine', additionalProperties: false },
-);
+export const PageOfSettlementLine = pageOf(SettlementLine, 'PageOfSettlementLine');
 export type PageOfSettlementLine = Static<typeof PageOfSettlementLine>;
 
 export const PartnerBalance = Type.Object(
