@@ -129,6 +129,15 @@ export async function seedOrders(
            FROM generate_series($1::int, $2::int) g, LATERAL (SELECT $4::timestamptz - (g || ' seconds')::interval AS created_at) c`,
         [from, to, zoneId, now, keyIds],
       );
+      // Their payment intents (docs/payments.md), as an order's creation makes them: COD awaiting collection.
+      await q.query(
+        `INSERT INTO payment_intents (id, order_id, order_code, environment, method, status, amount_qepik, created_at, updated_at)
+         SELECT 'pi_' || substr(md5(o.id::text), 1, 24), o.id, o.code, o.environment, 'COD', 'AWAITING_COLLECTION', o.cod_amount_qepik,
+                o.created_at, o.created_at
+           FROM orders o
+          WHERE o.code BETWEEN 'B' || lpad($1::text, 8, '0') AND 'B' || lpad($2::text, 8, '0')`,
+        [from, to],
+      );
       await q.query('SET LOCAL session_replication_role = replica');
       await q.query(
         `INSERT INTO order_items (order_id, position, name, qty, unit_price_qepik)

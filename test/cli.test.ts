@@ -255,6 +255,52 @@ describe('partner keys / orders / trigger', TEST_TIMEOUT, () => {
   });
 });
 
+describe('partner payments, balance and settlements', TEST_TIMEOUT, () => {
+  it('lists and reads payment intents, the balance, settlements and their lines, and prints the CSV statement', async () => {
+    const user = await signedIn();
+    const key = await runJson<{ id: string; key: string }>(user, [
+      'keys',
+      'create',
+      '--name',
+      'CLI payments key',
+      '--scopes',
+      'orders:read,logistics:write,payments:read',
+    ]);
+    const headers = { 'x-api-key': key.key };
+    const order = (
+      await t.sandbox.inject({ method: 'POST', url: '/v1/partner/sandbox/orders', headers, payload: { paymentMethod: 'COD' } })
+    ).json();
+    for (const type of ['PICKED_UP', 'EN_ROUTE', 'DELIVERED']) {
+      const res = await t.sandbox.inject({
+        method: 'POST',
+        url: `/v1/partner/orders/${order.code}/events`,
+        headers,
+        payload: { type },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const intents = await runJson<{ items: Array<{ id: string; status: string }> }>(user, ['payments', 'list', '--key', key.id]);
+    expect(intents.items).toEqual([expect.objectContaining({ status: 'COLLECTED' })]);
+    const one = await run(user, ['payments', 'get', intents.items[0].id, '--key', key.id]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^Status:\s+COLLECTED$/m);
+    const balance = await runJson<{ codOnHandQepik: number }>(user, ['balance', '--key', key.id]);
+    expect(balance.codOnHandQepik).toBe(order.codAmountQepik);
+    t.clock.advance(1);
+    const closed = (await t.sandbox.inject({ method: 'POST', url: '/v1/partner/sandbox/settlements', headers })).json();
+    const list = await run(user, ['settlements', 'list', '--key', key.id]);
+    expect(list.stdout).toMatch(new RegExp(`^${closed.id}\\s+AWAITING_REMITTANCE`, 'm'));
+    const got = await runJson<{ id: string; outstandingQepik: number }>(user, ['settlements', 'get', closed.id, '--key', key.id]);
+    expect(got).toMatchObject({ id: closed.id, outstandingQepik: order.codAmountQepik });
+    const lines = await run(user, ['settlements', 'lines', closed.id, '--key', key.id]);
+    expect(lines.stdout).toMatch(new RegExp(`COD_COLLECTION\\s+${order.code}`));
+    const csv = await run(user, ['settlements', 'lines', closed.id, '--csv', '--key', key.id]);
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout.split('\r\n')[0]).toBe('id,type,orderCode,paymentIntentId,expectedQepik,amountQepik,note,reference,at');
+    expect(csv.stdout).toContain(`,COD_COLLECTION,${order.code},`);
+  });
+});
+
 describe('partner listen', TEST_TIMEOUT, () => {
   it('forwards the key’s events to a local URL, signed so that the SDK’s verifyWebhook accepts them, one line each', async () => {
     const user = await signedIn();

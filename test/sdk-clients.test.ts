@@ -739,6 +739,58 @@ describe('sandbox simulator, go-live checklist and request log', () => {
   });
 });
 
+describe('payments', () => {
+  it('captures and refunds a sandbox card order, closes and remits a sandbox period, reads intents, balance, settlements, lines and CSV', async () => {
+    const partner = await createPartner(t.ctx);
+    const dev = await signedIn(partner);
+    const key = await dev.keys.create({
+      name: 'Payments key',
+      environment: 'SANDBOX',
+      scopes: ['orders:read', 'logistics:write', 'payments:read'],
+    });
+    const sandbox = partnerClient(key.key);
+    const [card] = await sandbox.createSandboxOrders(1, { paymentMethod: 'CARD' });
+    const captured = await sandbox.POST('/v1/partner/sandbox/orders/{code}/payment/capture', {
+      params: { path: { code: card.code } },
+    });
+    expect(captured.status).toBe('SUCCEEDED');
+    const refunded = await sandbox.POST('/v1/partner/sandbox/orders/{code}/payment/refunds', {
+      params: { path: { code: card.code } },
+      body: { amountQepik: 1 },
+    });
+    expect(refunded.amountRefundedQepik).toBe(1);
+    const intents = await sandbox.GET('/v1/partner/payment-intents', { params: { query: { orderCode: card.code } } });
+    expect(intents.items[0].id).toBe(captured.id);
+    expect((await sandbox.GET('/v1/partner/payment-intents/{id}', { params: { path: { id: captured.id } } })).orderCode).toBe(
+      card.code,
+    );
+    const [cod] = await sandbox.createSandboxOrders(1, { paymentMethod: 'COD' });
+    for (const type of ['PICKED_UP', 'EN_ROUTE', 'DELIVERED'] as const) {
+      await sandbox.POST('/v1/partner/orders/{code}/events', { params: { path: { code: cod.code } }, body: { type } });
+    }
+    expect((await sandbox.GET('/v1/partner/balance')).codOnHandQepik).toBe(cod.codAmountQepik);
+    t.clock.advance(1);
+    const settlement = await sandbox.POST('/v1/partner/sandbox/settlements', {});
+    expect(settlement.collectionsCount).toBe(1);
+    expect((await sandbox.GET('/v1/partner/settlements')).items[0].id).toBe(settlement.id);
+    expect((await sandbox.GET('/v1/partner/settlements/{id}', { params: { path: { id: settlement.id } } })).id).toBe(
+      settlement.id,
+    );
+    const lines = await sandbox.GET('/v1/partner/settlements/{id}/lines', { params: { path: { id: settlement.id } } });
+    expect(lines.items[0].orderCode).toBe(cod.code);
+    const csv = await sandbox.GET('/v1/partner/settlements/{id}/lines.csv', {
+      params: { path: { id: settlement.id } },
+      parseAs: 'text',
+    });
+    expect(String(csv).split('\r\n')[0]).toBe('id,type,orderCode,paymentIntentId,expectedQepik,amountQepik,note,reference,at');
+    const remitted = await sandbox.POST('/v1/partner/sandbox/settlements/{id}/remittances', {
+      params: { path: { id: settlement.id } },
+      body: { amountQepik: settlement.outstandingQepik, reference: 'SDK-1' },
+    });
+    expect(remitted.type).toBe('REMITTANCE');
+  });
+});
+
 describe('coverage', () => {
   it('every partner, developer and sign-in operation the SDK was generated for went through the SDK above', () => {
     const missing = OPERATIONS.map((op) => `${op.method} ${op.path}`).filter((op) => !exercised.has(op));

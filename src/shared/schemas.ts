@@ -122,7 +122,17 @@ export const WEBHOOK_EVENTS = [
   'order.cancelled',
   'batch.completed',
   'order.assigned_to_partner',
+  // Payments (docs/payments.md): only for keys holding payments:read.
+  'payment_intent.succeeded',
+  'payment_intent.refunded',
+  'payment_intent.collected',
+  'payment_intent.canceled',
+  'settlement.created',
+  'settlement.updated',
+  'settlement.settled',
 ] as const;
+/** The kinds that need the scope payments:read (docs/payments.md, "Webhooks and realtime"). */
+export const PAYMENT_WEBHOOK_EVENTS: ReadonlySet<string> = new Set(WEBHOOK_EVENTS.slice(6));
 export const WebhookEvent = StringEnum(WEBHOOK_EVENTS, { $id: 'WebhookEvent' });
 export type WebhookEvent = Static<typeof WebhookEvent>;
 

@@ -46,6 +46,7 @@ export async function fanOutBatch(ctx: AppContext, batchSize: number): Promise<F
         types: [...new Set(rows.map((r) => r.type))],
         environments: [...new Set(rows.map((r) => r.environment))],
         keyIds: [...new Set(rows.flatMap((r) => keysOfEvent(r, orders)))],
+        partnerIds: [...new Set(rows.flatMap((r) => (r.partnerId ? [r.partnerId] : [])))],
       },
       now,
       q,
@@ -90,6 +91,7 @@ export async function fanOutBatch(ctx: AppContext, batchSize: number): Promise<F
       environment: r.environment,
       orderId: r.orderId,
       assignedKeyId: r.assignedKeyId,
+      partnerId: r.partnerId,
       data: r.data,
       createdAt: r.createdAt,
     }));

@@ -295,7 +295,8 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
     }
     const response: Json = {
       description: (typeof s.description === 'string' && !s.$id ? s.description : undefined) ?? STATUS_TEXT[status] ?? 'OK',
-      content: { 'application/json': { schema: c.schema(s) } },
+      // A body that is not JSON (a CSV download) names its media type on its schema.
+      content: { [typeof s['x-content-type'] === 'string' ? s['x-content-type'] : 'application/json']: { schema: c.schema(s) } },
     };
     if (family === 'partner') response.headers = RATE_LIMIT_HEADERS;
     out[statusText] = response;

@@ -84,6 +84,18 @@ const SPEC_OPERATIONS = [
   'GET /v1/developer/requests',
   'GET /v1/developer/requests/drops',
   'GET /v1/developer/requests/{id}',
+  // Payments and settlements (docs/payments.md).
+  'GET /v1/partner/payment-intents',
+  'GET /v1/partner/payment-intents/{id}',
+  'GET /v1/partner/balance',
+  'GET /v1/partner/settlements',
+  'GET /v1/partner/settlements/{id}',
+  'GET /v1/partner/settlements/{id}/lines',
+  'GET /v1/partner/settlements/{id}/lines.csv',
+  'POST /v1/partner/sandbox/orders/{code}/payment/capture',
+  'POST /v1/partner/sandbox/orders/{code}/payment/refunds',
+  'POST /v1/partner/sandbox/settlements',
+  'POST /v1/partner/sandbox/settlements/{id}/remittances',
 ].sort();
 
 const SPEC_SCHEMAS = [

@@ -8,6 +8,7 @@
 import type { Queryable } from '../../db/db.js';
 import { prepared } from '../../db/prepared.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
+import { newOrderIntentSql, statusChangeIntentSql } from '../payments/intent-hooks.js';
 import type { PartnerCustomer } from './orders.schemas.js';
 import { OUTBOX_INSERT, type OutboxTx, outboxOrderDataSql } from './outbox.js';
 import { type PartnerOrderPieces, type PartnerOrderScope, scopeConditions } from './visibility.js';
@@ -39,9 +40,21 @@ export type NewOrderOutcome =
   /** `zoneId` names no zone: nothing was written. */
   | { kind: 'no-zone' };
 
+/** The order's payment intent, inserted by the same statement (docs/payments.md). */
+const NEW_ORDER_INTENT = newOrderIntentSql({
+  order: 'o',
+  code: '$2::text',
+  environment: '$3::text',
+  method: '$5::text',
+  paymentStatus: '$6::text',
+  totalQepik: '$7::bigint',
+  codAmountQepik: '$8::bigint',
+  createdAt: '$16::timestamptz',
+});
+
 /**
  * A new order in ONE statement (so ONE round trip, atomic without a transaction of its own): the
- * order, its items, its timeline entries (`statuses`, in order, all at `createdAt`) and its outbox
+ * order, its payment intent, its items, its timeline entries (`statuses`, in order, all at `createdAt`) and its outbox
  * events (`outbox`, in order, each with `data = { order }`, the new snapshot with customer), and the
  * order's PartnerOrder pieces back.
  *
@@ -82,7 +95,7 @@ export async function insertNewOrderRow(
          FROM zone WHERE zone.ok
        ON CONFLICT (code) DO NOTHING
        RETURNING id, pv_head, pv_customer, pv_tail
-     ), item_rows AS (
+     ), ${NEW_ORDER_INTENT}, item_rows AS (
        INSERT INTO order_items (order_id, position, name, qty, unit_price_qepik)
        SELECT o.id, i.position, i.name, i.qty, i.price FROM o, items i
      ), event_rows AS (
@@ -259,6 +272,13 @@ export interface StatusChange {
  * and a generic plan of that join made while the table was small is a hash join over a sequential
  * scan of `orders`, kept for the session's life (docs/performance.md, 'Operator writes').
  */
+/**
+ * What the changes do to their orders' payment intents, in the same statement (docs/payments.md).
+ * Placed before `out`: PostgreSQL runs the WITH items nobody reads in reverse order, so the order's own
+ * events get the lower outbox ids and are delivered first.
+ */
+const STATUS_CHANGE_INTENT = statusChangeIntentSql('input');
+
 export async function recordStatusChanges(changes: StatusChange[], tx: OutboxTx): Promise<Map<string, PartnerOrderPieces>> {
   const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
   const rows = await tx.query<PartnerOrderPieces & { id: string }>(
@@ -283,7 +303,7 @@ export async function recordStatusChanges(changes: StatusChange[], tx: OutboxTx)
          FROM ev
         WHERE o.id = ev.order_id
        RETURNING o.id, o.pv_head, o.pv_customer, o.pv_tail
-     ), out AS (
+     ), ${STATUS_CHANGE_INTENT}, out AS (
        ${OUTBOX_INSERT}
        SELECT x.event_id, x.type, i.environment, i.order_id, i.assigned_key_id,
               ${outboxOrderDataSql('u', 'i.previous_status')}, i.at

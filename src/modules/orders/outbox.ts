@@ -20,6 +20,9 @@
  *    (`orderAsSeenBy`, visibility.ts) and routes by keySeesOrder.
  *  - `batch.completed`: `data = { batch: { code, status, orderCodes } }`, `order_id` and
  *    `assigned_key_id` null, `environment` the environment of the batch's orders.
+ *  - payment intent events (`payment_intent.*`): `data = { paymentIntent }`, `order_id` and
+ *    `assigned_key_id` as for order events; settlement events (`settlement.*`): `data = { settlement }`,
+ *    `partner_id` the settlement's partner, no order (docs/payments.md).
  *
  * Consumed by the worker's fan-out (src/worker/fanout.ts), which routes rows to webhooks (docs/decisions-log.md, 'Webhooks',
  * src/modules/webhooks/routing.ts), marks them processed and, after each committed batch, emits
@@ -74,6 +77,8 @@ export interface ProcessedOutboxEvent {
   environment: ApiKeyEnvironment;
   orderId: string | null;
   assignedKeyId: string | null;
+  /** The partner a settlement event is addressed to; null for every other event. */
+  partnerId: string | null;
   data: Record<string, unknown>;
   /** When the event happened (the envelope's `createdAt`). */
   createdAt: Date;

@@ -3,7 +3,9 @@
  * partner write (create, assign, status walks, batches, partner events grouped and with an
  * Idempotency-Key, the sandbox helper) goes through HTTP, and the worker fans the outbox out to a
  * webhook's deliveries, on a table of thousands of orders with every optional part filled, and `pg_stat_user_tables` must show no new sequential scan of `orders`,
- * `order_items`, `order_events` or `outbox`, and no index read of a large part of them either.
+ * `order_items`, `order_events`, `outbox`, `payment_intents`, `settlements` or `settlement_lines`, and
+ * no index read of a large part of them either. The payment statements (capture, refund, settlement
+ * creation, adjustment, remittance, the partner's reads) run with them.
  *
  * The app first serves the same writes while the table is still empty, as a deployment does on its
  * first day: each database session plans (and keeps) the statements of its triggers then. That is how
@@ -26,12 +28,14 @@ import { type Auth, orderBody } from './orders.test-helpers.js';
 
 /** Orders in the table when the writes are measured. */
 const SEEDED = 5000;
-const TABLES = ['orders', 'order_items', 'order_events', 'outbox'] as const;
+const TABLES = ['orders', 'order_items', 'order_events', 'outbox', 'payment_intents', 'settlements', 'settlement_lines'] as const;
 
 let t: TestApp;
 let admin: Auth;
 let key: TestKey;
 let otherKey: TestKey;
+let partnerId: string;
+let otherPartnerId: string;
 let sandboxKey: TestKey;
 let zoneId: string;
 let receiver: WebhookReceiver;
@@ -87,11 +91,59 @@ async function exerciseWritePaths(seeded: string[]): Promise<number> {
   ]);
   await all([post(`/v1/admin/batches/${batch.code}/status`, admin, { status: 'COMPLETED' })]);
   await all([post('/v1/partner/sandbox/orders', sandboxKey.headers, {}, true)]);
+  requests += await exercisePayments(codes.slice(0, 2));
   if (seeded.length > 0) {
     await all(seeded.slice(0, 2).map((code) => post(`/v1/admin/orders/${code}/assign`, admin, { apiKeyId: otherKey.id })));
     await all(seeded.slice(2, 5).map((code) => event(code, { type: 'PICKED_UP' })));
   }
   return requests;
+}
+
+/**
+ * The payment statements (docs/payments.md): a card order captured and refunded, the period of the
+ * `delivered` collections closed, adjusted and remitted on, and the partner's reads of intents,
+ * balance, settlements and lines. The list of intents is left out: its total counts the key's
+ * matching intents (an index range as long as the key's orders).
+ */
+async function exercisePayments(delivered: string[]): Promise<number> {
+  const card = await post(
+    '/v1/admin/orders',
+    admin,
+    orderBody({
+      paymentMethod: 'CARD',
+      codAmountQepik: 0,
+      totalQepik: 6000,
+      items: [{ name: { az: 'a', ru: 'b', en: 'c' }, qty: 1, unitPriceQepik: 6000 }],
+    }),
+  );
+  await post(`/v1/admin/orders/${card.code}/payment/capture`, admin, {});
+  await post(`/v1/admin/orders/${card.code}/payment/refunds`, admin, { amountQepik: 100 });
+  t.clock.advance(1);
+  const settlement = await post(`/v1/admin/partners/${partnerId}/settlements`, admin, {
+    environment: 'live',
+    periodEnd: t.clock.now().toISOString(),
+  });
+  expect(settlement.collectionsCount).toBe(delivered.length);
+  await post(`/v1/admin/settlements/${settlement.id}/adjustments`, admin, { amountQepik: -10, note: 'rounding' });
+  await post(`/v1/admin/settlements/${settlement.id}/remittances`, admin, { amountQepik: 100, reference: 'WS-BANK' });
+  const read = async (url: string) => {
+    const res = await t.live.inject({ method: 'GET', url, headers: key.headers });
+    expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+    return res;
+  };
+  const intent = (
+    await t.ctx.db.query<{ id: string }>(
+      'SELECT p.id FROM payment_intents p JOIN orders o ON o.id = p.order_id WHERE o.code = $1',
+      [delivered[0]],
+    )
+  )[0];
+  await read(`/v1/partner/payment-intents/${intent.id}`);
+  await read('/v1/partner/balance');
+  await read('/v1/partner/settlements');
+  await read(`/v1/partner/settlements/${settlement.id}`);
+  await read(`/v1/partner/settlements/${settlement.id}/lines`);
+  await read(`/v1/partner/settlements/${settlement.id}/lines.csv`);
+  return 14;
 }
 
 /**
@@ -148,6 +200,17 @@ async function seed(inTx: <T>(fn: (q: Queryable) => Promise<T>) => Promise<T>): 
        SELECT o.pv_last_event - 2 + s.n, o.id, s.status, o.created_at, 'ADMIN'
          FROM orders o CROSS JOIN (VALUES (1, 'PLACED'), (2, 'PACKED')) AS s(n, status) WHERE o.code LIKE 'WS%'`,
     );
+    // Their payment intents: half awaiting collection, half collected by another partner and on no
+    // settlement (what a settlement of this partner must not read).
+    await q.query(
+      `INSERT INTO payment_intents (id, order_id, order_code, environment, method, status, amount_qepik, amount_received_qepik,
+                                    partner_id, created_at, updated_at, captured_at)
+       SELECT 'pi_ws' || o.code, o.id, o.code, 'LIVE', 'COD', CASE WHEN n % 2 = 0 THEN 'COLLECTED' ELSE 'AWAITING_COLLECTION' END,
+              6000, CASE WHEN n % 2 = 0 THEN 6000 ELSE 0 END, CASE WHEN n % 2 = 0 THEN $1::uuid END, o.created_at, o.created_at,
+              CASE WHEN n % 2 = 0 THEN o.created_at END
+         FROM (SELECT o.*, row_number() OVER (ORDER BY o.code) AS n FROM orders o WHERE o.code LIKE 'WS%') o`,
+      [otherPartnerId],
+    );
     await q.query(
       `INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at, processed_at)
        SELECT 'evt_ws' || o.code, 'order.placed', 'LIVE', o.id, o.assigned_key_id, jsonb_build_object('order', jsonb_build_object('code', o.code)),
@@ -162,7 +225,12 @@ beforeAll(async () => {
   t = await createTestApp();
   admin = (await createUser(t.ctx, 'ADMIN')).auth;
   const partner = await createPartner(t.ctx);
-  key = await createKey(t.ctx, partner.id, { rateLimit: 100_000 });
+  partnerId = partner.id;
+  otherPartnerId = (await createPartner(t.ctx)).id;
+  key = await createKey(t.ctx, partner.id, {
+    rateLimit: 100_000,
+    scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage', 'payments:read'],
+  });
   otherKey = await createKey(t.ctx, partner.id, { rateLimit: 100_000 });
   sandboxKey = await createKey(t.ctx, partner.id, { environment: 'SANDBOX', rateLimit: 100_000 });
   zoneId = (await post('/v1/admin/zones', admin, { name: { az: 'Mərkəz', ru: 'Центр', en: 'Centre' } })).id;
@@ -190,7 +258,15 @@ describe('write paths on a table of thousands of orders', () => {
     await fanOut();
     const after = await seeder.counters(TABLES);
     const seqScans = Object.fromEntries(TABLES.map((table) => [table, after[table].seqScan - before[table].seqScan]));
-    expect(seqScans).toEqual({ orders: 0, order_items: 0, order_events: 0, outbox: 0 });
+    expect(seqScans).toEqual({
+      orders: 0,
+      order_items: 0,
+      order_events: 0,
+      outbox: 0,
+      payment_intents: 0,
+      settlements: 0,
+      settlement_lines: 0,
+    });
     // A full index scan would not count as a sequential scan: rows fetched through indexes stay a
     // few per request (a tenth of one table's size would mean a scan in all but name).
     for (const table of TABLES) {

@@ -29,7 +29,7 @@ import type { Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { isUuid } from '../../shared/ids.js';
-import { WEBHOOK_EVENTS } from '../../shared/schemas.js';
+import { PAYMENT_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '../../shared/schemas.js';
 import { findKey } from '../keys/keys.repo.js';
 import { findOrderPlacements } from '../orders/order-reads.repo.js';
 import type { ProcessedOutboxEvent } from '../orders/outbox.js';
@@ -73,10 +73,12 @@ const invalidKeyId = () =>
   ]);
 
 /** Validates a subscribe message: the key id and the event kinds (default: all of them). */
-function parseSubscribe(payload: unknown): { apiKeyId: string; events: string[] } | { error: ErrorEnvelope } {
+function parseSubscribe(
+  payload: unknown,
+): { apiKeyId: string; events: string[]; defaulted?: boolean } | { error: ErrorEnvelope } {
   const body = (typeof payload === 'object' && payload !== null ? payload : {}) as { apiKeyId?: unknown; events?: unknown };
   if (typeof body.apiKeyId !== 'string' || !isUuid(body.apiKeyId)) return invalidKeyId();
-  if (body.events === undefined) return { apiKeyId: body.apiKeyId, events: [...WEBHOOK_EVENTS] };
+  if (body.events === undefined) return { apiKeyId: body.apiKeyId, events: [...WEBHOOK_EVENTS], defaulted: true };
   const events = body.events;
   const known = new Set<string>(WEBHOOK_EVENTS);
   const bad = Array.isArray(events)
@@ -159,11 +161,20 @@ export class ListenSessions {
         rotated ? `Key ${key.id} was rotated: listen to its successor ${key.successorId}` : `Key ${key.id} is revoked`,
       );
     }
+    // The payment kinds need payments:read, as for webhooks (docs/payments.md): left out of the default
+    // subscription of a key without it, refused when asked for.
+    let events = request.events;
+    if (!key.scopes.includes('payments:read')) {
+      if (request.defaulted) events = events.filter((e) => !PAYMENT_WEBHOOK_EVENTS.has(e));
+      else if (events.some((e) => PAYMENT_WEBHOOK_EVENTS.has(e))) {
+        return refusal('ERR_API_KEY_SCOPE', `Key ${key.id} lacks the scope payments:read, which the payment kinds need`);
+      }
+    }
     return {
       subscription: {
         apiKeyId: key.id,
         environment: key.environment === 'LIVE' ? 'live' : 'sandbox',
-        events: request.events,
+        events,
       },
     };
   }
@@ -185,6 +196,7 @@ export class ListenSessions {
       {
         keyIds: [...new Set(wanted.flatMap((r) => keysOfEvent(r, orders)))],
         environments: [...new Set(wanted.map((r) => r.environment))],
+        partnerIds: [...new Set(wanted.flatMap((r) => (r.partnerId ? [r.partnerId] : [])))],
       },
       this.ctx.clock.now(),
       this.ctx.db,

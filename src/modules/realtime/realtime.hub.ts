@@ -6,6 +6,8 @@
  * Rooms: `partner:<partnerId>` (every PARTNER user of that partner) and `admins`. Events:
  *   order.updated    { order }     → the partner owning the order's key (the order as that key sees it:
  *                                    orderAsSeenBy, visibility.ts) and admins (with customer)
+ *   payment_intent.updated { paymentIntent } → the partner owning the order's key, and admins
+ *   settlement.updated { settlement } → the settlement's partner, and admins (docs/payments.md)
  *   delivery.updated { delivery }  → the partner owning the webhook
  *   request.logged   { request }   → the partner owning the key (at most 50 a second per partner from a
  *                                    process: request-log/request-recorder.ts)
@@ -270,6 +272,10 @@ export class RealtimeHub {
   private async publishOrders(rows: ProcessedOutboxEvent[]): Promise<void> {
     if (this.audience.empty) return;
     for (const row of rows) {
+      if (row.type.startsWith('payment_intent.') || row.type.startsWith('settlement.')) {
+        await this.publishPayment(row);
+        continue;
+      }
       const order = (row.data as { order?: { customer?: unknown } } | undefined)?.order;
       if (!order || REDUNDANT_ORDER_EVENTS.has(row.type)) continue;
       this.emit(ADMINS_ROOM, 'order.updated', { order });
@@ -277,6 +283,22 @@ export class RealtimeHub {
       const owner = await this.ownerOf(row.assignedKeyId);
       if (!owner || !this.audience.has(partnerRoom(owner.partnerId))) continue;
       this.emit(partnerRoom(owner.partnerId), 'order.updated', { order: orderAsSeenBy(owner, order) });
+    }
+  }
+
+  /**
+   * payment_intent.updated { paymentIntent } to the partner owning the order's key, and
+   * settlement.updated { settlement } to the settlement's partner; both to admins (docs/payments.md).
+   */
+  private async publishPayment(row: ProcessedOutboxEvent): Promise<void> {
+    const { paymentIntent, settlement } = row.data as { paymentIntent?: unknown; settlement?: unknown };
+    if (paymentIntent) {
+      this.emit(ADMINS_ROOM, 'payment_intent.updated', { paymentIntent });
+      const owner = row.assignedKeyId ? await this.ownerOf(row.assignedKeyId) : null;
+      if (owner) this.emit(partnerRoom(owner.partnerId), 'payment_intent.updated', { paymentIntent });
+    } else if (settlement) {
+      this.emit(ADMINS_ROOM, 'settlement.updated', { settlement });
+      if (row.partnerId) this.emit(partnerRoom(row.partnerId), 'settlement.updated', { settlement });
     }
   }
 

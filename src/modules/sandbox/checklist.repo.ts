@@ -5,13 +5,14 @@
  * statements as one key's. The partner id or the keys come first, the Queryable last.
  */
 import type { Queryable } from '../../db/db.js';
-import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
+import type { ApiKeyEnvironment, ApiKeyScope, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
 
 export interface PartnerKeyRow {
   id: string;
   environment: ApiKeyEnvironment;
   successorId: string | null;
   createdAt: Date;
+  scopes: ApiKeyScope[];
 }
 
 /** The partner's keys, newest first; null when there is no such partner. One probe of each index. */
@@ -21,8 +22,9 @@ export async function listPartnerKeyLineage(partnerId: string, q: Queryable): Pr
     environment: ApiKeyEnvironment;
     successor_id: string | null;
     created_at: Date;
+    scopes: ApiKeyScope[] | null;
   }>(
-    `SELECT k.id, k.environment, k.successor_id, k.created_at
+    `SELECT k.id, k.environment, k.successor_id, k.created_at, k.scopes
        FROM partners p LEFT JOIN api_keys k ON k.partner_id = p.id
       WHERE p.id = $1
       ORDER BY k.created_at DESC, k.id DESC`,
@@ -30,7 +32,9 @@ export async function listPartnerKeyLineage(partnerId: string, q: Queryable): Pr
   );
   if (rows.length === 0) return null;
   return rows.flatMap((r) =>
-    r.id === null ? [] : [{ id: r.id, environment: r.environment, successorId: r.successor_id, createdAt: r.created_at }],
+    r.id === null
+      ? []
+      : [{ id: r.id, environment: r.environment, successorId: r.successor_id, createdAt: r.created_at, scopes: r.scopes ?? [] }],
   );
 }
 

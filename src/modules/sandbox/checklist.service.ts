@@ -26,7 +26,7 @@ import {
   webhookEvidence,
   writeMarks,
 } from './checklist.repo.js';
-import { type RequestEvidence, requestEvidence } from './request-evidence.js';
+import { NO_REQUEST_EVIDENCE, type RequestEvidence, requestEvidence } from './request-evidence.js';
 import type { ChecklistItem, GoLiveChecklist, PartnerChecklists } from './sandbox.schemas.js';
 import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
 
@@ -132,12 +132,39 @@ const ITEMS: ItemDefinition[] = [
   ),
 ];
 
+/** The items of keys holding payments:read (docs/payments.md, "Sandbox"), after the others. */
+const PAYMENT_ITEMS: ItemDefinition[] = [
+  {
+    id: 'payment-intents-listed-updated-since',
+    title: 'Listed payment intents with updatedSince',
+    hint: 'GET /v1/partner/payment-intents?updatedSince=<ISO 8601 time> with this key, answered 200: the incremental sync of payments.',
+    doneAt: (e) => e.requests.listedIntentsUpdatedSince,
+  },
+  {
+    id: 'settlement-lines-read',
+    title: "Read a settlement's lines",
+    hint: 'GET /v1/partner/settlements/{id}/lines (or lines.csv) with this key, answered 200. Close a sandbox period first: POST /v1/partner/sandbox/settlements.',
+    doneAt: (e) => e.requests.readSettlementLines,
+  },
+  webhookItem(
+    'settlement.created',
+    'webhook-settlement-created',
+    'deliver a COD order and close a sandbox period (POST /v1/partner/sandbox/settlements)',
+  ),
+];
+
+/** The items of a key: every key's, then the payment items for a key holding payments:read. */
+function itemsFor(scopes: readonly string[]): ItemDefinition[] {
+  return scopes.includes('payments:read') ? [...ITEMS, ...PAYMENT_ITEMS] : ITEMS;
+}
+
 const WEBHOOK_TYPES: WebhookEvent[] = [
   'order.assigned_to_partner',
   'order.status_changed',
   'order.delivered',
   'order.cancelled',
   'batch.completed',
+  'settlement.created',
 ];
 
 const NO_EVENTS: EventEvidence = {
@@ -193,7 +220,8 @@ async function checklistsOf(
     marked.set(lineage, items);
   }
   // The evidence is read only for lineages with an item still open.
-  const open = new Set([...lineages].filter((l) => ITEMS.some((item) => !marked.get(l)?.has(item.id))));
+  const scopesOf = (lineage: string) => keys.find((k) => k.id === lineage)?.scopes ?? [];
+  const open = new Set([...lineages].filter((l) => itemsFor(scopesOf(l)).some((item) => !marked.get(l)?.has(item.id))));
   const openMembers = members.filter((m) => open.has(m.actsForKeyId));
   const [events, webhooks, requests] = await Promise.all([
     partnerEventEvidence(
@@ -216,12 +244,12 @@ async function checklistsOf(
     const evidence: Evidence = {
       events: events.get(lineage) ?? NO_EVENTS,
       webhooks: webhooks.get(lineage) ?? new Map(),
-      requests: requests.get(lineage) ?? { listedUpdatedSince: null, idempotentRepeat: null },
+      requests: requests.get(lineage) ?? NO_REQUEST_EVIDENCE,
     };
     const seen = marked.get(lineage);
     itemsOf.set(
       lineage,
-      ITEMS.map((item) => {
+      itemsFor(scopesOf(lineage)).map((item) => {
         let at = seen?.get(item.id) ?? null;
         if (at === null) {
           at = open.has(lineage) ? item.doneAt(evidence) : null;
@@ -266,5 +294,6 @@ export async function partnerChecklists(deps: ChecklistDeps, partnerId: string):
   return { items: sandbox.length === 0 ? [] : await checklistsOf(deps, partnerId, sandbox, keys) };
 }
 
-/** The item ids, in order (tests and the portal's links). */
+/** The item ids, in order (tests and the portal's links); a key with payments:read has the payment items after them. */
 export const CHECKLIST_ITEM_IDS = ITEMS.map((i) => i.id);
+export const PAYMENT_CHECKLIST_ITEM_IDS = PAYMENT_ITEMS.map((i) => i.id);

@@ -114,12 +114,12 @@ describe('POST /v1/partner/sandbox/orders', () => {
     expect(read.json()).toEqual(order);
   });
 
-  it('makes a COD order UNPAID with the total to collect, a CARD order PAID with nothing to collect', async () => {
+  it('makes a COD order UNPAID with the total to collect, a CARD order UNPAID (awaiting capture) with nothing to collect', async () => {
     const k = await key();
     const cod = (await create(k, { paymentMethod: 'COD' })).json();
     expect(cod).toMatchObject({ paymentMethod: 'COD', paymentStatus: 'UNPAID', codAmountQepik: cod.totalQepik });
     const card = (await create(k, { paymentMethod: 'CARD' })).json();
-    expect(card).toMatchObject({ paymentMethod: 'CARD', paymentStatus: 'PAID', codAmountQepik: 0 });
+    expect(card).toMatchObject({ paymentMethod: 'CARD', paymentStatus: 'UNPAID', codAmountQepik: 0 });
   });
 
   it('accepts an empty JSON object, and refuses an unknown payment method or field with ERR_VALIDATION', async () => {

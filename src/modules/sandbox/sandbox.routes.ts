@@ -6,8 +6,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sandboxDeveloperRoutes } from './sandbox-developer.routes.js';
 import { sandboxPartnerRoutes } from './sandbox-partner.routes.js';
+import { sandboxPaymentsRoutes } from './sandbox-payments.routes.js';
 
 export const sandboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(sandboxPartnerRoutes);
+  await app.register(sandboxPaymentsRoutes);
   await app.register(sandboxDeveloperRoutes);
 };

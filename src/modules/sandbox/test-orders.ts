@@ -104,7 +104,8 @@ function testOrderData(paymentMethod: PaymentMethod | undefined, withCustomer: b
   const window = timeWindow(now);
   return {
     paymentMethod: method,
-    paymentStatus: method === 'CARD' ? 'PAID' : 'UNPAID',
+    // A card test order starts awaiting capture (docs/payments.md, "Sandbox"): paid once captured.
+    paymentStatus: 'UNPAID',
     totalQepik: total,
     codAmountQepik: method === 'COD' ? total : 0,
     area: address.area,

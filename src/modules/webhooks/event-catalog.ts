@@ -9,6 +9,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { DateTime, OrderStatus, PartnerEnvironment, Uuid, WEBHOOK_EVENTS, type WebhookEvent } from '../../shared/schemas.js';
 import { Batch, PartnerOrder } from '../orders/orders.schemas.js';
+import { PaymentIntent, Settlement } from '../payments/payments.schemas.js';
 
 /** Every kind a delivery can carry: the six WebhookEvent kinds and `ping`. */
 export const EVENT_TYPES = ['ping', ...WEBHOOK_EVENTS] as const;
@@ -71,6 +72,57 @@ export const OrderAssignedToPartnerEvent = envelope(
   'An order was assigned to your key',
 );
 
+const PaymentIntentData = Type.Object(
+  { paymentIntent: PaymentIntent },
+  { additionalProperties: false, description: 'The payment intent after the change' },
+);
+const SettlementData = Type.Object(
+  { settlement: Settlement },
+  { additionalProperties: false, description: 'The settlement after the change' },
+);
+export const PaymentIntentSucceededEvent = envelope(
+  'PaymentIntentSucceededEvent',
+  'payment_intent.succeeded',
+  PaymentIntentData,
+  'A card payment was captured',
+);
+export const PaymentIntentRefundedEvent = envelope(
+  'PaymentIntentRefundedEvent',
+  'payment_intent.refunded',
+  PaymentIntentData,
+  'A card payment was refunded, in part or in full',
+);
+export const PaymentIntentCollectedEvent = envelope(
+  'PaymentIntentCollectedEvent',
+  'payment_intent.collected',
+  PaymentIntentData,
+  'Cash was collected at the door',
+);
+export const PaymentIntentCanceledEvent = envelope(
+  'PaymentIntentCanceledEvent',
+  'payment_intent.canceled',
+  PaymentIntentData,
+  'A payment intent was canceled with its order',
+);
+export const SettlementCreatedEvent = envelope(
+  'SettlementCreatedEvent',
+  'settlement.created',
+  SettlementData,
+  'A settlement was created',
+);
+export const SettlementUpdatedEvent = envelope(
+  'SettlementUpdatedEvent',
+  'settlement.updated',
+  SettlementData,
+  'A remittance or adjustment was added to a settlement',
+);
+export const SettlementSettledEvent = envelope(
+  'SettlementSettledEvent',
+  'settlement.settled',
+  SettlementData,
+  'A settlement was settled',
+);
+
 /** The envelope schema of each kind. */
 export const EVENT_SCHEMAS = {
   ping: PingEvent,
@@ -80,6 +132,13 @@ export const EVENT_SCHEMAS = {
   'order.cancelled': OrderCancelledEvent,
   'batch.completed': BatchCompletedEvent,
   'order.assigned_to_partner': OrderAssignedToPartnerEvent,
+  'payment_intent.succeeded': PaymentIntentSucceededEvent,
+  'payment_intent.refunded': PaymentIntentRefundedEvent,
+  'payment_intent.collected': PaymentIntentCollectedEvent,
+  'payment_intent.canceled': PaymentIntentCanceledEvent,
+  'settlement.created': SettlementCreatedEvent,
+  'settlement.updated': SettlementUpdatedEvent,
+  'settlement.settled': SettlementSettledEvent,
 } as const satisfies Record<EventType, TSchema>;
 
 /** Any delivery body: one of the envelopes, told apart by `type`. */
@@ -101,6 +160,17 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'batch.completed': 'A van batch was completed. Reaches keys that see at least one of its orders; orderCodes lists only those.',
   'order.assigned_to_partner':
     'An operator assigned an order to your key: from now on the key reads it and reports its delivery.',
+  'payment_intent.succeeded':
+    "A card order's payment was captured (the order's paymentStatus is PAID). Needs the scope payments:read; reaches the keys that see the order.",
+  'payment_intent.refunded':
+    "Part or all of a card payment was refunded (the order's paymentStatus is PARTIALLY_REFUNDED or REFUNDED). Needs payments:read.",
+  'payment_intent.collected':
+    'Your courier collected the cash of a COD order (your accepted DELIVERED event): amountReceivedQepik is what was collected. Needs payments:read.',
+  'payment_intent.canceled': 'The order was cancelled (or a COD order returned) before it was paid. Needs payments:read.',
+  'settlement.created':
+    "The marketplace closed a period of your cash collections into a statement: what you owe. Needs payments:read; reaches every webhook of your partner account in the settlement's environment.",
+  'settlement.updated': 'A remittance or an adjustment was recorded on one of your settlements. Needs payments:read.',
+  'settlement.settled': 'Nothing is outstanding on a settlement any more; its collections are SETTLED. Needs payments:read.',
 };
 
 const AT = '2026-11-20T09:41:07.000Z';
@@ -162,7 +232,68 @@ export function sampleEventData(type: EventType, webhookId = WEBHOOK_ID, at = AT
       return { order: sampleOrder('CANCELLED', at), previousStatus: 'PLACED' };
     case 'batch.completed':
       return { batch: { code: 'BAT-3F8W', status: 'COMPLETED', orderCodes: ['ORD-7K2Q9M', 'ORD-2M5X8P'] } };
+    case 'payment_intent.succeeded':
+      return { paymentIntent: samplePaymentIntent('CARD', 'SUCCEEDED', at) };
+    case 'payment_intent.refunded':
+      return { paymentIntent: { ...samplePaymentIntent('CARD', 'SUCCEEDED', at), amountRefundedQepik: 1600 } };
+    case 'payment_intent.collected':
+      return { paymentIntent: samplePaymentIntent('COD', 'COLLECTED', at) };
+    case 'payment_intent.canceled':
+      return { paymentIntent: samplePaymentIntent('COD', 'CANCELED', at) };
+    case 'settlement.created':
+      return { settlement: sampleSettlement(0, at) };
+    case 'settlement.updated':
+      return { settlement: sampleSettlement(20_000, at) };
+    case 'settlement.settled':
+      return { settlement: sampleSettlement(48_350, at) };
   }
+}
+
+/** A payment intent of the sample order. */
+export function samplePaymentIntent(
+  method: 'CARD' | 'COD',
+  status: Static<typeof PaymentIntent>['status'],
+  at = AT,
+): Static<typeof PaymentIntent> {
+  const received = status === 'SUCCEEDED' || status === 'COLLECTED' || status === 'SETTLED';
+  return {
+    id: 'pi_3Xb7Qm9Tz2Lw5Kp8Rv1Nc4Hd',
+    orderCode: 'ORD-7K2Q9M',
+    environment: 'live',
+    method,
+    status,
+    currency: 'AZN',
+    amountQepik: 4850,
+    amountReceivedQepik: received ? 4850 : 0,
+    amountRefundedQepik: 0,
+    settlementId: status === 'SETTLED' ? 'stl_7Hq2Wc9Zk4Tn1Bx6Pv3Ly8Md' : null,
+    createdAt: new Date(Date.parse(at) - 3_600_000).toISOString(),
+    updatedAt: at,
+    capturedAt: received ? at : null,
+    canceledAt: status === 'CANCELED' ? at : null,
+  };
+}
+
+/** A settlement of 10 collections after `remitted` qəpik were remitted. */
+function sampleSettlement(remitted: number, at: string): Static<typeof Settlement> {
+  const due = 48_350;
+  return {
+    id: 'stl_7Hq2Wc9Zk4Tn1Bx6Pv3Ly8Md',
+    environment: 'live',
+    periodStart: '2026-11-13T00:00:00.000Z',
+    periodEnd: '2026-11-20T00:00:00.000Z',
+    status: remitted >= due ? 'SETTLED' : remitted > 0 ? 'PARTIALLY_REMITTED' : 'AWAITING_REMITTANCE',
+    collectionsCount: 10,
+    expectedQepik: 48_500,
+    collectedQepik: 48_350,
+    varianceQepik: -150,
+    adjustmentsQepik: 0,
+    dueQepik: due,
+    remittedQepik: remitted,
+    outstandingQepik: due - remitted,
+    createdAt: at,
+    settledAt: remitted >= due ? at : null,
+  };
 }
 
 /** A valid envelope of each kind. */
@@ -192,7 +323,7 @@ export const EventTypeItem = Type.Object(
 );
 
 export const EventTypes = Type.Object(
-  { items: Type.Array(EventTypeItem, { description: '`ping` first, then the six WebhookEvent kinds' }) },
+  { items: Type.Array(EventTypeItem, { description: '`ping` first, then every WebhookEvent kind' }) },
   { $id: 'EventTypes', additionalProperties: false },
 );
 export type EventTypes = Static<typeof EventTypes>;

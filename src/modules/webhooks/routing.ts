@@ -14,7 +14,7 @@
  * its schema's field order when it is serialised (envelope.ts).
  */
 
-import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+import { type ApiKeyEnvironment, type ApiKeyScope, PAYMENT_WEBHOOK_EVENTS } from '../../shared/schemas.js';
 import { keySeesOrder, type OrderPlacement, type OrderViewer, orderAsSeenBy } from '../orders/visibility.js';
 
 /** A webhook that may get events, with its key as the visibility rule reads it. */
@@ -36,6 +36,8 @@ export interface RoutedEvent {
   type: string;
   environment: ApiKeyEnvironment;
   assignedKeyId: string | null;
+  /** The partner a settlement event is addressed to (null for every other event). */
+  partnerId?: string | null;
   data: Record<string, unknown>;
 }
 
@@ -67,7 +69,7 @@ export function keysOfEvent(event: RoutedEvent, orders: ReadonlyMap<string, Orde
 }
 
 /** What routing reads of a receiver: a webhook (Subscriber), or a key's realtime listen session. */
-export type EventViewer = OrderViewer & Pick<Subscriber, 'environment' | 'events' | 'scopes'>;
+export type EventViewer = OrderViewer & Pick<Subscriber, 'environment' | 'events' | 'scopes'> & { partnerId?: string };
 
 /**
  * The event's `data` as `sub` gets it, or null when the event is not for it. `orders`: the placements
@@ -79,6 +81,14 @@ export function eventDataFor(
   orders: ReadonlyMap<string, OrderPlacement>,
 ): Record<string, unknown> | null {
   if (sub.environment !== event.environment || !sub.events.includes(event.type)) return null;
+  // Payment kinds only for keys holding payments:read (docs/payments.md): payment intents then go
+  // where their order's events go; settlements to every webhook of their partner.
+  if (PAYMENT_WEBHOOK_EVENTS.has(event.type)) {
+    if (!sub.scopes.includes('payments:read')) return null;
+    if (event.type.startsWith('settlement.')) {
+      return event.partnerId && sub.partnerId === event.partnerId ? event.data : null;
+    }
+  }
   if (event.type === 'batch.completed') {
     const batch = batchOf(event);
     if (!batch) return null;

@@ -15,7 +15,7 @@
 import type { AppContext } from '../../context.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
-import type { ApiKeyScope, WebhookDeliveryStatus } from '../../shared/schemas.js';
+import { type ApiKeyScope, PAYMENT_WEBHOOK_EVENTS, type WebhookDeliveryStatus } from '../../shared/schemas.js';
 import { lockKeyForWebhooks } from '../keys/keys.repo.js';
 import { orderAsSeenBy } from '../orders/visibility.js';
 import { newTestEventId, serializeEnvelope } from './envelope.js';
@@ -55,6 +55,21 @@ export function requireManageScope(scopes: ApiKeyScope[]): void {
   }
 }
 
+/**
+ * Payment and settlement kinds need the scope payments:read on the webhook's key (docs/payments.md,
+ * "Webhooks and realtime"): subscribing to them, or asking for their sample, without it is 403.
+ */
+export function requirePaymentsScopeFor(events: readonly string[] | undefined, scopes: readonly ApiKeyScope[]): void {
+  if (events === undefined || scopes.includes('payments:read')) return;
+  const needing = events.filter((e) => PAYMENT_WEBHOOK_EVENTS.has(e));
+  if (needing.length > 0) {
+    throw new AppError(
+      'ERR_API_KEY_SCOPE',
+      `The webhook's API key lacks the scope payments:read, which ${needing.join(', ')} need`,
+    );
+  }
+}
+
 function webhookNotFound(): AppError {
   return notFound('Webhook');
 }
@@ -76,6 +91,7 @@ export async function createWebhook(
     // already moved its webhooks to the successor, and a new one would be orphaned within 24 h.
     if (!key || key.revokedAt !== null) throw notFound('API key');
     requireManageScope(key.scopes);
+    requirePaymentsScopeFor(dto.events, key.scopes);
     assertWebhookUrlAllowed(dto.url, { production: deps.config.isProduction });
     if ((await countWebhooksOfKey(partnerId, key.id, q)) >= MAX_WEBHOOKS_PER_KEY) {
       throw new AppError('ERR_WEBHOOK_LIMIT', `An API key may have at most ${MAX_WEBHOOKS_PER_KEY} webhooks`);
@@ -107,6 +123,7 @@ export async function updatePartnerWebhook(
     const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: true });
     if (!found) throw webhookNotFound();
     requireManageScope(found.keyScopes);
+    requirePaymentsScopeFor(dto.events, found.keyScopes);
     if (dto.url !== undefined) assertWebhookUrlAllowed(dto.url, { production: deps.config.isProduction });
     const updated = await updateWebhook(partnerId, webhookId, { ...dto, now: deps.clock.now() }, q);
     if (!updated) throw webhookNotFound();
@@ -169,6 +186,7 @@ export async function sendTestEvent(
     const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: 'share' });
     if (!found) throw webhookNotFound();
     requireManageScope(found.keyScopes);
+    requirePaymentsScopeFor([kind], found.keyScopes);
     if (!found.webhook.isActive) {
       throw new AppError('ERR_WEBHOOK_DISABLED', 'This webhook is disabled; switch it on (isActive true) before testing it');
     }

@@ -496,6 +496,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the cash balance
+         * @description Your partner's cash on hand (collected, on no settlement yet) and what its settlements await, in this environment.
+         */
+        get: operations["getBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/partner/me": {
         parameters: {
             query?: never;
@@ -576,6 +596,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/payment-intents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment intents
+         * @description The payment intents of the orders the key may see, newest first.
+         */
+        get: operations["listPaymentIntents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/payment-intents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a payment intent
+         * @description One payment intent; 404 also when the key may not see its order.
+         */
+        get: operations["getPaymentIntent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/partner/sandbox/batches": {
         parameters: {
             query?: never;
@@ -636,6 +696,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/sandbox/orders/{code}/payment/capture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture a sandbox card order's payment
+         * @description As the marketplace's capture: REQUIRES_CAPTURE → SUCCEEDED, the order PAID, payment_intent.succeeded. Only this key's sandbox orders; others 404. Sandbox API only (SANDBOX keys with payments:read); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["captureSandboxPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/sandbox/orders/{code}/payment/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a sandbox card order's payment
+         * @description As the marketplace's refund: amountQepik at most captured − refunded. Only this key's sandbox orders; others 404. Sandbox API only (SANDBOX keys with payments:read); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["refundSandboxPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/partner/sandbox/orders/{code}/platform-status": {
         parameters: {
             query?: never;
@@ -650,6 +750,126 @@ export interface paths {
          * @description The marketplace's own transition of the order state machine (vendor accepts, runner pickup, hub, packing, van, delivery outcome, return after a failure, cancellation), with the webhooks and realtime events the real move emits (order.status_changed, plus order.delivered or order.cancelled). A transition the state machine forbids: 409 ERR_INVALID_TRANSITION. Only orders assigned to this key; any other code answers 404. Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
          */
         post: operations["moveSandboxOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/sandbox/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close the sandbox period now
+         * @description A settlement of your partner's sandbox collections up to now, as the marketplace makes one (settlement.created). Twice at the same instant: 409 ERR_SETTLEMENT_EXISTS. Sandbox API only (SANDBOX keys with payments:read); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["createSandboxSettlement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/sandbox/settlements/{id}/remittances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remit on a sandbox settlement
+         * @description As the marketplace records a remittance: amountQepik ≥ 1, at most outstandingQepik (400 ERR_VALIDATION); SETTLED: 409 ERR_SETTLEMENT_INVALID_STATE. Only your partner's sandbox settlements; others 404. Sandbox API only (SANDBOX keys with payments:read); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["createSandboxRemittance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List settlements
+         * @description Your partner's settlements in this environment, newest first.
+         */
+        get: operations["listPartnerSettlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/settlements/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a settlement
+         * @description One of your partner's settlements in this environment; any other id answers 404.
+         */
+        get: operations["getPartnerSettlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/settlements/{id}/lines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a settlement's lines
+         * @description Collections, adjustments and remittances, oldest first.
+         */
+        get: operations["listSettlementLines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/settlements/{id}/lines.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a settlement's lines as CSV
+         * @description text/csv (RFC 4180): a header row `id,type,orderCode,paymentIntentId,expectedQepik,amountQepik,note,reference,at`, then one row per line, oldest first; amounts are integer qəpik, empty fields are null.
+         */
+        get: operations["downloadSettlementLinesCsv"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1224,7 +1444,7 @@ export interface components {
             example: components["schemas"]["WebhookEventEnvelope"];
         };
         EventTypes: {
-            /** @description `ping` first, then the six WebhookEvent kinds */
+            /** @description `ping` first, then every WebhookEvent kind */
             items: components["schemas"]["EventTypeItem"][];
         };
         /** @description What a sandbox key has proven, computed from what it really did */
@@ -1386,6 +1606,37 @@ export interface components {
             total: number;
             items: components["schemas"]["PartnerOrder"][];
         };
+        PageOfPaymentIntent: {
+            page: number;
+            pageSize: number;
+            /** @description all matching rows */
+            total: number;
+            items: components["schemas"]["PaymentIntent"][];
+        };
+        PageOfSettlement: {
+            page: number;
+            pageSize: number;
+            /** @description all matching rows */
+            total: number;
+            items: components["schemas"]["Settlement"][];
+        };
+        PageOfSettlementLine: {
+            page: number;
+            pageSize: number;
+            /** @description all matching rows */
+            total: number;
+            items: components["schemas"]["SettlementLine"][];
+        };
+        PartnerBalance: {
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description Cash collected and on no settlement yet, in qəpik */
+            codOnHandQepik: number;
+            collectionsOnHand: number;
+            /** @description Σ outstanding of the settlements, in qəpik */
+            awaitingRemittanceQepik: number;
+            /** Format: date-time */
+            oldestCollectionOnHandAt: string | null;
+        };
         PartnerBatchRef: {
             code: string;
             /** @description status of the van batch */
@@ -1500,6 +1751,118 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: components["schemas"]["LocalizedText"];
+        };
+        /** @description The payment of one order; every field is always present */
+        PaymentIntent: {
+            /** @description `pi_` + 24 base62 characters */
+            id: string;
+            orderCode: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            method: components["schemas"]["PaymentMethod"];
+            status: components["schemas"]["PaymentIntentStatus"];
+            /** @enum {string} */
+            currency: "AZN";
+            /** @description CARD: the order total; COD: the cash to collect at the door, in qəpik */
+            amountQepik: number;
+            /** @description CARD: captured; COD: cash collected at the door, in qəpik */
+            amountReceivedQepik: number;
+            /** @description Refunded so far (CARD), in qəpik */
+            amountRefundedQepik: number;
+            /** @description The settlement holding this COD collection */
+            settlementId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /**
+             * Format: date-time
+             * @description CARD capture or COD collection
+             */
+            capturedAt: string | null;
+            /** Format: date-time */
+            canceledAt: string | null;
+        };
+        /** @description A payment intent was canceled with its order */
+        PaymentIntentCanceledEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "payment_intent.canceled";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The payment intent after the change */
+            data: {
+                paymentIntent: components["schemas"]["PaymentIntent"];
+            };
+        };
+        /** @description Cash was collected at the door */
+        PaymentIntentCollectedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "payment_intent.collected";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The payment intent after the change */
+            data: {
+                paymentIntent: components["schemas"]["PaymentIntent"];
+            };
+        };
+        /** @description A card payment was refunded, in part or in full */
+        PaymentIntentRefundedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "payment_intent.refunded";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The payment intent after the change */
+            data: {
+                paymentIntent: components["schemas"]["PaymentIntent"];
+            };
+        };
+        /** @enum {string} */
+        PaymentIntentStatus: "REQUIRES_CAPTURE" | "SUCCEEDED" | "AWAITING_COLLECTION" | "COLLECTED" | "SETTLED" | "CANCELED";
+        /** @description A card payment was captured */
+        PaymentIntentSucceededEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "payment_intent.succeeded";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The payment intent after the change */
+            data: {
+                paymentIntent: components["schemas"]["PaymentIntent"];
+            };
         };
         /** @enum {string} */
         PaymentMethod: "COD" | "CARD";
@@ -1622,13 +1985,128 @@ export interface components {
         SandboxPlatformStatusDto: {
             status: components["schemas"]["OrderStatus"];
         };
+        /** @description A partner's cash-on-delivery statement for one period */
+        Settlement: {
+            /** @description `stl_` + 24 base62 characters */
+            id: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** Format: date-time */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @description Collections with capturedAt before periodEnd, on no earlier settlement
+             */
+            periodEnd: string;
+            status: components["schemas"]["SettlementStatus"];
+            collectionsCount: number;
+            /** @description Σ codAmountQepik of the collections, in qəpik */
+            expectedQepik: number;
+            /** @description Σ cash collected, in qəpik */
+            collectedQepik: number;
+            /** @description collected − expected (≤ 0), in qəpik */
+            varianceQepik: number;
+            /** @description Σ signed adjustments, in qəpik */
+            adjustmentsQepik: number;
+            /** @description collected + adjustments, in qəpik */
+            dueQepik: number;
+            /** @description Σ remittances, in qəpik */
+            remittedQepik: number;
+            /** @description due − remitted, in qəpik */
+            outstandingQepik: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            settledAt: string | null;
+        };
+        /** @description A settlement was created */
+        SettlementCreatedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "settlement.created";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The settlement after the change */
+            data: {
+                settlement: components["schemas"]["Settlement"];
+            };
+        };
+        SettlementLine: {
+            id: string;
+            type: components["schemas"]["SettlementLineType"];
+            /** @description Set on collections */
+            orderCode: string | null;
+            /** @description Set on collections */
+            paymentIntentId: string | null;
+            /** @description Collections: the order's COD amount, in qəpik */
+            expectedQepik: number | null;
+            /** @description Collected, adjusted (signed) or remitted, in qəpik */
+            amountQepik: number;
+            /** @description The delivery's variance note, or the adjustment's or remittance's text */
+            note: string | null;
+            /** @description The bank reference of a remittance */
+            reference: string | null;
+            /** Format: date-time */
+            at: string;
+        };
+        /** @enum {string} */
+        SettlementLineType: "COD_COLLECTION" | "ADJUSTMENT" | "REMITTANCE";
+        /** @description A settlement was settled */
+        SettlementSettledEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "settlement.settled";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The settlement after the change */
+            data: {
+                settlement: components["schemas"]["Settlement"];
+            };
+        };
+        /** @enum {string} */
+        SettlementStatus: "AWAITING_REMITTANCE" | "PARTIALLY_REMITTED" | "SETTLED";
+        /** @description A remittance or adjustment was added to a settlement */
+        SettlementUpdatedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "settlement.updated";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The settlement after the change */
+            data: {
+                settlement: components["schemas"]["Settlement"];
+            };
+        };
         TestWebhookDto: {
             /**
              * @description The kind of sample event: `ping` (default) or any WebhookEvent; its envelope id starts with `evt_test_`
              * @default ping
              * @enum {string}
              */
-            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner";
+            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
         };
         UpdateDeveloperWebhookDto: {
             /**
@@ -1644,9 +2122,9 @@ export interface components {
         /** @enum {string} */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "DEAD";
         /** @enum {string} */
-        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner";
+        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
         /** @description The body of a webhook delivery; `type` tells which envelope it is */
-        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"];
+        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"] | components["schemas"]["PaymentIntentSucceededEvent"] | components["schemas"]["PaymentIntentRefundedEvent"] | components["schemas"]["PaymentIntentCollectedEvent"] | components["schemas"]["PaymentIntentCanceledEvent"] | components["schemas"]["SettlementCreatedEvent"] | components["schemas"]["SettlementUpdatedEvent"] | components["schemas"]["SettlementSettledEvent"];
         WebhookHealth: {
             /** Format: uuid */
             webhookId: string;
@@ -4332,6 +4810,94 @@ export interface operations {
             };
         };
     };
+    getBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerBalance"];
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     getPartnerMe: {
         parameters: {
             query?: never;
@@ -4805,6 +5371,218 @@ export interface operations {
             };
         };
     };
+    listPaymentIntents: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["PaymentIntentStatus"];
+                method?: components["schemas"]["PaymentMethod"];
+                orderCode?: string;
+                /** @description updatedAt >= updatedSince (incremental sync) */
+                updatedSince?: string;
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfPaymentIntent"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getPaymentIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentIntent"];
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     createSandboxBatch: {
         parameters: {
             query?: never;
@@ -5208,6 +5986,262 @@ export interface operations {
             };
         };
     };
+    captureSandboxPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body within 24 h returns the first answer again; the same key with another body answers 409 ERR_IDEMPOTENCY_CONFLICT */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentIntent"];
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_PAYMENT_ALREADY_PAID" | "ERR_PAYMENT_INTENT_INVALID_STATE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    refundSandboxPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body within 24 h returns the first answer again; the same key with another body answers 409 ERR_IDEMPOTENCY_CONFLICT */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description At least 1; at most captured − refunded */
+                    amountQepik: number;
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentIntent"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST, ERR_REFUND_AMOUNT_EXCEEDS */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST" | "ERR_REFUND_AMOUNT_EXCEEDS";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_REFUND_ORDER_NOT_ELIGIBLE" | "ERR_REFUND_INVALID_STATE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     moveSandboxOrder: {
         parameters: {
             query?: never;
@@ -5318,6 +6352,684 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createSandboxSettlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settlement"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_SETTLEMENT_EXISTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_SETTLEMENT_EXISTS";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createSandboxRemittance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    amountQepik: number;
+                    reference: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettlementLine"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_SETTLEMENT_INVALID_STATE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listPartnerSettlements: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["SettlementStatus"];
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfSettlement"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getPartnerSettlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settlement"];
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    listSettlementLines: {
+        parameters: {
+            query?: {
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfSettlementLine"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    downloadSettlementLinesCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV text */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -31,10 +31,11 @@ export async function lockUnprocessedOutbox(limit: number, q: Queryable): Promis
     environment: ApiKeyEnvironment;
     order_id: string | null;
     assigned_key_id: string | null;
+    partner_id: string | null;
     data: Record<string, unknown>;
     created_at: Date;
   }>(
-    `SELECT id, event_id, type, environment, order_id, assigned_key_id, data, created_at
+    `SELECT id, event_id, type, environment, order_id, assigned_key_id, partner_id, data, created_at
        FROM outbox WHERE processed_at IS NULL
       ORDER BY id LIMIT $1
       FOR UPDATE SKIP LOCKED`,
@@ -47,6 +48,7 @@ export async function lockUnprocessedOutbox(limit: number, q: Queryable): Promis
     environment: r.environment,
     orderId: r.order_id,
     assignedKeyId: r.assigned_key_id,
+    partnerId: r.partner_id,
     data: r.data,
     createdAt: r.created_at,
   }));
@@ -74,12 +76,13 @@ export function actsForSql(keyColumn: string): string {
 /**
  * The webhooks that may get any of the events: active, subscribed to one of `types`, key usable at
  * `now` and of one of `environments`, and the key either receives all orders or is one of `keyIds` (the
- * keys the events' orders are assigned to) or a successor of one by rotation. Only those are loaded,
+ * keys the events' orders are assigned to) or a successor of one by rotation, or belongs to one of
+ * `partnerIds` (the partners settlement events are addressed to). Only those are loaded,
  * however many webhooks exist. Each comes with the keys whose orders its key holds (the key and the
  * keys among `keyIds` it succeeded).
  */
 export async function findSubscribers(
-  events: { types: string[]; environments: ApiKeyEnvironment[]; keyIds: string[] },
+  events: { types: string[]; environments: ApiKeyEnvironment[]; keyIds: string[]; partnerIds?: string[] },
   now: Date,
   q: Queryable,
 ): Promise<Subscriber[]> {
@@ -101,9 +104,9 @@ export async function findSubscribers(
         AND (k.revoked_at IS NULL OR k.revoked_at > $1)
         AND w.events && $2::text[]
         AND k.environment = ANY($3::text[])
-        AND (k.receives_all_orders OR w.api_key_id IN (SELECT key_id FROM chain))
+        AND (k.receives_all_orders OR w.api_key_id IN (SELECT key_id FROM chain) OR w.partner_id = ANY($5::uuid[]))
       ORDER BY w.created_at, w.id`,
-    [now, events.types, events.environments, events.keyIds],
+    [now, events.types, events.environments, events.keyIds, events.partnerIds ?? []],
   );
   return found.map((w) => ({
     webhookId: w.id,
