@@ -120,6 +120,7 @@ export const WEBHOOK_EVENTS = [
   'order.cancelled',
   'batch.completed',
   'order.assigned_to_partner',
+  'order.courier_location',
 ] as const;
 export const WebhookEvent = StringEnum(WEBHOOK_EVENTS, { $id: 'WebhookEvent' });
 export type WebhookEvent = Static<typeof WebhookEvent>;

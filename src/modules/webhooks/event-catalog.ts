@@ -9,8 +9,9 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { DateTime, OrderStatus, PartnerEnvironment, Uuid, WEBHOOK_EVENTS, type WebhookEvent } from '../../shared/schemas.js';
 import { Batch, PartnerOrder } from '../orders/orders.schemas.js';
+import { OrderTracking } from '../tracking/tracking.schemas.js';
 
-/** Every kind a delivery can carry: the six WebhookEvent kinds and `ping`. */
+/** Every kind a delivery can carry: the WebhookEvent kinds and `ping`. */
 export const EVENT_TYPES = ['ping', ...WEBHOOK_EVENTS] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -71,6 +72,16 @@ export const OrderAssignedToPartnerEvent = envelope(
   'An order was assigned to your key',
 );
 
+export const OrderCourierLocationEvent = envelope(
+  'OrderCourierLocationEvent',
+  'order.courier_location',
+  Type.Object(
+    { tracking: OrderTracking },
+    { additionalProperties: false, description: 'The order’s tracking, as GET /v1/partner/orders/{code}/tracking answers it' },
+  ),
+  'Where the courier of an order is (at most once a minute per order)',
+);
+
 /** The envelope schema of each kind. */
 export const EVENT_SCHEMAS = {
   ping: PingEvent,
@@ -80,6 +91,7 @@ export const EVENT_SCHEMAS = {
   'order.cancelled': OrderCancelledEvent,
   'batch.completed': BatchCompletedEvent,
   'order.assigned_to_partner': OrderAssignedToPartnerEvent,
+  'order.courier_location': OrderCourierLocationEvent,
 } as const satisfies Record<EventType, TSchema>;
 
 /** Any delivery body: one of the envelopes, told apart by `type`. */
@@ -101,6 +113,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'batch.completed': 'A van batch was completed. Reaches keys that see at least one of its orders; orderCodes lists only those.',
   'order.assigned_to_partner':
     'An operator assigned an order to your key: from now on the key reads it and reports its delivery.',
+  'order.courier_location':
+    'The courier of an order assigned to your key sent locations (POST /v1/partner/orders/{code}/locations): its latest position, ETA and trail. At most once a minute per order; sent only to webhooks subscribed to it.',
 };
 
 const AT = '2026-11-20T09:41:07.000Z';
@@ -162,6 +176,23 @@ export function sampleEventData(type: EventType, webhookId = WEBHOOK_ID, at = AT
       return { order: sampleOrder('CANCELLED', at), previousStatus: 'PLACED' };
     case 'batch.completed':
       return { batch: { code: 'BAT-3F8W', status: 'COMPLETED', orderCodes: ['ORD-7K2Q9M', 'ORD-2M5X8P'] } };
+    case 'order.courier_location': {
+      const t = Date.parse(at);
+      const point = (i: number) => ({
+        lat: 40.3701 + i * 0.0006,
+        lng: 49.8402 + i * 0.0015,
+        at: new Date(t - (4 - i) * 20_000).toISOString(),
+      });
+      return {
+        tracking: {
+          orderCode: 'ORD-7K2Q9M',
+          status: 'EN_ROUTE',
+          location: { ...point(4), accuracyM: 12 },
+          etaAt: new Date(t + 420_000).toISOString(),
+          trail: [0, 1, 2, 3, 4].map(point),
+        },
+      };
+    }
   }
 }
 
@@ -191,7 +222,7 @@ export const EventTypeItem = Type.Object(
 );
 
 export const EventTypes = Type.Object(
-  { items: Type.Array(EventTypeItem, { description: '`ping` first, then the six WebhookEvent kinds' }) },
+  { items: Type.Array(EventTypeItem, { description: '`ping` first, then every WebhookEvent kind' }) },
   { $id: 'EventTypes', additionalProperties: false },
 );
 export type EventTypes = Static<typeof EventTypes>;
