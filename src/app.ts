@@ -22,6 +22,7 @@ import { requestLogRoutes } from './modules/request-log/request-log.routes.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { testClockRoutes } from './modules/test-clock/test-clock.routes.js';
 import { trackingRoutes } from './modules/tracking/tracking.routes.js';
+import { uploadsRoutes } from './modules/uploads/uploads.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
 import { bearerAuthPlugin } from './plugins/bearer-auth.js';
@@ -91,6 +92,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(partnerMeRoutes);
   await app.register(partnerOrdersRoutes);
   await app.register(trackingRoutes);
+  await app.register(uploadsRoutes);
   await app.register(sandboxRoutes);
   await app.register(webhooksRoutes);
   await app.register(requestLogRoutes);

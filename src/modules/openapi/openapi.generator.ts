@@ -203,6 +203,17 @@ function parameters(route: CatalogRoute, c: Converter): Json[] {
   return out;
 }
 
+/**
+ * The content of a body or an answer: JSON, or for a schema that names its media types in
+ * `x-media-types` (raw bytes: photo uploads) each of those, with the schema without that field.
+ */
+function mediaTypes(s: Json, c: Converter): Json {
+  const types = s['x-media-types'] as string[] | undefined;
+  if (!types) return { 'application/json': { schema: c.schema(s) } };
+  const { 'x-media-types': _, ...schema } = s;
+  return Object.fromEntries(types.map((t) => [t, { schema }]));
+}
+
 /** Every operation can fail unexpectedly or while the database is unreachable (decisions §9, §11, §15). */
 const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
 
@@ -260,7 +271,7 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
     }
     const response: Json = {
       description: (typeof s.description === 'string' && !s.$id ? s.description : undefined) ?? STATUS_TEXT[status] ?? 'OK',
-      content: { 'application/json': { schema: c.schema(s) } },
+      content: mediaTypes(s, c),
     };
     if (family === 'partner') {
       response.headers = {
@@ -304,7 +315,7 @@ export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenAp
     if (route.schema.body) {
       op.requestBody = {
         required: route.schema.bodyOptional !== true,
-        content: { 'application/json': { schema: c.schema(route.schema.body) } },
+        content: mediaTypes(route.schema.body as Json, c),
       };
     }
     op.responses = responses(route, family, c);

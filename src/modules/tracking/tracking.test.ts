@@ -67,7 +67,7 @@ describe('POST /v1/partner/orders/{code}/locations: authentication', () => {
   partnerAuthContract(getApp, {
     method: 'POST',
     url: '/v1/partner/orders/ORD-00000000/locations',
-    payload: { points: [point(Date.now())] },
+    body: { points: [point(Date.now())] },
     scope: 'logistics:write',
   });
 });

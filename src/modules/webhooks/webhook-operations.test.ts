@@ -689,7 +689,7 @@ describe('POST /v1/developer/webhooks/{id}/test with an event kind', () => {
 });
 
 describe('GET /v1/developer/event-types', () => {
-  it('is public and lists ping and the six kinds, each with its envelope schema and a valid example', async () => {
+  it('is public and lists ping and every WebhookEvent kind, each with its envelope schema and a valid example', async () => {
     const res = await t.live.inject({ method: 'GET', url: '/v1/developer/event-types' });
     expect(res.statusCode).toBe(200);
     const { items } = res.json() as { items: Array<{ type: string; description: string; schema: object; example: unknown }> };
