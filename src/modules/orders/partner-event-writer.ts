@@ -14,6 +14,7 @@
 import { AppError } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
+import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import { commitOrderChange, type OrderTx } from './order-change.js';
 import { lockVisibleOrders, recordStatusChanges, type StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
@@ -162,11 +163,15 @@ export class PartnerEventWriter {
       tx,
     );
     const outcomes: Decided[] = [];
+    const proofs: NewProof[] = [];
     for (const event of group) {
       const found = eventTarget(event.key, event.environment, event.code, locked.get(event.code) ?? null, tx);
       const target = found instanceof Promise ? await found : found;
       try {
         const change = partnerEventChange(target, event.body, now);
+        // The event's proof (geofence, 409) on its locked order: nothing to await without one.
+        const proof = proofOfEvent(target.key, change.orderId, event.body, now, tx);
+        if (proof) proofs.push(await proof);
         outcomes.push({ event, change });
         tx.changed({ environment: event.environment, keyIds: [target.key.actsForKeyId] });
       } catch (err) {
@@ -175,6 +180,8 @@ export class PartnerEventWriter {
       }
     }
     const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-    return [outcomes, changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map()] as const;
+    const written = changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map();
+    if (proofs.length > 0) await recordProofs(proofs, tx);
+    return [outcomes, written] as const;
   }
 }
