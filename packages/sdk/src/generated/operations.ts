@@ -48,8 +48,13 @@ export const OPERATIONS: readonly GeneratedOperation[] = [
   { method: 'GET', path: '/v1/partner/orders', operationId: 'listPartnerOrders', idempotencyKey: false },
   { method: 'GET', path: '/v1/partner/orders/{code}', operationId: 'getPartnerOrder', idempotencyKey: false },
   { method: 'POST', path: '/v1/partner/orders/{code}/events', operationId: 'createPartnerOrderEvent', idempotencyKey: true },
+  { method: 'POST', path: '/v1/partner/orders/{code}/locations', operationId: 'createPartnerOrderLocations', idempotencyKey: false },
+  { method: 'GET', path: '/v1/partner/orders/{code}/proof', operationId: 'getPartnerOrderProof', idempotencyKey: false },
+  { method: 'GET', path: '/v1/partner/orders/{code}/tracking', operationId: 'getPartnerOrderTracking', idempotencyKey: false },
   { method: 'POST', path: '/v1/partner/sandbox/batches', operationId: 'createSandboxBatch', idempotencyKey: false },
   { method: 'POST', path: '/v1/partner/sandbox/batches/{code}/status', operationId: 'moveSandboxBatch', idempotencyKey: false },
   { method: 'POST', path: '/v1/partner/sandbox/orders', operationId: 'createSandboxOrder', idempotencyKey: false },
   { method: 'POST', path: '/v1/partner/sandbox/orders/{code}/platform-status', operationId: 'moveSandboxOrder', idempotencyKey: false },
+  { method: 'POST', path: '/v1/partner/uploads', operationId: 'createPartnerUpload', idempotencyKey: false },
+  { method: 'GET', path: '/v1/partner/uploads/{id}', operationId: 'getPartnerUpload', idempotencyKey: false },
 ];
