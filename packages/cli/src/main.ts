@@ -9,6 +9,7 @@ import { keyCommands } from './commands/keys.js';
 import { listenCommands } from './commands/listen.js';
 import { logCommands } from './commands/logs.js';
 import { orderCommands } from './commands/orders.js';
+import { trackCommands } from './commands/track.js';
 import { triggerCommands } from './commands/trigger.js';
 import { webhookCommands } from './commands/webhooks.js';
 import { describeError, exitCodeOf } from './output.js';
@@ -17,6 +18,7 @@ export const COMMANDS: readonly Command[] = [
   ...authCommands,
   ...keyCommands,
   ...orderCommands,
+  ...trackCommands,
   ...webhookCommands,
   ...triggerCommands,
   ...logCommands,
