@@ -286,6 +286,33 @@ describe('partner track', TEST_TIMEOUT, () => {
     const noProof = await run(user, ['track', code, '--proof', '--key', key.id]);
     expect(noProof.code).toBe(1);
     expect(noProof.stderr).toMatch(/\(ERR_NOT_FOUND, HTTP 404\)/);
+
+    // A courier run: pings toward the address, then DELIVERED there with a photo.
+    const courierKey = await runJson<{ id: string }>(user, [
+      'keys',
+      'create',
+      '--name',
+      'Courier key',
+      '--scopes',
+      'orders:read,orders:pii,logistics:write',
+    ]);
+    const run1 = await runJson<{ order: { code: string; status: string }; locationsAccepted: number; photoId: string }>(user, [
+      'trigger',
+      'courier',
+      '--key',
+      courierKey.id,
+    ]);
+    expect(run1.order.status).toBe('DELIVERED');
+    expect(run1.locationsAccepted).toBe(5);
+    const proof = await runJson<{ event: string; distanceM: number | null; photos: Array<{ id: string }> }>(user, [
+      'track',
+      run1.order.code,
+      '--proof',
+      '--key',
+      courierKey.id,
+    ]);
+    expect(proof.event).toBe('DELIVERED');
+    expect(proof.photos.map((p) => p.id)).toEqual([run1.photoId]);
   });
 });
 

@@ -11,6 +11,7 @@ import { logCommands } from './commands/logs.js';
 import { orderCommands } from './commands/orders.js';
 import { trackCommands } from './commands/track.js';
 import { triggerCommands } from './commands/trigger.js';
+import { courierCommands } from './commands/trigger-courier.js';
 import { webhookCommands } from './commands/webhooks.js';
 import { describeError, exitCodeOf } from './output.js';
 
@@ -21,6 +22,7 @@ export const COMMANDS: readonly Command[] = [
   ...trackCommands,
   ...webhookCommands,
   ...triggerCommands,
+  ...courierCommands,
   ...logCommands,
   ...listenCommands,
 ];

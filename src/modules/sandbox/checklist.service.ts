@@ -26,6 +26,7 @@ import {
   webhookEvidence,
   writeMarks,
 } from './checklist.repo.js';
+import { NO_PROOF_EVIDENCE, type ProofEvidence, partnerProofPolicy, proofEvidence } from './proof-evidence.js';
 import { type RequestEvidence, requestEvidence } from './request-evidence.js';
 import type { ChecklistItem, GoLiveChecklist, PartnerChecklists } from './sandbox.schemas.js';
 import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
@@ -42,6 +43,7 @@ interface Evidence {
   events: EventEvidence;
   /** When a webhook first answered 2xx, by event type. */
   webhooks: Map<string, Date>;
+  proof: ProofEvidence;
 }
 
 interface ItemDefinition {
@@ -132,6 +134,22 @@ const ITEMS: ItemDefinition[] = [
   ),
 ];
 
+/** Shown only when the partner's proof policy asks for proof (docs/tracking-and-proof.md, "Sandbox"). */
+const PROOF_ITEMS: ItemDefinition[] = [
+  {
+    id: 'locations-sent',
+    title: 'Sent courier locations',
+    hint: 'POST /v1/partner/orders/{code}/locations {"points":[{"lat":…,"lng":…,"accuracyM":…,"at":"<ISO 8601 time>"}]} on a SCANNED_TO_VAN or EN_ROUTE order of this key (partner trigger courier does it).',
+    doneAt: (e) => e.proof.sentLocations,
+  },
+  {
+    id: 'event-delivered-with-proof',
+    title: 'Sent DELIVERED with proof',
+    hint: `${EVENTS} {"type":"DELIVERED","proof":{"location":{"lat":…,"lng":…,"accuracyM":…},"photoIds":["upl_…"]}} within the geofence of the order's address, with the photos your proof policy asks for (POST /v1/partner/uploads).`,
+    doneAt: (e) => e.proof.deliveredWithProof,
+  },
+];
+
 const WEBHOOK_TYPES: WebhookEvent[] = [
   'order.assigned_to_partner',
   'order.status_changed',
@@ -173,6 +191,8 @@ async function checklistsOf(
   keys: PartnerKeyRow[],
 ): Promise<GoLiveChecklist[]> {
   const actsFor = actsForOf(keys);
+  const policy = await partnerProofPolicy(partnerId, deps.db);
+  const items = policy === 'NONE' ? ITEMS : [...ITEMS, ...PROOF_ITEMS];
   const lineageOf = (keyId: string) => actsFor.get(keyId) ?? keyId;
   const lineages = new Set(wanted.map((k) => lineageOf(k.id)));
   // Every key of every wanted lineage: the partner events, requests and marks of any of them count.
@@ -193,9 +213,9 @@ async function checklistsOf(
     marked.set(lineage, items);
   }
   // The evidence is read only for lineages with an item still open.
-  const open = new Set([...lineages].filter((l) => ITEMS.some((item) => !marked.get(l)?.has(item.id))));
+  const open = new Set([...lineages].filter((l) => items.some((item) => !marked.get(l)?.has(item.id))));
   const openMembers = members.filter((m) => open.has(m.actsForKeyId));
-  const [events, webhooks, requests] = await Promise.all([
+  const [events, webhooks, requests, proofs] = await Promise.all([
     partnerEventEvidence(
       openMembers,
       {
@@ -208,6 +228,7 @@ async function checklistsOf(
     ),
     webhookEvidence(partnerId, [...open], WEBHOOK_TYPES, deps.db),
     requestEvidence(openMembers, deps.db),
+    proofEvidence(partnerId, [...open], policy, deps.db),
   ]);
 
   const found: Array<{ keyId: string; item: string; doneAt: Date }> = [];
@@ -217,11 +238,12 @@ async function checklistsOf(
       events: events.get(lineage) ?? NO_EVENTS,
       webhooks: webhooks.get(lineage) ?? new Map(),
       requests: requests.get(lineage) ?? { listedUpdatedSince: null, idempotentRepeat: null },
+      proof: proofs.get(lineage) ?? NO_PROOF_EVIDENCE,
     };
     const seen = marked.get(lineage);
     itemsOf.set(
       lineage,
-      ITEMS.map((item) => {
+      items.map((item) => {
         let at = seen?.get(item.id) ?? null;
         if (at === null) {
           at = open.has(lineage) ? item.doneAt(evidence) : null;
