@@ -33,4 +33,6 @@ const result = await autocannon({
     },
   ],
 });
-process.stdout.write(JSON.stringify({ requests: result.requests, latency: result.latency, non2xx: result.non2xx, errors: result.errors }));
+process.stdout.write(
+  JSON.stringify({ requests: result.requests, latency: result.latency, non2xx: result.non2xx, errors: result.errors }),
+);

@@ -92,7 +92,9 @@ async function main() {
     });
     const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const scenario = { url: base, connections: CONNECTIONS, duration: DURATION, codes, apiKeys, points: POINTS };
-    const { stdout } = await run(process.execPath, ['bench/pings-load.mjs', JSON.stringify(scenario)], { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(process.execPath, ['bench/pings-load.mjs', JSON.stringify(scenario)], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
     const r = JSON.parse(stdout) as {
       requests: { total: number; average: number };
       latency: { p50: number; p99: number };
