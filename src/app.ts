@@ -19,6 +19,7 @@ import { partnerOrdersRoutes } from './modules/orders/partner-orders.routes.js';
 import { partnerMeRoutes } from './modules/partner-me/partner-me.routes.js';
 import { portalRoutes } from './modules/portal/portal.routes.js';
 import { proofRoutes } from './modules/proof/proof.routes.js';
+import { proofDeveloperRoutes } from './modules/proof/proof-developer.routes.js';
 import { requestLogRoutes } from './modules/request-log/request-log.routes.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { testClockRoutes } from './modules/test-clock/test-clock.routes.js';
@@ -95,6 +96,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(trackingRoutes);
   await app.register(uploadsRoutes);
   await app.register(proofRoutes);
+  await app.register(proofDeveloperRoutes);
   await app.register(sandboxRoutes);
   await app.register(webhooksRoutes);
   await app.register(requestLogRoutes);

@@ -52,6 +52,8 @@ const SPEC_OPERATIONS = [
   'GET /v1/partner/orders/{code}/proof',
   'POST /v1/partner/uploads',
   'GET /v1/partner/uploads/{id}',
+  'GET /v1/developer/orders/{code}/proof',
+  'GET /v1/developer/uploads/{id}',
   'POST /v1/partner/sandbox/orders',
   'GET /v1/developer/keys',
   'POST /v1/developer/keys',

@@ -103,6 +103,15 @@ export async function findProofByCode(code: string, q: Queryable): Promise<Order
   return rows[0] ? toProof(rows[0]) : null;
 }
 
+/** The latest proof of the order `code` if it is assigned to a key of `partnerId` (the developer portal). */
+export async function findPartnerProof(partnerId: string, code: string, q: Queryable): Promise<OrderProof | null> {
+  const rows = await q.query<ProofRow>(
+    `${PROOF_OF_ORDER} WHERE o.code = $2 AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = o.assigned_key_id AND k.partner_id = $1)`,
+    [partnerId, code],
+  );
+  return rows[0] ? toProof(rows[0]) : null;
+}
+
 /** Retention: proofs older than `cutoff` (their photos then go with the uploads' purge). Idempotent. */
 export async function purgeExpiredProofs(cutoff: Date, q: Queryable): Promise<number> {
   const rows = await q.query<{ n: string }>(
