@@ -67,6 +67,8 @@ interface Track {
   latest: StoredPoint | null;
   etaAtMs: number | null;
   pending: StoredPoint[];
+  /** What a flush under way is writing: still shown by reads until it has committed. */
+  inFlight: UnstoredTracking | null;
   /** Service clock time of the last flush (0: never). */
   flushedAtMs: number;
   /** Real time of the last ping. */
@@ -95,6 +97,7 @@ export class TrackingBuffer {
         latest: null,
         etaAtMs: null,
         pending: [],
+        inFlight: null,
         flushedAtMs: 0,
         touchedAt: 0,
       };
@@ -127,14 +130,30 @@ export class TrackingBuffer {
   /** What this process holds of the order and has not stored yet (reads lay it over the stored). */
   unstored(orderId: string): UnstoredTracking | null {
     const track = this.tracks.get(orderId);
-    if (!track || (track.latest === null && track.pending.length === 0 && track.etaAtMs === null)) return null;
-    return { latest: track.latest, etaAtMs: track.etaAtMs, trail: track.pending };
+    if (!track) return null;
+    const flying = track.inFlight;
+    if (track.latest === null && track.pending.length === 0 && track.etaAtMs === null && flying === null) return null;
+    if (flying === null) return { latest: track.latest, etaAtMs: track.etaAtMs, trail: track.pending };
+    return {
+      latest: track.latest ?? flying.latest,
+      etaAtMs: track.etaAtMs ?? flying.etaAtMs,
+      trail: [...flying.trail, ...track.pending],
+    };
   }
 
   /** Flushes every order with unstored data now, whatever its last flush (closing, tests). */
   async flushAll(): Promise<void> {
-    await this.flushing;
-    await this.flush(true);
+    while (this.flushing) await this.flushing;
+    await this.runFlush(true);
+  }
+
+  /** One flush at a time (the timer's and flushAll's): a flush's in-flight data is never overwritten. */
+  private runFlush(force: boolean): Promise<void> {
+    const run = this.flush(force).finally(() => {
+      this.flushing = null;
+    });
+    this.flushing = run.catch(() => {});
+    return run;
   }
 
   async stop(): Promise<void> {
@@ -147,11 +166,7 @@ export class TrackingBuffer {
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.flushing) return;
-      this.flushing = this.flush(false)
-        .catch((err) => this.ctx.log.error({ err }, 'location flush failed'))
-        .finally(() => {
-          this.flushing = null;
-        });
+      void this.runFlush(false).catch((err) => this.ctx.log.error({ err }, 'location flush failed'));
     }, TICK_MS);
     this.timer.unref();
   }
@@ -175,8 +190,10 @@ export class TrackingBuffer {
       }
       return;
     }
-    // Taken out before the write: points arriving meanwhile go to the next flush.
-    for (const { track } of due) {
+    // Taken out before the write: points arriving meanwhile go to the next flush. Until the write has
+    // committed, reads still see what it carries (inFlight).
+    for (const { track, flush } of due) {
+      track.inFlight = { latest: flush.latest, etaAtMs: flush.etaAtMs, trail: flush.trail };
       track.latest = null;
       track.etaAtMs = null;
       track.pending = [];
@@ -215,6 +232,7 @@ export class TrackingBuffer {
     } catch (err) {
       // Nothing was stored: the data goes back (before anything that arrived meanwhile).
       for (const { track, flush } of due) {
+        track.inFlight = null;
         if (track.latest === null || track.latest.atMs < flush.latest.atMs) track.latest = flush.latest;
         track.etaAtMs ??= flush.etaAtMs;
         track.pending = [...flush.trail, ...track.pending];
@@ -223,6 +241,7 @@ export class TrackingBuffer {
       }
       throw err;
     }
+    for (const { track } of due) track.inFlight = null;
     const updates: TrackingUpdate[] = stored.map((t) => ({
       assignedKeyId: t.assignedKeyId,
       tracking: trackingView(t, this.unstored(t.orderId)),
