@@ -48,7 +48,7 @@ function Thumbnail({ id, bytes }: { id: string; bytes: number }) {
   }, [id]);
   return (
     <figure className="card proof-photo" data-photo-id={id} style={{ margin: 0 }}>
-      {src ? <img src={src} alt={`Proof photo ${id}`} width={160} height={160} style={{ objectFit: 'cover' }} /> : null}
+      {src ? <img src={src} alt={`Delivery evidence ${id}`} width={160} height={160} style={{ objectFit: 'cover' }} /> : null}
       {!src && <p className="hint">{failed ? 'Photo unavailable' : 'Loading photo…'}</p>}
       <figcaption className="hint mono">
         {id} · {formatNumber(bytes)} bytes
