@@ -36,8 +36,10 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const upload = await createUpload(ctx, apiKeyOf(request).partnerId, request.body, request.headers['content-length']);
-      // The request log keeps a note of the body, never its bytes.
+      // The request log keeps a note of the body, never its bytes (refused uploads included).
+      const declared = request.headers['content-length'];
+      request.receivedBody = `[photo upload: ${declared === undefined ? 'chunked' : `${declared} bytes`}]`;
+      const upload = await createUpload(ctx, apiKeyOf(request).partnerId, request.body, declared);
       request.receivedBody = `[${upload.contentType}: ${upload.bytes} bytes]`;
       return reply.code(201).send(upload);
     },

@@ -50,6 +50,16 @@ describe('POST /v1/partner/uploads', () => {
     const png = await upload(k, pngBytes(), 'image/jpeg');
     expect(png.statusCode, png.body).toBe(201);
     expect(png.json().contentType).toBe('image/png');
+    // The request log keeps a note of the body, never the bytes.
+    await t.ctx.requestLog.flush();
+    const logged = await t.ctx.db.query<{ request_body: string }>(
+      `SELECT request_body FROM request_log WHERE api_key_id = $1 AND path = '/v1/partner/uploads' ORDER BY created_at`,
+      [k.id],
+    );
+    expect(logged.map((r) => r.request_body)).toEqual([
+      `[image/jpeg: ${jpeg.length} bytes]`,
+      `[image/png: ${pngBytes().length} bytes]`,
+    ]);
   });
 
   it('refuses what is not a whole JPEG or PNG by its bytes with 400 ERR_VALIDATION, storing nothing', async () => {
