@@ -13,6 +13,7 @@ import { KeyDetail } from './screens/KeyDetail';
 import { Keys } from './screens/Keys';
 import { NotFound } from './screens/NotFound';
 import { NotPartner } from './screens/NotPartner';
+import { OrderProof } from './screens/OrderProof';
 import { RequestDetail } from './screens/RequestDetail';
 import { Requests } from './screens/Requests';
 import { Sandbox } from './screens/Sandbox';
@@ -47,6 +48,8 @@ function screenFor(path: string): ReactNode {
   if (request) return <RequestDetail key={request.id} requestId={request.id} />;
   if (path === '/sandbox') return <Sandbox />;
   if (path === '/docs') return <Docs />;
+  const proof = match('/orders/:code/proof', path);
+  if (proof) return <OrderProof key={proof.code} code={proof.code} />;
   return <NotFound />;
 }
 

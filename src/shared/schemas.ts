@@ -130,6 +130,7 @@ export const WEBHOOK_EVENTS = [
   'settlement.created',
   'settlement.updated',
   'settlement.settled',
+  'order.courier_location',
 ] as const;
 /** The kinds that need the scope payments:read (docs/payments.md, "Webhooks and realtime"). */
 export const PAYMENT_WEBHOOK_EVENTS: ReadonlySet<string> = new Set(WEBHOOK_EVENTS.slice(6));

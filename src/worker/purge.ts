@@ -6,6 +6,7 @@
 import type { AppContext } from '../context.js';
 import { purgeExpiredAuthRows } from '../modules/auth/auth.repo.js';
 import { purgeExpiredIdempotencyKeys } from '../modules/orders/idempotency.js';
+import { purgeTrackingAndProof } from '../modules/proof/proof-purge.js';
 import { purgeExpiredRequestLog } from '../modules/request-log/request-log-purge.js';
 import { purgeExpiredUsage } from '../modules/usage/usage-purge.js';
 import { purgeExpiredDeliveries, purgeProcessedOutbox } from '../modules/webhooks/queue/purge-expired.js';
@@ -27,5 +28,6 @@ export async function purgeExpired(ctx: AppContext): Promise<PurgeResult> {
   await purgeExpiredIdempotencyKeys(now, ctx.db);
   await purgeExpiredAuthRows(now, ctx.db);
   await purgeExpiredRequestLog(now, ctx.db);
+  await purgeTrackingAndProof(now, ctx.db);
   return { deliveries, outbox };
 }

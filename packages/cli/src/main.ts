@@ -10,7 +10,9 @@ import { listenCommands } from './commands/listen.js';
 import { logCommands } from './commands/logs.js';
 import { orderCommands } from './commands/orders.js';
 import { paymentCommands } from './commands/payments.js';
+import { trackCommands } from './commands/track.js';
 import { triggerCommands } from './commands/trigger.js';
+import { courierCommands } from './commands/trigger-courier.js';
 import { webhookCommands } from './commands/webhooks.js';
 import { describeError, exitCodeOf } from './output.js';
 
@@ -19,8 +21,10 @@ export const COMMANDS: readonly Command[] = [
   ...keyCommands,
   ...orderCommands,
   ...paymentCommands,
+  ...trackCommands,
   ...webhookCommands,
   ...triggerCommands,
+  ...courierCommands,
   ...logCommands,
   ...listenCommands,
 ];

@@ -3,8 +3,15 @@ import Type from 'typebox';
 import { errorResponses } from '../../shared/schemas.js';
 import { createAccountsService } from '../auth/accounts.service.js';
 import { AdminUser, UpdateAdminUserDto } from '../auth/auth.schemas.js';
-import { AddAdminPartnerUserDto, AdminPartner, AdminPartners, CreateAdminPartnerDto } from '../partners/partners.schemas.js';
+import {
+  AddAdminPartnerUserDto,
+  AdminPartner,
+  AdminPartnerDetail,
+  AdminPartners,
+  CreateAdminPartnerDto,
+} from '../partners/partners.schemas.js';
 import { createPartnersService } from '../partners/partners.service.js';
+import { UpdateAdminPartnerDto } from '../proof/proof.schemas.js';
 import { partnerChecklists } from '../sandbox/checklist.service.js';
 import { PartnerChecklists } from '../sandbox/sandbox.schemas.js';
 
@@ -65,6 +72,41 @@ export const adminPartnersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async () => partners.listPartners(),
+  );
+
+  app.patch(
+    '/v1/admin/partners/:id',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        summary: 'Change a partner',
+        description:
+          "Sets the partner's proofPolicy (NONE, LOCATION or LOCATION_AND_PHOTO): what its DELIVERED and " +
+          'FAILED events must carry as proof. Takes effect on its next request, in every process.',
+        tags: ['admin'],
+        operationId: 'updatePartner',
+        params: IdParams,
+        body: UpdateAdminPartnerDto,
+        response: { 200: AdminPartnerDetail, ...errorResponses('ERR_VALIDATION', 401, 403, 'ERR_NOT_FOUND') },
+      },
+    },
+    async (request) => partners.updatePartner(request.params.id, request.body),
+  );
+
+  app.get(
+    '/v1/admin/partners/:id',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        summary: 'Read a partner',
+        description: 'The partner with its PARTNER accounts and its settings (proofPolicy). An unknown partner answers 404.',
+        tags: ['admin'],
+        operationId: 'getPartner',
+        params: IdParams,
+        response: { 200: AdminPartnerDetail, ...errorResponses(401, 403, 'ERR_NOT_FOUND') },
+      },
+    },
+    async (request) => partners.getPartner(request.params.id),
   );
 
   app.get(

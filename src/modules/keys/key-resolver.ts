@@ -25,6 +25,7 @@
 import type { Db } from '../../db/db.js';
 import type { DependencyHealth } from '../../dependencies.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
+import type { ProofPolicy } from '../proof/proof.schemas.js';
 import { findKeyByHash } from './keys.repo.js';
 
 export interface ResolvedKey {
@@ -43,6 +44,8 @@ export interface ResolvedKey {
    * period the newest key of its rotation chain (orders move forward at every rotation).
    */
   actsForKeyId: string;
+  /** The partner's proof policy (docs/tracking-and-proof.md): what DELIVERED and FAILED must carry. */
+  proofPolicy: ProofPolicy;
 }
 
 export interface KeyLookup {

@@ -239,6 +239,7 @@ export async function findKeyByHash(hash: string, q: Queryable): Promise<Resolve
     receives_all_orders: boolean;
     revoked_at: Date | null;
     acts_for_key_id: string;
+    proof_policy: ResolvedKey['proofPolicy'];
   }>(
     `WITH RECURSIVE chain AS (
        SELECT k.id, k.successor_id, 0 AS depth FROM api_keys k WHERE k.key_hash = $1
@@ -247,7 +248,7 @@ export async function findKeyByHash(hash: string, q: Queryable): Promise<Resolve
        WHERE c.depth < 100
      )
      SELECT k.id, k.partner_id, p.name AS partner_name, k.name, k.environment, k.scopes, k.rate_limit,
-            k.receives_all_orders, k.revoked_at,
+            k.receives_all_orders, k.revoked_at, p.proof_policy,
             (SELECT c.id FROM chain c ORDER BY c.depth DESC LIMIT 1) AS acts_for_key_id
        FROM api_keys k JOIN partners p ON p.id = k.partner_id
       WHERE k.key_hash = $1`,
@@ -266,6 +267,7 @@ export async function findKeyByHash(hash: string, q: Queryable): Promise<Resolve
     receivesAllOrders: row.receives_all_orders,
     revokedAtMs: row.revoked_at ? row.revoked_at.getTime() : null,
     actsForKeyId: row.acts_for_key_id,
+    proofPolicy: row.proof_policy,
   };
 }
 

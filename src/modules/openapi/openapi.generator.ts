@@ -236,6 +236,23 @@ const RATE_LIMIT_HEADERS: Json = {
 };
 const RATE_LIMITED_ERRORS = new Set([400, 404, 409]);
 
+/**
+ * The content of a body or an answer: JSON; or, for a schema that names its media type in
+ * `x-content-type` (a CSV download), that type; or, for one that names several in `x-media-types` (raw
+ * bytes: photo uploads), each of those, with the schema without that field. Named examples, when the
+ * route gives them, replace the sample a renderer would build from the schema (which fills in every
+ * optional field at once, a body no rule accepts).
+ */
+function mediaTypes(s: Json, c: Converter, examples?: unknown): Json {
+  const types = s['x-media-types'] as string[] | undefined;
+  if (types) {
+    const { 'x-media-types': _, ...schema } = s;
+    return Object.fromEntries(types.map((t) => [t, { schema }]));
+  }
+  const type = typeof s['x-content-type'] === 'string' ? s['x-content-type'] : 'application/json';
+  return { [type]: { schema: c.schema(s), ...(examples ? { examples } : {}) } };
+}
+
 /** Every operation can fail unexpectedly or while the database is unreachable (docs/decisions-log.md, 'Requests, errors and input', 'Dependency faults' and 'OpenAPI documents'). */
 const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
 
@@ -295,8 +312,7 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
     }
     const response: Json = {
       description: (typeof s.description === 'string' && !s.$id ? s.description : undefined) ?? STATUS_TEXT[status] ?? 'OK',
-      // A body that is not JSON (a CSV download) names its media type on its schema.
-      content: { [typeof s['x-content-type'] === 'string' ? s['x-content-type'] : 'application/json']: { schema: c.schema(s) } },
+      content: mediaTypes(s, c),
     };
     if (family === 'partner') response.headers = RATE_LIMIT_HEADERS;
     out[statusText] = response;
@@ -332,14 +348,7 @@ export function generateOpenApi(routes: readonly CatalogRoute[], options: OpenAp
     if (route.schema.body) {
       op.requestBody = {
         required: route.schema.bodyOptional !== true,
-        content: {
-          'application/json': {
-            schema: c.schema(route.schema.body),
-            // Named examples, when the route gives them, replace the sample a renderer would build from the
-            // schema (which fills in every optional field at once, a body no rule accepts).
-            ...(route.schema.bodyExamples ? { examples: route.schema.bodyExamples } : {}),
-          },
-        },
+        content: mediaTypes(route.schema.body as Json, c, route.schema.bodyExamples),
       };
     }
     op.responses = responses(route, family, c);

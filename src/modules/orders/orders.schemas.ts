@@ -18,6 +18,7 @@ import {
   StringEnum,
   Uuid,
 } from '../../shared/schemas.js';
+import { EventProofDto } from '../proof/proof.schemas.js';
 
 // Bounds shared by the request schemas and the rules that re-check them.
 export const MAX_COD_QEPIK = 100_000_000;
@@ -141,6 +142,7 @@ export const CreatePartnerOrderEventDto = Type.Object(
     ),
     failReason: Type.Optional(DeliveryFailReason),
     note: Type.Optional(Type.String({ maxLength: MAX_NOTE_LENGTH })),
+    proof: Type.Optional(EventProofDto),
   },
   { $id: 'CreatePartnerOrderEventDto', additionalProperties: false },
 );

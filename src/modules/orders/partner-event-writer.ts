@@ -15,6 +15,7 @@ import { AppError } from '../../errors.js';
 import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
+import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import { commitOrderChange, type OrderTx } from './order-change.js';
 import { lockVisibleOrders, recordStatusChanges, type StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
@@ -122,12 +123,16 @@ export class PartnerEventWriter {
       tx,
     );
     const outcomes: Decided[] = [];
+    const proofs: NewProof[] = [];
     for (const event of group) {
       const { key, environment, code, body } = event.item;
       const found = eventTarget(key, environment, code, locked.get(code) ?? null, tx);
       const target = found instanceof Promise ? await found : found;
       try {
         const change = partnerEventChange(target, body, now);
+        // The event's proof (geofence, 409) on its locked order: nothing to await without one.
+        const proof = proofOfEvent(target.key, change.orderId, body, now, tx);
+        if (proof) proofs.push(await proof);
         outcomes.push({ event, change });
         tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
       } catch (err) {
@@ -136,6 +141,8 @@ export class PartnerEventWriter {
       }
     }
     const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-    return [outcomes, changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map()] as const;
+    const written = changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map();
+    if (proofs.length > 0) await recordProofs(proofs, tx);
+    return [outcomes, written] as const;
   }
 }

@@ -10,6 +10,7 @@
 import { AppError } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key-resolver.js';
+import { checkEventProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import {
   claimIdempotencyKey,
   type IdempotencyScope,
@@ -43,6 +44,9 @@ export async function recordPartnerEvent(
   idempotencyKey: string | undefined,
 ): Promise<PartnerEventResult> {
   checkEventBody(body);
+  // Proof rules (docs/tracking-and-proof.md): no query unless photos are named.
+  const proofChecked = checkEventProof(key, body, deps.db);
+  if (proofChecked) await proofChecked;
   if (idempotencyKey === undefined) {
     const pieces = await partnerEventWriter(deps).write({ key, environment, code, body });
     return { order: orderTextAsSeenBy(key, pieces), replayed: false };
@@ -74,7 +78,11 @@ export async function recordPartnerEvent(
       const locked = await lockVisibleOrder(scopeOf(key, environment), code, tx);
       const found = eventTarget(key, environment, code, locked, tx);
       const target = found instanceof Promise ? await found : found;
-      const pieces = await recordStatusChange(partnerEventChange(target, body, now), tx);
+      const change = partnerEventChange(target, body, now);
+      const proofFound = proofOfEvent(target.key, change.orderId, body, now, tx);
+      const proof = proofFound ? await proofFound : null;
+      const pieces = await recordStatusChange(change, tx);
+      if (proof) await recordProofs([proof], tx);
       tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
       const json = orderTextAsSeenBy(key, pieces);
       await saveIdempotentResponse(idem, 201, json, tx);

@@ -4,6 +4,7 @@
 import Type, { type Static } from 'typebox';
 import { Uuid } from '../../shared/schemas.js';
 import { Phone } from '../auth/auth.schemas.js';
+import { ProofPolicy } from '../proof/proof.schemas.js';
 
 export const AdminPartnerUser = Type.Object(
   { id: Uuid(), phone: Phone() },
@@ -19,6 +20,16 @@ export const AdminPartner = Type.Object(
   { $id: 'AdminPartner', additionalProperties: false },
 );
 export type AdminPartner = Static<typeof AdminPartner>;
+
+/** One partner with its settings (the partner read and PATCH): AdminPartner plus proofPolicy. */
+export const AdminPartnerDetail = Type.Object(
+  {
+    ...AdminPartner.properties,
+    proofPolicy: ProofPolicy,
+  },
+  { $id: 'AdminPartnerDetail', additionalProperties: false },
+);
+export type AdminPartnerDetail = Static<typeof AdminPartnerDetail>;
 
 export const AdminPartners = Type.Object(
   { items: Type.Array(AdminPartner, { description: 'every partner, newest first' }) },

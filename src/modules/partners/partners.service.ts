@@ -9,16 +9,21 @@ import type { Db, Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { insertUserIfAbsent, lockUserByPhone, setUserRole } from '../auth/auth.repo.js';
+import type { ProofPolicy } from '../proof/proof.schemas.js';
 import * as repo from './partners.repo.js';
 
 export interface PartnersDeps {
   db: Db;
   clock: Clock;
+  /** Key records carry the partner's proof policy: a change is announced like a key change. */
+  keys: { invalidateAll(): Promise<void> };
 }
+
+type PartnerDetail = repo.PartnerWithUsers & { proofPolicy: ProofPolicy };
 
 export type PartnersService = ReturnType<typeof createPartnersService>;
 
-export function createPartnersService({ db, clock }: PartnersDeps) {
+export function createPartnersService({ db, clock, keys }: PartnersDeps) {
   /** Makes the phone's account a PARTNER account of `partnerId`, inside the caller's transaction. */
   async function attachUser(partnerId: string, phone: string, now: Date, q: Queryable): Promise<void> {
     let user = await lockUserByPhone(phone, q);
@@ -68,5 +73,23 @@ export function createPartnersService({ db, clock }: PartnersDeps) {
     return { items: await repo.listPartnersWithUsers(db) };
   }
 
-  return { createPartner, addPartnerUser, listPartners };
+  /** PATCH /v1/admin/partners/{id}: the proof policy (docs/tracking-and-proof.md). */
+  async function updatePartner(partnerId: string, patch: { proofPolicy?: ProofPolicy }): Promise<PartnerDetail> {
+    if (!isUuid(partnerId)) throw notFound('Partner');
+    if (patch.proofPolicy !== undefined) {
+      if (!(await repo.updateProofPolicy(partnerId, patch.proofPolicy, db))) throw notFound('Partner');
+      // Every process reads the new policy on the partner's next request (key-resolver.ts).
+      await keys.invalidateAll();
+    }
+    return getPartner(partnerId);
+  }
+
+  /** GET /v1/admin/partners/{id}. */
+  async function getPartner(partnerId: string): Promise<PartnerDetail> {
+    const partner = isUuid(partnerId) ? await repo.findPartnerDetail(partnerId, db) : null;
+    if (!partner) throw notFound('Partner');
+    return partner;
+  }
+
+  return { createPartner, addPartnerUser, listPartners, updatePartner, getPartner };
 }

@@ -12,6 +12,8 @@
  *   request.logged   { request }   → the partner owning the key (at most 50 a second per partner from a
  *                                    process: request-log/request-recorder.ts)
  *   webhook.updated  { webhook }   → the partner owning the webhook (edit, streak, isActive, secret rotation)
+ *   order.tracking   { tracking }  → the partner owning the order's key and admins, after each flush of the
+ *                                    location buffer (tracking/tracking-buffer.ts)
  *   listen.event     { apiKeyId, event } → the sockets that subscribed to the key's events with listen.subscribe
  *                                    (`partner listen`): the envelope its webhooks get (listen.ts)
  * They come from what the worker has committed (outbox rows it fanned out, delivery state changes), so
@@ -42,6 +44,7 @@ import { findKeyOwner } from '../keys/keys.repo.js';
 import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../orders/outbox.js';
 import { orderAsSeenBy } from '../orders/visibility.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogged } from '../request-log/request-log.types.js';
+import { TRACKING_UPDATED_EVENT, type TrackingUpdate } from '../tracking/tracking-buffer.js';
 import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated, WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from '../webhooks/signals.js';
 import { RealtimeAudience } from './audience.js';
 import { ListenSessions } from './listen.js';
@@ -118,6 +121,10 @@ export class RealtimeHub {
       this.emit(partnerRoom(event.partnerId), 'webhook.updated', { webhook: event.webhook });
     const onRequestLogged = (event: RequestLogged) =>
       this.emit(partnerRoom(event.partnerId), 'request.logged', { request: event.request });
+    const onTracking = (updates: TrackingUpdate[]) =>
+      void this.publishTracking(updates).catch((err) => ctx.log.error({ err }, 'realtime tracking fan-out failed'));
+    ctx.events.on(TRACKING_UPDATED_EVENT, onTracking);
+    this.unsubscribe.push(() => ctx.events.off(TRACKING_UPDATED_EVENT, onTracking));
     ctx.events.on(OUTBOX_PROCESSED_EVENT, onOutbox);
     ctx.events.on(DELIVERY_UPDATED_EVENT, onDelivery);
     ctx.events.on(REQUEST_LOGGED_EVENT, onRequestLogged);
@@ -299,6 +306,16 @@ export class RealtimeHub {
     } else if (settlement) {
       this.emit(ADMINS_ROOM, 'settlement.updated', { settlement });
       if (row.partnerId) this.emit(partnerRoom(row.partnerId), 'settlement.updated', { settlement });
+    }
+  }
+
+  private async publishTracking(updates: TrackingUpdate[]): Promise<void> {
+    if (this.audience.empty) return;
+    for (const { assignedKeyId, tracking } of updates) {
+      this.emit(ADMINS_ROOM, 'order.tracking', { tracking });
+      if (!assignedKeyId) continue;
+      const owner = await this.ownerOf(assignedKeyId);
+      if (owner) this.emit(partnerRoom(owner.partnerId), 'order.tracking', { tracking });
     }
   }
 

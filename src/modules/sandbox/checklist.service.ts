@@ -16,6 +16,7 @@ import { AppError, notFound } from '../../errors.js';
 import { isUuid } from '../../shared/ids.js';
 import type { WebhookEvent } from '../../shared/schemas.js';
 import { partnerEventStatus, platformMovesFrom } from '../orders/state-machine.js';
+import type { ProofPolicy } from '../proof/proof.schemas.js';
 import {
   type EventEvidence,
   type LineageMember,
@@ -26,6 +27,7 @@ import {
   webhookEvidence,
   writeMarks,
 } from './checklist.repo.js';
+import { NO_PROOF_EVIDENCE, type ProofEvidence, partnerProofPolicy, proofEvidence } from './proof-evidence.js';
 import { NO_REQUEST_EVIDENCE, type RequestEvidence, requestEvidence } from './request-evidence.js';
 import type { ChecklistItem, GoLiveChecklist, PartnerChecklists } from './sandbox.schemas.js';
 import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
@@ -42,6 +44,7 @@ interface Evidence {
   events: EventEvidence;
   /** When a webhook first answered 2xx, by event type. */
   webhooks: Map<string, Date>;
+  proof: ProofEvidence;
 }
 
 interface ItemDefinition {
@@ -132,6 +135,22 @@ const ITEMS: ItemDefinition[] = [
   ),
 ];
 
+/** Shown only when the partner's proof policy asks for proof (docs/tracking-and-proof.md, "Sandbox"). */
+const PROOF_ITEMS: ItemDefinition[] = [
+  {
+    id: 'locations-sent',
+    title: 'Sent courier locations',
+    hint: 'POST /v1/partner/orders/{code}/locations {"points":[{"lat":…,"lng":…,"accuracyM":…,"at":"<ISO 8601 time>"}]} on a SCANNED_TO_VAN or EN_ROUTE order of this key (partner trigger courier does it).',
+    doneAt: (e) => e.proof.sentLocations,
+  },
+  {
+    id: 'event-delivered-with-proof',
+    title: 'Sent DELIVERED with proof',
+    hint: `${EVENTS} {"type":"DELIVERED","proof":{"location":{"lat":…,"lng":…,"accuracyM":…},"photoIds":["upl_…"]}} within the geofence of the order's address, with the photos your proof policy asks for (POST /v1/partner/uploads).`,
+    doneAt: (e) => e.proof.deliveredWithProof,
+  },
+];
+
 /** The items of keys holding payments:read (docs/payments.md, "Sandbox"), after the others. */
 const PAYMENT_ITEMS: ItemDefinition[] = [
   {
@@ -153,9 +172,12 @@ const PAYMENT_ITEMS: ItemDefinition[] = [
   ),
 ];
 
-/** The items of a key: every key's, then the payment items for a key holding payments:read. */
-function itemsFor(scopes: readonly string[]): ItemDefinition[] {
-  return scopes.includes('payments:read') ? [...ITEMS, ...PAYMENT_ITEMS] : ITEMS;
+/**
+ * The items of a key: every key's, then the proof items when its partner's proof policy asks for proof,
+ * then the payment items for a key holding payments:read.
+ */
+function itemsFor(scopes: readonly string[], policy: ProofPolicy): ItemDefinition[] {
+  return [...ITEMS, ...(policy === 'NONE' ? [] : PROOF_ITEMS), ...(scopes.includes('payments:read') ? PAYMENT_ITEMS : [])];
 }
 
 const WEBHOOK_TYPES: WebhookEvent[] = [
@@ -200,6 +222,7 @@ async function checklistsOf(
   keys: PartnerKeyRow[],
 ): Promise<GoLiveChecklist[]> {
   const actsFor = actsForOf(keys);
+  const policy = await partnerProofPolicy(partnerId, deps.db);
   const lineageOf = (keyId: string) => actsFor.get(keyId) ?? keyId;
   const lineages = new Set(wanted.map((k) => lineageOf(k.id)));
   // Every key of every wanted lineage: the partner events, requests and marks of any of them count.
@@ -221,9 +244,9 @@ async function checklistsOf(
   }
   // The evidence is read only for lineages with an item still open.
   const scopesOf = (lineage: string) => keys.find((k) => k.id === lineage)?.scopes ?? [];
-  const open = new Set([...lineages].filter((l) => itemsFor(scopesOf(l)).some((item) => !marked.get(l)?.has(item.id))));
+  const open = new Set([...lineages].filter((l) => itemsFor(scopesOf(l), policy).some((item) => !marked.get(l)?.has(item.id))));
   const openMembers = members.filter((m) => open.has(m.actsForKeyId));
-  const [events, webhooks, requests] = await Promise.all([
+  const [events, webhooks, requests, proofs] = await Promise.all([
     partnerEventEvidence(
       openMembers,
       {
@@ -236,6 +259,7 @@ async function checklistsOf(
     ),
     webhookEvidence(partnerId, [...open], WEBHOOK_TYPES, deps.db),
     requestEvidence(openMembers, deps.db),
+    proofEvidence(partnerId, [...open], policy, deps.db),
   ]);
 
   const found: Array<{ keyId: string; item: string; doneAt: Date }> = [];
@@ -245,11 +269,12 @@ async function checklistsOf(
       events: events.get(lineage) ?? NO_EVENTS,
       webhooks: webhooks.get(lineage) ?? new Map(),
       requests: requests.get(lineage) ?? NO_REQUEST_EVIDENCE,
+      proof: proofs.get(lineage) ?? NO_PROOF_EVIDENCE,
     };
     const seen = marked.get(lineage);
     itemsOf.set(
       lineage,
-      itemsFor(scopesOf(lineage)).map((item) => {
+      itemsFor(scopesOf(lineage), policy).map((item) => {
         let at = seen?.get(item.id) ?? null;
         if (at === null) {
           at = open.has(lineage) ? item.doneAt(evidence) : null;

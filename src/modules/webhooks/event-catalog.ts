@@ -10,8 +10,9 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { DateTime, OrderStatus, PartnerEnvironment, Uuid, WEBHOOK_EVENTS, type WebhookEvent } from '../../shared/schemas.js';
 import { Batch, PartnerOrder } from '../orders/orders.schemas.js';
 import { PaymentIntent, Settlement } from '../payments/payments.schemas.js';
+import { OrderTracking } from '../tracking/tracking.schemas.js';
 
-/** Every kind a delivery can carry: the six WebhookEvent kinds and `ping`. */
+/** Every kind a delivery can carry: the WebhookEvent kinds and `ping`. */
 export const EVENT_TYPES = ['ping', ...WEBHOOK_EVENTS] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -123,6 +124,16 @@ export const SettlementSettledEvent = envelope(
   'A settlement was settled',
 );
 
+export const OrderCourierLocationEvent = envelope(
+  'OrderCourierLocationEvent',
+  'order.courier_location',
+  Type.Object(
+    { tracking: OrderTracking },
+    { additionalProperties: false, description: 'The order’s tracking, as GET /v1/partner/orders/{code}/tracking answers it' },
+  ),
+  'Where the courier of an order is (at most once a minute per order)',
+);
+
 /** The envelope schema of each kind. */
 export const EVENT_SCHEMAS = {
   ping: PingEvent,
@@ -139,6 +150,7 @@ export const EVENT_SCHEMAS = {
   'settlement.created': SettlementCreatedEvent,
   'settlement.updated': SettlementUpdatedEvent,
   'settlement.settled': SettlementSettledEvent,
+  'order.courier_location': OrderCourierLocationEvent,
 } as const satisfies Record<EventType, TSchema>;
 
 /** Any delivery body: one of the envelopes, told apart by `type`. */
@@ -171,6 +183,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
     "The marketplace closed a period of your cash collections into a statement: what you owe. Needs payments:read; reaches every webhook of your partner account in the settlement's environment.",
   'settlement.updated': 'A remittance or an adjustment was recorded on one of your settlements. Needs payments:read.',
   'settlement.settled': 'Nothing is outstanding on a settlement any more; its collections are SETTLED. Needs payments:read.',
+  'order.courier_location':
+    'The courier of an order assigned to your key sent locations (POST /v1/partner/orders/{code}/locations): its latest position, ETA and trail. At most once a minute per order; sent only to webhooks subscribed to it.',
 };
 
 const AT = '2026-11-20T09:41:07.000Z';
@@ -246,6 +260,23 @@ export function sampleEventData(type: EventType, webhookId = WEBHOOK_ID, at = AT
       return { settlement: sampleSettlement(20_000, at) };
     case 'settlement.settled':
       return { settlement: sampleSettlement(48_350, at) };
+    case 'order.courier_location': {
+      const t = Date.parse(at);
+      const point = (i: number) => ({
+        lat: 40.3701 + i * 0.0006,
+        lng: 49.8402 + i * 0.0015,
+        at: new Date(t - (4 - i) * 20_000).toISOString(),
+      });
+      return {
+        tracking: {
+          orderCode: 'ORD-7K2Q9M',
+          status: 'EN_ROUTE',
+          location: { ...point(4), accuracyM: 12 },
+          etaAt: new Date(t + 420_000).toISOString(),
+          trail: [0, 1, 2, 3, 4].map(point),
+        },
+      };
+    }
   }
 }
 

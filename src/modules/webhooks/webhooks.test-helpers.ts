@@ -43,6 +43,7 @@ export const ALL_EVENTS: WebhookEvent[] = [
   'order.cancelled',
   'batch.completed',
   'order.assigned_to_partner',
+  'order.courier_location',
 ];
 
 /** A PartnerOrder snapshot as the orders module writes it into the outbox (customer filled). */

@@ -288,6 +288,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/developer/orders/{code}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an order's proof of delivery
+         * @description The proof of the latest DELIVERED or FAILED that carried one, for an order assigned to any key of your partner; 404 otherwise or when it has none.
+         */
+        get: operations["getDeveloperOrderProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/requests": {
         parameters: {
             query?: never;
@@ -340,6 +360,26 @@ export interface paths {
          * @description Per minute: requests left out of the log (successful reads under overload) and logged requests not sent on the realtime channel (over 50 a second). Default period: the last 24 hours; at most 35 days.
          */
         get: operations["getRequestLogDrops"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a photo
+         * @description The bytes of an upload of your partner (a proof photo); another partner’s answers 404.
+         */
+        get: operations["getDeveloperUpload"];
         put?: never;
         post?: never;
         delete?: never;
@@ -590,6 +630,66 @@ export interface paths {
          * @description PICKED_UP, EN_ROUTE, DELIVERED or FAILED on an order assigned to this key; answers the updated order. Optional Idempotency-Key header (24 h).
          */
         post: operations["createPartnerOrderEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/orders/{code}/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the courier's locations
+         * @description Courier positions of an order assigned to this key while it is SCANNED_TO_VAN, EN_ROUTE or FAILED (else 409 ERR_INVALID_TRANSITION): 1 to 100 points, oldest first, and optionally the ETA. Points older than the latest one are ignored (counted in the X-Points-Ignored header). Stored in batches: at most one trail point per order per 5 s of the points’ times.
+         */
+        post: operations["createPartnerOrderLocations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/orders/{code}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the proof of delivery
+         * @description The proof of the order's latest DELIVERED or FAILED event that carried one: location, distance from the address, photos (their bytes: GET /v1/partner/uploads/{id}), recipient. 404 when the key does not see the order or it has no proof.
+         */
+        get: operations["getPartnerOrderProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/orders/{code}/tracking": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the courier's position
+         * @description The latest position, the ETA and the last 50 trail points of an order the key sees (404 otherwise).
+         */
+        get: operations["getPartnerOrderTracking"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -876,6 +976,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a photo
+         * @description The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or `image/png`. The type is judged by the bytes themselves; anything else, a body over 5 MiB or one cut short answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.
+         */
+        post: operations["createPartnerUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a photo
+         * @description The bytes of an upload of the key’s partner, to any of its keys holding orders:read or logistics:write (else 403 ERR_API_KEY_SCOPE); another partner’s upload answers 404.
+         */
+        get: operations["getPartnerUpload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -958,6 +1098,15 @@ export interface components {
             /** @description The event kinds this endpoint receives; at least one, no repeats */
             events: components["schemas"]["WebhookEvent"][];
         };
+        CreateLocationsDto: {
+            /** @description 1 to 100 points, oldest first; points older than the latest stored one are ignored (counted) */
+            points: components["schemas"]["LocationPoint"][];
+            /**
+             * Format: date-time
+             * @description the estimated arrival at the customer
+             */
+            etaAt?: string;
+        };
         CreatePartnerOrderEventDto: {
             type: components["schemas"]["PartnerEventType"];
             /**
@@ -972,6 +1121,7 @@ export interface components {
             codCollectedQepik?: number;
             failReason?: components["schemas"]["DeliveryFailReason"];
             note?: string;
+            proof?: components["schemas"]["EventProofDto"];
         };
         /** @description Optional body; without paymentMethod each test order is COD or CARD at random */
         CreateSandboxOrderDto: {
@@ -1429,6 +1579,14 @@ export interface components {
             /** @description Shape depends on `code`: an array of `{ field, messages[] }` for ERR_VALIDATION; an object such as `{ retryAfterSec }` for ERR_OTP_RATE_LIMITED */
             details?: unknown;
         };
+        /** @description Evidence of a DELIVERED or FAILED event; the partner's proofPolicy makes parts required. A DELIVERED location farther than min(300 + accuracyM, 500) m from the order's address answers 409 ERR_OUTSIDE_GEOFENCE. */
+        EventProofDto: {
+            location?: components["schemas"]["ProofLocation"];
+            /** @description 1 to 5 photos uploaded with POST /v1/partner/uploads */
+            photoIds?: string[];
+            /** @description who took the order */
+            recipientName?: string;
+        };
         EventTypeItem: {
             /**
              * @description The event kind: `ping` or one of WebhookEvent
@@ -1460,6 +1618,26 @@ export interface components {
             az: string;
             ru: string;
             en: string;
+        };
+        LocationPoint: {
+            /** @description latitude, degrees (−90 to 90) */
+            lat: number;
+            /** @description longitude, degrees (−180 to 180) */
+            lng: number;
+            /** @description horizontal accuracy, metres (0 to 10,000) */
+            accuracyM?: number;
+            /**
+             * Format: date-time
+             * @description when the courier was there; at most 5 minutes ahead of the server's clock
+             */
+            at: string;
+        };
+        LocationsAccepted: {
+            /**
+             * Format: int64
+             * @description the number of points taken; the others were older than the latest one (their number is in the X-Points-Ignored header)
+             */
+            accepted: number;
         };
         /** @description An order was assigned to your key */
         OrderAssignedToPartnerEvent: {
@@ -1500,6 +1678,26 @@ export interface components {
             data: {
                 order: components["schemas"]["PartnerOrder"];
                 previousStatus: components["schemas"]["OrderStatus"];
+            };
+        };
+        /** @description Where the courier of an order is (at most once a minute per order) */
+        OrderCourierLocationEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "order.courier_location";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The order’s tracking, as GET /v1/partner/orders/{code}/tracking answers it */
+            data: {
+                tracking: components["schemas"]["OrderTracking"];
             };
         };
         /** @description An order was delivered */
@@ -1545,6 +1743,25 @@ export interface components {
                 order: components["schemas"]["PartnerOrder"];
             };
         };
+        /** @description The proof of the order's latest event that carried one */
+        OrderProof: {
+            orderCode: string;
+            /**
+             * @description the event that carried the proof
+             * @enum {string}
+             */
+            event: "DELIVERED" | "FAILED";
+            /**
+             * Format: date-time
+             * @description when the event was recorded
+             */
+            at: string;
+            location: components["schemas"]["ProofLocation"] | null;
+            /** @description metres from the order's address; null without a location or when the address has no coordinates */
+            distanceM: number | null;
+            photos: components["schemas"]["ProofPhoto"][];
+            recipientName: string | null;
+        };
         /** @enum {string} */
         OrderStatus: "PLACED" | "VENDOR_ACCEPTED" | "RUNNER_PICKUP" | "AT_HUB" | "PACKED" | "SCANNED_TO_VAN" | "EN_ROUTE" | "DELIVERED" | "FAILED" | "RETURNED" | "CANCELLED";
         /** @description An order changed status */
@@ -1567,6 +1784,19 @@ export interface components {
                 order: components["schemas"]["PartnerOrder"];
                 previousStatus: components["schemas"]["OrderStatus"];
             };
+        };
+        OrderTracking: {
+            orderCode: string;
+            status: components["schemas"]["OrderStatus"];
+            /** @description null until a location was sent */
+            location: components["schemas"]["TrackingLocation"] | null;
+            /**
+             * Format: date-time
+             * @description the latest ETA sent, null when none was
+             */
+            etaAt: string | null;
+            /** @description the last 50 stored points, oldest first (one per 5 s of their times at most) */
+            trail: components["schemas"]["TrailPoint"][];
         };
         PageOfDeveloperDelivery: {
             /** Format: int32 */
@@ -1607,32 +1837,54 @@ export interface components {
             items: components["schemas"]["PartnerOrder"][];
         };
         PageOfPaymentIntent: {
+            /** Format: int32 */
             page: number;
+            /** Format: int32 */
             pageSize: number;
-            /** @description all matching rows */
+            /**
+             * Format: int64
+             * @description all matching rows
+             */
             total: number;
             items: components["schemas"]["PaymentIntent"][];
         };
         PageOfSettlement: {
+            /** Format: int32 */
             page: number;
+            /** Format: int32 */
             pageSize: number;
-            /** @description all matching rows */
+            /**
+             * Format: int64
+             * @description all matching rows
+             */
             total: number;
             items: components["schemas"]["Settlement"][];
         };
         PageOfSettlementLine: {
+            /** Format: int32 */
             page: number;
+            /** Format: int32 */
             pageSize: number;
-            /** @description all matching rows */
+            /**
+             * Format: int64
+             * @description all matching rows
+             */
             total: number;
             items: components["schemas"]["SettlementLine"][];
         };
         PartnerBalance: {
             environment: components["schemas"]["PartnerEnvironment"];
-            /** @description Cash collected and on no settlement yet, in qəpik */
+            /**
+             * Format: int64
+             * @description Cash collected and on no settlement yet, in qəpik
+             */
             codOnHandQepik: number;
+            /** Format: int64 */
             collectionsOnHand: number;
-            /** @description Σ outstanding of the settlements, in qəpik */
+            /**
+             * Format: int64
+             * @description Σ outstanding of the settlements, in qəpik
+             */
             awaitingRemittanceQepik: number;
             /** Format: date-time */
             oldestCollectionOnHandAt: string | null;
@@ -1762,11 +2014,20 @@ export interface components {
             status: components["schemas"]["PaymentIntentStatus"];
             /** @enum {string} */
             currency: "AZN";
-            /** @description CARD: the order total; COD: the cash to collect at the door, in qəpik */
+            /**
+             * Format: int64
+             * @description CARD: the order total; COD: the cash to collect at the door, in qəpik
+             */
             amountQepik: number;
-            /** @description CARD: captured; COD: cash collected at the door, in qəpik */
+            /**
+             * Format: int64
+             * @description CARD: captured; COD: cash collected at the door, in qəpik
+             */
             amountReceivedQepik: number;
-            /** @description Refunded so far (CARD), in qəpik */
+            /**
+             * Format: int64
+             * @description Refunded so far (CARD), in qəpik
+             */
             amountRefundedQepik: number;
             /** @description The settlement holding this COD collection */
             settlementId: string | null;
@@ -1889,6 +2150,23 @@ export interface components {
                 webhookId: string;
             };
         };
+        /** @description Where the courier was when reporting the event */
+        ProofLocation: {
+            /** @description latitude, degrees */
+            lat: number;
+            /** @description longitude, degrees */
+            lng: number;
+            /** @description horizontal accuracy, metres (0 to 10,000) */
+            accuracyM: number;
+        };
+        ProofPhoto: {
+            /** @description the upload id; its bytes: GET /v1/partner/uploads/{id} */
+            id: string;
+            /** @description image/jpeg or image/png */
+            contentType: string;
+            /** Format: int64 */
+            bytes: number;
+        };
         RecoverDeliveriesDto: {
             /**
              * Format: date-time
@@ -1998,20 +2276,42 @@ export interface components {
              */
             periodEnd: string;
             status: components["schemas"]["SettlementStatus"];
+            /** Format: int64 */
             collectionsCount: number;
-            /** @description Σ codAmountQepik of the collections, in qəpik */
+            /**
+             * Format: int64
+             * @description Σ codAmountQepik of the collections, in qəpik
+             */
             expectedQepik: number;
-            /** @description Σ cash collected, in qəpik */
+            /**
+             * Format: int64
+             * @description Σ cash collected, in qəpik
+             */
             collectedQepik: number;
-            /** @description collected − expected (≤ 0), in qəpik */
+            /**
+             * Format: int64
+             * @description collected − expected (≤ 0), in qəpik
+             */
             varianceQepik: number;
-            /** @description Σ signed adjustments, in qəpik */
+            /**
+             * Format: int64
+             * @description Σ signed adjustments, in qəpik
+             */
             adjustmentsQepik: number;
-            /** @description collected + adjustments, in qəpik */
+            /**
+             * Format: int64
+             * @description collected + adjustments, in qəpik
+             */
             dueQepik: number;
-            /** @description Σ remittances, in qəpik */
+            /**
+             * Format: int64
+             * @description Σ remittances, in qəpik
+             */
             remittedQepik: number;
-            /** @description due − remitted, in qəpik */
+            /**
+             * Format: int64
+             * @description due − remitted, in qəpik
+             */
             outstandingQepik: number;
             /** Format: date-time */
             createdAt: string;
@@ -2045,9 +2345,15 @@ export interface components {
             orderCode: string | null;
             /** @description Set on collections */
             paymentIntentId: string | null;
-            /** @description Collections: the order's COD amount, in qəpik */
+            /**
+             * Format: int64
+             * @description Collections: the order's COD amount, in qəpik
+             */
             expectedQepik: number | null;
-            /** @description Collected, adjusted (signed) or remitted, in qəpik */
+            /**
+             * Format: int64
+             * @description Collected, adjusted (signed) or remitted, in qəpik
+             */
             amountQepik: number;
             /** @description The delivery's variance note, or the adjustment's or remittance's text */
             note: string | null;
@@ -2106,7 +2412,26 @@ export interface components {
              * @default ping
              * @enum {string}
              */
-            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
+            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled" | "order.courier_location";
+        };
+        /** @description The courier's latest known position */
+        TrackingLocation: {
+            /** @description latitude, degrees (−90 to 90) */
+            lat: number;
+            /** @description longitude, degrees (−180 to 180) */
+            lng: number;
+            /** @description horizontal accuracy, metres (0 to 10,000) */
+            accuracyM: number | null;
+            /** Format: date-time */
+            at: string;
+        };
+        TrailPoint: {
+            /** @description latitude, degrees (−90 to 90) */
+            lat: number;
+            /** @description longitude, degrees (−180 to 180) */
+            lng: number;
+            /** Format: date-time */
+            at: string;
         };
         UpdateDeveloperWebhookDto: {
             /**
@@ -2119,12 +2444,27 @@ export interface components {
             /** @description false switches the endpoint off; true switches it on and clears its failure streak */
             isActive?: boolean;
         };
+        Upload: {
+            /** @description upl_…; name it in a proof’s photoIds */
+            id: string;
+            /**
+             * @description from the bytes themselves (their magic number), whatever the request said
+             * @enum {string}
+             */
+            contentType: "image/jpeg" | "image/png";
+            /** Format: int32 */
+            bytes: number;
+            /** @description SHA-256 of the bytes, hex */
+            sha256: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
         /** @enum {string} */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "DEAD";
         /** @enum {string} */
-        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
+        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled" | "order.courier_location";
         /** @description The body of a webhook delivery; `type` tells which envelope it is */
-        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"] | components["schemas"]["PaymentIntentSucceededEvent"] | components["schemas"]["PaymentIntentRefundedEvent"] | components["schemas"]["PaymentIntentCollectedEvent"] | components["schemas"]["PaymentIntentCanceledEvent"] | components["schemas"]["SettlementCreatedEvent"] | components["schemas"]["SettlementUpdatedEvent"] | components["schemas"]["SettlementSettledEvent"];
+        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"] | components["schemas"]["PaymentIntentSucceededEvent"] | components["schemas"]["PaymentIntentRefundedEvent"] | components["schemas"]["PaymentIntentCollectedEvent"] | components["schemas"]["PaymentIntentCanceledEvent"] | components["schemas"]["SettlementCreatedEvent"] | components["schemas"]["SettlementUpdatedEvent"] | components["schemas"]["SettlementSettledEvent"] | components["schemas"]["OrderCourierLocationEvent"];
         WebhookHealth: {
             /** Format: uuid */
             webhookId: string;
@@ -3634,6 +3974,91 @@ export interface operations {
             };
         };
     };
+    getDeveloperOrderProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderProof"];
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     listDeveloperRequests: {
         parameters: {
             query?: {
@@ -3876,6 +4301,92 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getDeveloperUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description upl_…; anything else answers 404 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the photo’s bytes: a JPEG or PNG of at most 5 MiB */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
                     };
                 };
             };
@@ -4861,6 +5372,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5371,6 +5886,375 @@ export interface operations {
             };
         };
     };
+    createPartnerOrderLocations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateLocationsDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LocationsAccepted"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE, ERR_PARTNER_ORDER_NOT_ASSIGNED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE" | "ERR_PARTNER_ORDER_NOT_ASSIGNED";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_INVALID_TRANSITION */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INVALID_TRANSITION";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getPartnerOrderProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderProof"];
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getPartnerOrderTracking: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderTracking"];
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     listPaymentIntents: {
         parameters: {
             query?: {
@@ -5406,6 +6290,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5444,6 +6332,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5532,6 +6424,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5546,6 +6442,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6041,6 +6941,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6053,6 +6957,10 @@ export interface operations {
             /** @description Conflict: ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6067,6 +6975,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6120,7 +7032,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description At least 1; at most captured − refunded */
+                    /**
+                     * Format: int64
+                     * @description At least 1; at most captured − refunded
+                     */
                     amountQepik: number;
                     reason?: string;
                 };
@@ -6143,6 +7058,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST, ERR_REFUND_AMOUNT_EXCEEDS */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6179,6 +7098,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6191,6 +7114,10 @@ export interface operations {
             /** @description Conflict: ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6205,6 +7132,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6418,6 +7349,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6454,6 +7389,10 @@ export interface operations {
             /** @description Conflict: ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6468,6 +7407,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6517,6 +7460,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** Format: int64 */
                     amountQepik: number;
                     reference: string;
                 };
@@ -6539,6 +7483,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6575,6 +7523,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6587,6 +7539,10 @@ export interface operations {
             /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6601,6 +7557,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6669,6 +7629,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6707,6 +7671,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6795,6 +7763,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6809,6 +7781,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6878,6 +7854,10 @@ export interface operations {
             /** @description Bad request: ERR_VALIDATION */
             400: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6914,6 +7894,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6928,6 +7912,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7016,6 +8004,10 @@ export interface operations {
             /** @description Not found: ERR_NOT_FOUND */
             404: {
                 headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7030,6 +8022,235 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
                     "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    createPartnerUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "image/jpeg": string;
+                "image/png": string;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getPartnerUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description upl_…; anything else answers 404 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the photo’s bytes: a JPEG or PNG of at most 5 MiB */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,103 @@
+/**
+ * Courier tracking (docs/tracking-and-proof.md): location pings and the tracking reads.
+ */
+import type { AppContext } from '../../context.js';
+import { AppError, notFound, validationError } from '../../errors.js';
+import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
+import type { ResolvedKey } from '../keys/key-resolver.js';
+import { scopeOf } from '../orders/visibility.js';
+import { findPingTarget, findTrackingByCode, findVisibleTracking, type PingTarget, type StoredPoint } from './tracking.repo.js';
+import { type CreateLocationsDto, type LocationsAccepted, MAX_FUTURE_MS, type OrderTracking } from './tracking.schemas.js';
+import { trackingBuffer } from './tracking-buffer.js';
+import { trackingView } from './tracking-view.js';
+
+/** Statuses in which a courier is on the way: pings are taken only then. */
+const TRACKABLE: ReadonlySet<OrderStatus> = new Set(['SCANNED_TO_VAN', 'EN_ROUTE', 'FAILED']);
+
+/**
+ * The orders pings were last found for, by scope and code, tagged with the scope's read-cache version
+ * (read-cache.ts): while the version is unchanged no change of the scope's orders has committed, so
+ * the status and assignment are still right and a ping costs no query. Bounded; cleared when full.
+ */
+const targets = new WeakMap<AppContext, Map<string, { version: string; target: PingTarget }>>();
+const MAX_TARGETS = 20_000;
+
+async function pingTarget(
+  ctx: AppContext,
+  key: ResolvedKey,
+  environment: ApiKeyEnvironment,
+  code: string,
+  version: string | null,
+): Promise<PingTarget | null> {
+  const scope = scopeOf(key, environment);
+  const cacheKey = `${scope.keyId ?? '*'}:${environment}:${code}`;
+  let cache = targets.get(ctx);
+  if (!cache) {
+    cache = new Map();
+    targets.set(ctx, cache);
+  }
+  const hit = version === null ? undefined : cache.get(cacheKey);
+  if (hit && hit.version === version) return hit.target;
+  const target = await findPingTarget(scope, code, ctx.db);
+  if (target && version !== null) {
+    if (cache.size >= MAX_TARGETS) cache.clear();
+    cache.set(cacheKey, { version, target });
+  }
+  return target;
+}
+
+function parseTime(field: string, value: string): number {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw validationError(field, 'must be a date-time');
+  return ms;
+}
+
+/** POST /v1/partner/orders/{code}/locations. */
+export async function recordLocations(
+  ctx: AppContext,
+  key: ResolvedKey,
+  environment: ApiKeyEnvironment,
+  code: string,
+  body: CreateLocationsDto,
+  version: string | null,
+): Promise<LocationsAccepted & { ignored: number }> {
+  const latestAllowed = ctx.clock.nowMs() + MAX_FUTURE_MS;
+  const points: StoredPoint[] = body.points.map((p, i) => {
+    const atMs = parseTime(`points.${i}.at`, p.at);
+    if (atMs > latestAllowed)
+      throw validationError(`points.${i}.at`, "must not be more than 5 minutes ahead of the server's clock");
+    return { lat: p.lat, lng: p.lng, accuracyM: p.accuracyM ?? null, atMs };
+  });
+  const etaAtMs = body.etaAt === undefined ? null : parseTime('etaAt', body.etaAt);
+  const target = await pingTarget(ctx, key, environment, code, version);
+  if (!target) throw notFound('Order');
+  if (target.assignedKeyId !== key.actsForKeyId) {
+    throw new AppError('ERR_PARTNER_ORDER_NOT_ASSIGNED', 'This order is not assigned to this API key; it is readable only');
+  }
+  if (!TRACKABLE.has(target.status)) {
+    throw new AppError(
+      'ERR_INVALID_TRANSITION',
+      `Locations are taken while an order is SCANNED_TO_VAN, EN_ROUTE or FAILED; this one is ${target.status}`,
+    );
+  }
+  return trackingBuffer(ctx).accept(target, points, etaAtMs);
+}
+
+/** GET /v1/partner/orders/{code}/tracking. */
+export async function getPartnerTracking(
+  ctx: AppContext,
+  key: ResolvedKey,
+  environment: ApiKeyEnvironment,
+  code: string,
+): Promise<OrderTracking> {
+  const stored = await findVisibleTracking(scopeOf(key, environment), code, ctx.db);
+  if (!stored) throw notFound('Order');
+  return trackingView(stored, trackingBuffer(ctx).unstored(stored.orderId));
+}
+
+/** GET /v1/admin/orders/{code}/tracking. */
+export async function getAdminTracking(ctx: AppContext, code: string): Promise<OrderTracking> {
+  const stored = await findTrackingByCode(code, ctx.db);
+  if (!stored) throw notFound('Order');
+  return trackingView(stored, trackingBuffer(ctx).unstored(stored.orderId));
+}

@@ -1,0 +1,77 @@
+/**
+ * Photo uploads (docs/tracking-and-proof.md, "Uploads"): raw bytes in, raw bytes out.
+ *
+ * This plugin is encapsulated (registered without fastify-plugin): its content-type parser, which hands
+ * the request stream to the handler unread whatever the Content-Type says, applies to its own routes
+ * only. The type is judged by the bytes, so the header decides nothing.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError } from '../../errors.js';
+import { apiKeyOf } from '../../plugins/api-key-auth.js';
+import { errorResponses } from '../../shared/schemas.js';
+import { PhotoBytes, Upload, UploadIdParams } from './uploads.schemas.js';
+import { createUpload, getUpload } from './uploads.service.js';
+
+export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+
+  app.post(
+    '/v1/partner/uploads',
+    {
+      onRequest: app.partnerAuth('logistics:write'),
+      // The body is a stream, checked by the service: no schema validation of it.
+      validatorCompiler: () => () => true,
+      schema: {
+        summary: 'Upload a photo',
+        description:
+          'The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or ' +
+          '`image/png`. The type is judged by the bytes themselves; anything else, a body over 5 MiB or ' +
+          'one cut short answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.',
+        tags: ['partner'],
+        operationId: 'createPartnerUpload',
+        body: PhotoBytes,
+        response: { 201: Upload, ...errorResponses('ERR_VALIDATION', 401, 403, 429) },
+      },
+    },
+    async (request, reply) => {
+      // The request log keeps a note of the body, never its bytes (refused uploads included).
+      const declared = request.headers['content-length'];
+      request.receivedBody = `[photo upload: ${declared === undefined ? 'chunked' : `${declared} bytes`}]`;
+      const upload = await createUpload(ctx, apiKeyOf(request).partnerId, request.body, declared);
+      request.receivedBody = `[${upload.contentType}: ${upload.bytes} bytes]`;
+      return reply.code(201).send(upload);
+    },
+  );
+
+  app.get(
+    '/v1/partner/uploads/:id',
+    {
+      onRequest: app.partnerAuth(),
+      schema: {
+        summary: 'Download a photo',
+        description:
+          'The bytes of an upload of the key’s partner, to any of its keys holding orders:read or ' +
+          'logistics:write (else 403 ERR_API_KEY_SCOPE); another partner’s upload answers 404.',
+        tags: ['partner'],
+        operationId: 'getPartnerUpload',
+        params: UploadIdParams,
+        response: { 200: PhotoBytes, ...errorResponses(401, 403, 'ERR_NOT_FOUND', 429) },
+      },
+    },
+    async (request, reply) => {
+      const key = apiKeyOf(request);
+      if (!key.scopes.includes('orders:read') && !key.scopes.includes('logistics:write')) {
+        throw new AppError('ERR_API_KEY_SCOPE', 'This API key lacks the scope orders:read or logistics:write');
+      }
+      const upload = await getUpload(ctx, key.partnerId, request.params.id);
+      return reply
+        .type(upload.contentType)
+        .header('content-length', String(upload.bytes))
+        .header('cache-control', 'private, max-age=86400, immutable')
+        .header('etag', `"${upload.sha256}"`)
+        .send(upload.data);
+    },
+  );
+};

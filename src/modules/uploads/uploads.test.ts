@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partnerAuthContract } from '../../../test/contracts.js';
+import { expectError } from '../../../test/expect-error.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+import type { ApiKeyScope } from '../../shared/schemas.js';
+import { jpegBytes, pngBytes } from './uploads.test-helpers.js';
+
+let t: TestApp;
+const getApp = () => t;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+async function key(scopes: ApiKeyScope[] = ['orders:read', 'logistics:write'], partnerId?: string): Promise<TestKey> {
+  return createKey(t.ctx, partnerId ?? (await createPartner(t.ctx)).id, { scopes });
+}
+function upload(k: TestKey, body: Buffer | string, contentType = 'image/jpeg', headers: Record<string, string> = {}) {
+  return t.live.inject({
+    method: 'POST',
+    url: '/v1/partner/uploads',
+    headers: { ...k.headers, 'content-type': contentType, ...headers },
+    payload: body,
+  });
+}
+async function count(): Promise<number> {
+  return (await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM uploads'))[0].n;
+}
+
+describe('POST /v1/partner/uploads: authentication', () => {
+  partnerAuthContract(getApp, { method: 'POST', url: '/v1/partner/uploads', scope: 'logistics:write' });
+});
+
+describe('POST /v1/partner/uploads', () => {
+  it('stores a JPEG and a PNG: 201 { id, contentType, bytes, sha256, createdAt }, the type judged by the bytes', async () => {
+    const k = await key();
+    const jpeg = jpegBytes();
+    // Sent as image/png: the bytes say JPEG.
+    const res = await upload(k, jpeg, 'image/png');
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toEqual({
+      id: expect.stringMatching(/^upl_[0-9A-Za-z]{24}$/),
+      contentType: 'image/jpeg',
+      bytes: jpeg.length,
+      sha256: createHash('sha256').update(jpeg).digest('hex'),
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+    });
+    const png = await upload(k, pngBytes(), 'image/jpeg');
+    expect(png.statusCode, png.body).toBe(201);
+    expect(png.json().contentType).toBe('image/png');
+    // The request log keeps a note of the body, never the bytes.
+    await t.ctx.requestLog.flush();
+    const logged = await t.ctx.db.query<{ request_body: string }>(
+      `SELECT request_body FROM request_log WHERE api_key_id = $1 AND path = '/v1/partner/uploads' ORDER BY created_at`,
+      [k.id],
+    );
+    expect(logged.map((r) => r.request_body)).toEqual([
+      `[image/jpeg: ${jpeg.length} bytes]`,
+      `[image/png: ${pngBytes().length} bytes]`,
+    ]);
+  });
+
+  it('refuses what is not a whole JPEG or PNG by its bytes with 400 ERR_VALIDATION, storing nothing', async () => {
+    const k = await key();
+    const before = await count();
+    const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.alloc(100)]);
+    for (const [body, type] of [
+      [gif, 'image/jpeg'],
+      [Buffer.from('%PDF-1.7 not a photo'), 'image/png'],
+      [jpegBytes().subarray(0, 300), 'image/jpeg'], // cut short: no end marker
+      [pngBytes().subarray(0, 200), 'image/png'],
+      [Buffer.from('{"photo":true}'), 'application/json'],
+    ] as const) {
+      const res = await upload(k, body, type);
+      expectError(res, 400, 'ERR_VALIDATION');
+      expect(res.json().details[0].field).toBe('body');
+    }
+    expectError(await t.live.inject({ method: 'POST', url: '/v1/partner/uploads', headers: k.headers }), 400, 'ERR_VALIDATION');
+    expect(await count()).toBe(before);
+  });
+
+  it('refuses a body over 5 MiB and a body shorter than its Content-Length with 400 ERR_VALIDATION, storing nothing', async () => {
+    const k = await key();
+    const before = await count();
+    expectError(await upload(k, jpegBytes(5 * 1024 * 1024 + 1)), 400, 'ERR_VALIDATION');
+    const atLimit = await upload(k, jpegBytes(5 * 1024 * 1024));
+    expect(atLimit.statusCode, atLimit.body).toBe(201);
+    const jpeg = jpegBytes();
+    const truncated = await upload(k, jpeg, 'image/jpeg', { 'content-length': String(jpeg.length + 100) });
+    expectError(truncated, 400, 'ERR_VALIDATION');
+    expect(await count()).toBe(before + 1);
+  });
+});
+
+describe('GET /v1/partner/uploads/{id}', () => {
+  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/uploads/upl_000000000000000000000000' });
+
+  it('answers the bytes to any key of the partner with orders:read or logistics:write; another partner 404', async () => {
+    const writer = await key(['logistics:write']);
+    const jpeg = jpegBytes(2048);
+    const { id } = (await upload(writer, jpeg)).json();
+    const partnerId = (await t.ctx.db.query<{ partner_id: string }>('SELECT partner_id FROM uploads WHERE id = $1', [id]))[0]
+      .partner_id;
+    for (const scopes of [['orders:read'], ['logistics:write']] as ApiKeyScope[][]) {
+      const reader = await key(scopes, partnerId);
+      const res = await t.live.inject({ method: 'GET', url: `/v1/partner/uploads/${id}`, headers: reader.headers });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('image/jpeg');
+      expect(res.rawPayload.equals(jpeg)).toBe(true);
+    }
+    const webhooksOnly = await key(['webhooks:manage'], partnerId);
+    expectError(
+      await t.live.inject({ method: 'GET', url: `/v1/partner/uploads/${id}`, headers: webhooksOnly.headers }),
+      403,
+      'ERR_API_KEY_SCOPE',
+    );
+    const stranger = await key();
+    expectError(
+      await t.live.inject({ method: 'GET', url: `/v1/partner/uploads/${id}`, headers: stranger.headers }),
+      404,
+      'ERR_NOT_FOUND',
+    );
+    expectError(
+      await t.live.inject({ method: 'GET', url: '/v1/partner/uploads/nope', headers: stranger.headers }),
+      404,
+      'ERR_NOT_FOUND',
+    );
+  });
+});
