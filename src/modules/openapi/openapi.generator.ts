@@ -203,8 +203,11 @@ function parameters(route: CatalogRoute, c: Converter): Json[] {
   return out;
 }
 
-/** Every operation can fail unexpectedly or while the database is unreachable (decisions §9, §11, §15). */
-const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
+/**
+ * Every operation can fail unexpectedly, while the database is unreachable (decisions §9, §11, §15), or
+ * when the database cancels a statement past its deadline (docs/scale.md).
+ */
+const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE', 'ERR_QUERY_TIMEOUT'] };
 
 function responses(route: CatalogRoute, family: Family, c: Converter): Json {
   const out: Json = {};

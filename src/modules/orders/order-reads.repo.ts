@@ -141,8 +141,10 @@ export interface OrderListFilters {
  * One page of the scope's orders, newest first (created_at DESC, id DESC), as the JSON text of the
  * whole PageOfPartnerOrder envelope.
  *
- * One statement: the page is read through the matching index (key or environment, optionally status)
- * as a range scan with LIMIT/OFFSET, and its stored order texts are joined into the envelope. The
+ * One statement: the page's ids are read through the matching index (key or environment, optionally
+ * status) as a range scan with LIMIT/OFFSET, and only then are its rows' stored order texts read and
+ * joined into the envelope: a deep page (docs/paging.md, "Partner orders") skips index entries, never
+ * the table rows behind them. The
  * total is needed only when the page does not tell it (a page shorter than pageSize, and not past the
  * end, means total = offset + its length); the total is an uncorrelated subquery in a CASE branch,
  * which PostgreSQL evaluates lazily (an InitPlan runs on first use), so that case costs nothing.
@@ -183,12 +185,14 @@ export async function listVisibleOrders(
     ? `(SELECT count(*) FROM orders o WHERE ${condition})`
     : `(SELECT coalesce(sum(c.n), 0) FROM order_counts c WHERE ${counters.join(' AND ')})`;
   const rows = await prepared<{ j: string }>(
-    `WITH page AS MATERIALIZED (
-       SELECT o.id, o.created_at, ${orderJsonSql(pii)} AS j
+    `WITH ids AS MATERIALIZED (
+       SELECT o.id, o.created_at
          FROM orders o
         WHERE ${condition}
         ORDER BY o.created_at DESC, o.id DESC
         LIMIT ${limit} OFFSET ${offset}
+     ), page AS MATERIALIZED (
+       SELECT o.id, o.created_at, ${orderJsonSql(pii)} AS j FROM ids JOIN orders o ON o.id = ids.id
      ), s AS (
        SELECT count(*)::int AS n, string_agg(p.j, ',' ORDER BY p.created_at DESC, p.id DESC) AS items FROM page p
      )

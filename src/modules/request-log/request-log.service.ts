@@ -7,7 +7,15 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { notFound, validationError } from '../../errors.js';
 import { requestIdTime } from './request-id.js';
-import { findRequest, listRequests, type RequestFilter, type RequestRow, readMinuteCounts } from './request-log.repo.js';
+import {
+  findRequest,
+  listRequests,
+  REQUEST_TOTAL_CAP,
+  type RequestFilter,
+  type RequestRow,
+  readMinuteCounts,
+  requestMatches,
+} from './request-log.repo.js';
 import type {
   DeveloperRequest,
   DeveloperRequestDetail,
@@ -58,9 +66,7 @@ function filterOf(query: RequestsQuery): RequestFilter {
   if (query.apiKeyId !== undefined) filter.apiKeyId = query.apiKeyId.toLowerCase();
   if (query.status !== undefined) {
     const s = query.status;
-    filter.status = s.endsWith('xx')
-      ? { from: Number(s[0]) * 100, to: Number(s[0]) * 100 + 99 }
-      : { from: Number(s), to: Number(s) };
+    filter.status = s.endsWith('xx') ? { class: Number(s[0]) } : { code: Number(s) };
   }
   if (query.code !== undefined) filter.code = query.code;
   if (query.method !== undefined) filter.method = query.method;
@@ -71,6 +77,10 @@ function filterOf(query: RequestsQuery): RequestFilter {
   return filter;
 }
 
+/**
+ * A page of the partner's log (docs/paging.md, "Request log"): by page number while `page` × `pageSize`
+ * stays within the counted total's cap, beyond that by cursor (`startingAfter`, a request of this list).
+ */
 export async function listPartnerRequests(
   deps: RequestLogDeps,
   partnerId: string,
@@ -79,12 +89,34 @@ export async function listPartnerRequests(
   const page = query.page ?? 1;
   const pageSize = query.pageSize ?? 20;
   const filter = filterOf(query);
-  // The count and the page read one snapshot.
-  const { total, rows } = await deps.db.tx((q) => listRequests(partnerId, filter, { page, pageSize }, q), {
-    isolation: 'repeatable read',
-    readOnly: true,
-  });
-  return { page, pageSize, total, items: rows.map(toDeveloperRequest) };
+  const cursor = query.startingAfter;
+  if (cursor !== undefined && page !== 1) throw validationError('page', 'must be omitted with startingAfter');
+  if (page * pageSize > REQUEST_TOTAL_CAP) {
+    throw validationError('page', `times pageSize must be at most ${REQUEST_TOTAL_CAP}; use startingAfter to go deeper`);
+  }
+  const cursorMs = cursor === undefined ? null : requestIdTime(cursor);
+  if (cursor !== undefined && cursorMs === null) throw validationError('startingAfter', 'must be a request id (req_…)');
+  // The count, the cursor's check and the page read one snapshot.
+  const { counted, rows, more } = await deps.db.tx(
+    async (q) => {
+      if (cursor === undefined) return listRequests(partnerId, filter, { offset: (page - 1) * pageSize }, pageSize, q);
+      const after = { id: cursor, createdAt: new Date(cursorMs as number) };
+      if (!(await requestMatches(partnerId, filter, after.id, after.createdAt, q))) {
+        throw validationError('startingAfter', 'must be a request of this list (its partner and its filters)');
+      }
+      return listRequests(partnerId, filter, { after }, pageSize, q);
+    },
+    { isolation: 'repeatable read', readOnly: true },
+  );
+  const items = rows.map(toDeveloperRequest);
+  return {
+    page,
+    pageSize,
+    total: Math.min(counted, REQUEST_TOTAL_CAP),
+    totalCapped: counted > REQUEST_TOTAL_CAP,
+    nextStartingAfter: more ? items[items.length - 1].id : null,
+    items,
+  };
 }
 
 /** One of the partner's requests with its bodies; anything else (another partner's, unknown) is 404. */

@@ -1800,8 +1800,12 @@ export interface components {
         PageOfDeveloperRequest: {
             page: number;
             pageSize: number;
-            /** @description All matching requests */
+            /** @description All matching requests, counted up to 10,000; when more match it is 10,000 and `totalCapped` is true */
             total: number;
+            /** @description Whether more than 10,000 requests match (then `total` is 10,000) */
+            totalCapped: boolean;
+            /** @description Pass as `startingAfter` (with the same filters) for the requests after this page; null when this page is the last */
+            nextStartingAfter: string | null;
             /** @description Newest first */
             items: components["schemas"]["DeveloperRequest"][];
         };
@@ -2194,7 +2198,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2204,7 +2208,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2307,7 +2311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2317,7 +2321,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2413,7 +2417,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2423,7 +2427,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2511,7 +2515,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2521,7 +2525,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2596,7 +2600,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2606,7 +2610,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2709,7 +2713,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2719,7 +2723,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2822,7 +2826,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2832,7 +2836,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2892,7 +2896,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2902,7 +2906,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2990,7 +2994,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3000,7 +3004,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3087,7 +3091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3097,7 +3101,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3200,7 +3204,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3210,7 +3214,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3313,7 +3317,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3323,7 +3327,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3399,7 +3403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3409,7 +3413,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3459,7 +3463,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3469,7 +3473,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3547,7 +3551,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3557,7 +3561,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3635,7 +3639,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3645,7 +3649,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3721,7 +3725,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3731,7 +3735,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3818,7 +3822,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3828,7 +3832,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3915,7 +3919,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3925,7 +3929,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3973,7 +3977,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3983,7 +3987,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4043,7 +4047,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4053,7 +4057,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4141,7 +4145,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4151,7 +4155,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4238,7 +4242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4248,7 +4252,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4347,7 +4351,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4357,7 +4361,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4444,7 +4448,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4454,7 +4458,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4553,7 +4557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4563,7 +4567,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4666,7 +4670,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4676,7 +4680,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4781,7 +4785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4791,7 +4795,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4894,7 +4898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4904,7 +4908,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5009,7 +5013,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5019,7 +5023,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5109,7 +5113,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5119,7 +5123,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5169,7 +5173,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5179,7 +5183,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5202,6 +5206,8 @@ export interface operations {
                 since?: string;
                 /** @description Requests that arrived before this instant */
                 until?: string;
+                /** @description A request id of this list (a previous answer’s `nextStartingAfter`): the requests logged before it, newest first, with the same filters. `page` is omitted; any depth */
+                startingAfter?: string;
                 /** @description 1 to 10000 */
                 page?: number;
                 /** @description 1 to 50 */
@@ -5270,7 +5276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5280,7 +5286,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5355,7 +5361,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5365,7 +5371,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5442,7 +5448,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5452,7 +5458,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5512,7 +5518,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5522,7 +5528,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5622,7 +5628,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5632,7 +5638,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5717,7 +5723,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5727,7 +5733,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5818,7 +5824,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5828,7 +5834,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5921,7 +5927,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5931,7 +5937,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6018,7 +6024,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6028,7 +6034,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6131,7 +6137,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6141,7 +6147,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6232,7 +6238,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6242,7 +6248,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6345,7 +6351,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6355,7 +6361,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6433,7 +6439,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6443,7 +6449,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6545,7 +6551,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6555,7 +6561,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6648,7 +6654,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6658,7 +6664,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6782,7 +6788,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6792,7 +6798,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6910,7 +6916,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6920,7 +6926,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7041,7 +7047,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7051,7 +7057,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7145,7 +7151,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7155,7 +7161,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7276,7 +7282,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7286,7 +7292,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };

@@ -1287,8 +1287,12 @@ export interface components {
         PageOfDeveloperRequest: {
             page: number;
             pageSize: number;
-            /** @description All matching requests */
+            /** @description All matching requests, counted up to 10,000; when more match it is 10,000 and `totalCapped` is true */
             total: number;
+            /** @description Whether more than 10,000 requests match (then `total` is 10,000) */
+            totalCapped: boolean;
+            /** @description Pass as `startingAfter` (with the same filters) for the requests after this page; null when this page is the last */
+            nextStartingAfter: string | null;
             /** @description Newest first */
             items: components["schemas"]["DeveloperRequest"][];
         };
@@ -1646,7 +1650,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -1656,7 +1660,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -1743,7 +1747,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -1753,7 +1757,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -1801,7 +1805,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -1811,7 +1815,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -1871,7 +1875,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -1881,7 +1885,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -1969,7 +1973,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -1979,7 +1983,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2066,7 +2070,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2076,7 +2080,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2175,7 +2179,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2185,7 +2189,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2272,7 +2276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2282,7 +2286,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2381,7 +2385,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2391,7 +2395,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2494,7 +2498,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2504,7 +2508,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2609,7 +2613,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2619,7 +2623,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2722,7 +2726,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2732,7 +2736,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2837,7 +2841,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2847,7 +2851,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2937,7 +2941,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2947,7 +2951,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2997,7 +3001,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3007,7 +3011,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3030,6 +3034,8 @@ export interface operations {
                 since?: string;
                 /** @description Requests that arrived before this instant */
                 until?: string;
+                /** @description A request id of this list (a previous answer’s `nextStartingAfter`): the requests logged before it, newest first, with the same filters. `page` is omitted; any depth */
+                startingAfter?: string;
                 /** @description 1 to 10000 */
                 page?: number;
                 /** @description 1 to 50 */
@@ -3098,7 +3104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3108,7 +3114,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3183,7 +3189,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3193,7 +3199,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3270,7 +3276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3280,7 +3286,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3340,7 +3346,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3350,7 +3356,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3450,7 +3456,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3460,7 +3466,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3545,7 +3551,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3555,7 +3561,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3646,7 +3652,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3656,7 +3662,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3749,7 +3755,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3759,7 +3765,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3846,7 +3852,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3856,7 +3862,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3959,7 +3965,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3969,7 +3975,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4060,7 +4066,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4070,7 +4076,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4173,7 +4179,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4183,7 +4189,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4261,7 +4267,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4271,7 +4277,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4373,7 +4379,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4383,7 +4389,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4476,7 +4482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4486,7 +4492,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4610,7 +4616,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4620,7 +4626,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4738,7 +4744,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4748,7 +4754,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4869,7 +4875,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4879,7 +4885,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4973,7 +4979,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4983,7 +4989,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5104,7 +5110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5114,7 +5120,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
