@@ -13,7 +13,7 @@
  *    answered within 2 s even when the server stops answering without closing anything (a network
  *    partition), where only a deadline can tell;
  *  - a server that answers but is slow to finish one statement is not a partition: each statement has
- *    a server-side `statement_timeout` (two thirds of the deadline) that falls before the deadline, so
+ *    a server-side `statement_timeout` (statementTimeoutOf: 1 s of the 1.5 s) that falls before the deadline, so
  *    the server cancels it (SQLSTATE 57014) and the connection stays in use; the caller gets 503
  *    ERR_QUERY_TIMEOUT ("took too long"), and health records nothing (docs/scale.md, "A slow
  *    statement is not an outage"). The embedded database cannot cancel a statement (PGlite runs it to
@@ -102,12 +102,13 @@ export const DEFAULT_DB_TIMEOUT_MS = 1_500;
 const MIN_STATEMENT_MS = 250;
 
 /**
- * The server-side statement_timeout under a deadline of `timeoutMs`: two thirds of it, so that a slow
- * statement is cancelled by the server (the connection kept) well before the deadline would destroy its
- * connection and call it an outage. 1 s under the request deadline.
+ * The server-side statement_timeout under a deadline of `timeoutMs`: 500 ms before it, so that a slow
+ * statement is cancelled by the server (the connection kept) before the deadline would destroy its
+ * connection and call it an outage: 1 s under the request deadline. (A statement that waited more than
+ * 500 ms for a connection of a saturated pool can still meet the deadline first.)
  */
 export function statementTimeoutOf(timeoutMs: number): number {
-  return Math.max(MIN_STATEMENT_MS, Math.floor((timeoutMs * 2) / 3));
+  return Math.max(MIN_STATEMENT_MS, timeoutMs - 500);
 }
 
 /** The statement_timeout each server connection currently has (set at start-up, changed by a view). */

@@ -168,6 +168,9 @@ function whereOf(filter: RequestFilter, params: unknown[]): string {
   return where.join(' AND ');
 }
 
+/** The summary columns of the page's rows (`r`), the rows its (created_at, id) pairs lead to. */
+const PAGE_COLUMNS = SUMMARY_COLUMNS.replace(/(^|,\s*)/g, '$1r.');
+
 /** Matching requests are counted up to this many; a list with more says its total is capped. */
 export const REQUEST_TOTAL_CAP = 10_000;
 
@@ -178,7 +181,10 @@ export type RequestPageStart = { offset: number } | { after: { id: string; creat
  * One page of the partner's log, newest first, whether more follow, and the number of matching rows
  * counted up to REQUEST_TOTAL_CAP + 1 (docs/paging.md, "Request log"). Every statement is one range of
  * the filter's index in list order, ending where the page (or the cap) ends: it reads at most
- * offset + pageSize + 1 entries, and the count at most 10,001, whatever the log holds.
+ * offset + pageSize + 1 entries, and the count at most 10,001, whatever the log holds. The count is
+ * ordered like the page although order does not change it: so it is planned on the filter's index in
+ * that order (a range of the partner's entries), never as a scan of whole partitions that stops after
+ * 10,001 matches, which reads every other partner's rows on the way.
  */
 export async function listRequests(
   partnerId: string,
@@ -190,7 +196,8 @@ export async function listRequests(
   const params: unknown[] = [partnerId];
   const where = whereOf(filter, params);
   const [{ counted }] = await q.query<{ counted: number }>(
-    `SELECT count(*)::int AS counted FROM (SELECT 1 FROM request_log WHERE ${where} LIMIT ${REQUEST_TOTAL_CAP + 1}) m`,
+    `SELECT count(*)::int AS counted FROM (
+       SELECT 1 FROM request_log WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${REQUEST_TOTAL_CAP + 1}) m`,
     params,
   );
   let range = where;
@@ -202,9 +209,17 @@ export async function listRequests(
     offset = start.offset;
     if (counted === 0 || offset >= counted) return { counted, rows: [], more: false };
   }
+  // The page's (created_at, id) first, from the filter's index alone (an index-only range, however deep
+  // the offset), then only those rows, each found by the partner's time index in its own day's partition:
+  // a deep page skips index entries, never table rows. The LATERAL … LIMIT 1 keeps the second step a
+  // probe per row (a plain join may be planned as a hash join over every partition of the log).
   const rows = await q.query<RequestRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM request_log WHERE ${range}
-      ORDER BY created_at DESC, id DESC LIMIT ${Math.trunc(pageSize) + 1} OFFSET ${Math.trunc(offset)}`,
+    `SELECT ${PAGE_COLUMNS}
+       FROM (SELECT created_at, id FROM request_log WHERE ${range}
+              ORDER BY created_at DESC, id DESC LIMIT ${Math.trunc(pageSize) + 1} OFFSET ${Math.trunc(offset)}) p
+      CROSS JOIN LATERAL (SELECT * FROM request_log l
+                           WHERE l.partner_id = $1 AND l.created_at = p.created_at AND l.id = p.id LIMIT 1) r
+      ORDER BY p.created_at DESC, p.id DESC`,
     params,
   );
   const more = rows.length > pageSize;
