@@ -393,7 +393,7 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
         p99: r.p99,
         non2xx: r.non2xx,
       });
-      (results[name] ??= []).push({ first: row(first, 'first 10 s'), rest: row(rest, 'after') });
+      results[name] = [...(results[name] ?? []), { first: row(first, 'first 10 s'), rest: row(rest, 'after') }];
       printRow(row(first, `round ${round + 1}, first 10 s`));
       printRow(row(rest, `round ${round + 1}, after`));
     }
