@@ -206,13 +206,12 @@ describe.skipIf(!serverMode)('the request log reads at most its page and its cap
       await expectBounded(deepest.captured, 'request_log', counted > 9_950 ? [count, pageBound(9_950)] : [count]);
 
       // The far end: the oldest matching requests but a few.
-      const params: unknown[] = [];
       const all = recording(t.ctx.db);
       await listRequests(partner.id, filter(), { offset: 0 }, 1, all.q);
       const oldest = await t.ctx.db.query<{ id: string; created_at: Date }>(
         `SELECT id, created_at FROM request_log WHERE ${all.captured[1].text.split('WHERE ')[1].split('ORDER BY')[0]}
           ORDER BY created_at, id LIMIT 1 OFFSET ${60 * share}`,
-        (params.push(...all.captured[1].params), params),
+        all.captured[1].params,
       );
       if (oldest.length === 0) return;
       const after = { id: oldest[0].id, createdAt: oldest[0].created_at };
