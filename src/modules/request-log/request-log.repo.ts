@@ -192,14 +192,20 @@ export async function listRequests(
   start: RequestPageStart,
   pageSize: number,
   q: Queryable,
+  options: { knownCapped?: boolean } = {},
 ): Promise<{ counted: number; rows: RequestRow[]; more: boolean }> {
   const params: unknown[] = [partnerId];
   const where = whereOf(filter, params);
-  const [{ counted }] = await q.query<{ counted: number }>(
-    `SELECT count(*)::int AS counted FROM (
-       SELECT 1 FROM request_log WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${REQUEST_TOTAL_CAP + 1}) m`,
-    params,
-  );
+  // `knownCapped`: the caller knows more than the cap match (the count is skipped).
+  const counted = options.knownCapped
+    ? REQUEST_TOTAL_CAP + 1
+    : (
+        await q.query<{ counted: number }>(
+          `SELECT count(*)::int AS counted FROM (
+             SELECT 1 FROM request_log WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${REQUEST_TOTAL_CAP + 1}) m`,
+          params,
+        )
+      )[0].counted;
   let range = where;
   let offset = 0;
   if ('after' in start) {

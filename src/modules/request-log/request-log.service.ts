@@ -78,6 +78,36 @@ function filterOf(query: RequestsQuery): RequestFilter {
 }
 
 /**
+ * The lists (partner and filter) this process found to match more than the cap, and when: for a minute
+ * their count is not taken again (docs/paging.md, "Request log": 10,001 index entries are most of a
+ * page's cost). A log only grows between its daily purges, so such a list stays capped; the purge of a
+ * day can bring one under the cap, which this process then sees within the minute.
+ */
+class CappedCounts {
+  private readonly since = new Map<string, number>();
+  constructor(
+    private readonly forMs: number,
+    private readonly max: number,
+  ) {}
+
+  has(key: string, nowMs: number): boolean {
+    const at = this.since.get(key);
+    if (at === undefined) return false;
+    if (nowMs - at < this.forMs && nowMs >= at) return true;
+    this.since.delete(key);
+    return false;
+  }
+
+  add(key: string, nowMs: number): void {
+    // Oldest first out: a Map iterates in insertion order.
+    if (this.since.size >= this.max) this.since.delete(this.since.keys().next().value as string);
+    this.since.set(key, nowMs);
+  }
+}
+
+const cappedCounts = new CappedCounts(60_000, 10_000);
+
+/**
  * A page of the partner's log (docs/paging.md, "Request log"): by page number while `page` × `pageSize`
  * stays within the counted total's cap, beyond that by cursor (`startingAfter`, a request of this list).
  */
@@ -96,18 +126,23 @@ export async function listPartnerRequests(
   }
   const cursorMs = cursor === undefined ? null : requestIdTime(cursor);
   if (cursor !== undefined && cursorMs === null) throw validationError('startingAfter', 'must be a request id (req_…)');
+  const countKey = `${partnerId} ${JSON.stringify(filter)}`;
+  const knownCapped = cappedCounts.has(countKey, deps.clock.nowMs());
   // The count, the cursor's check and the page read one snapshot.
   const { counted, rows, more } = await deps.db.tx(
     async (q) => {
-      if (cursor === undefined) return listRequests(partnerId, filter, { offset: (page - 1) * pageSize }, pageSize, q);
+      if (cursor === undefined) {
+        return listRequests(partnerId, filter, { offset: (page - 1) * pageSize }, pageSize, q, { knownCapped });
+      }
       const after = { id: cursor, createdAt: new Date(cursorMs as number) };
       if (!(await requestMatches(partnerId, filter, after.id, after.createdAt, q))) {
         throw validationError('startingAfter', 'must be a request of this list (its partner and its filters)');
       }
-      return listRequests(partnerId, filter, { after }, pageSize, q);
+      return listRequests(partnerId, filter, { after }, pageSize, q, { knownCapped });
     },
     { isolation: 'repeatable read', readOnly: true },
   );
+  if (counted > REQUEST_TOTAL_CAP && !knownCapped) cappedCounts.add(countKey, deps.clock.nowMs());
   const items = rows.map(toDeveloperRequest);
   return {
     page,
