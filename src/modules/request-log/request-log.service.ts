@@ -4,7 +4,7 @@
  * returned as stored: bodies are never parsed again on the way out.
  */
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import { notFound, validationError } from '../../errors.js';
 import { requestIdTime } from './request-id.js';
 import {
@@ -128,20 +128,21 @@ export async function listPartnerRequests(
   if (cursor !== undefined && cursorMs === null) throw validationError('startingAfter', 'must be a request id (req_…)');
   const countKey = `${partnerId} ${JSON.stringify(filter)}`;
   const knownCapped = cappedCounts.has(countKey, deps.clock.nowMs());
-  // The count, the cursor's check and the page read one snapshot.
-  const { counted, rows, more } = await deps.db.tx(
-    async (q) => {
-      if (cursor === undefined) {
-        return listRequests(partnerId, filter, { offset: (page - 1) * pageSize }, pageSize, q, { knownCapped });
-      }
-      const after = { id: cursor, createdAt: new Date(cursorMs as number) };
-      if (!(await requestMatches(partnerId, filter, after.id, after.createdAt, q))) {
-        throw validationError('startingAfter', 'must be a request of this list (its partner and its filters)');
-      }
-      return listRequests(partnerId, filter, { after }, pageSize, q, { knownCapped });
-    },
-    { isolation: 'repeatable read', readOnly: true },
-  );
+  const read = async (q: Queryable) => {
+    if (cursor === undefined) {
+      return listRequests(partnerId, filter, { offset: (page - 1) * pageSize }, pageSize, q, { knownCapped });
+    }
+    const after = { id: cursor, createdAt: new Date(cursorMs as number) };
+    if (!(await requestMatches(partnerId, filter, after.id, after.createdAt, q))) {
+      throw validationError('startingAfter', 'must be a request of this list (its partner and its filters)');
+    }
+    return listRequests(partnerId, filter, { after }, pageSize, q, { knownCapped });
+  };
+  // A count and its page read one snapshot (a transaction); without a count there is nothing to keep
+  // in step (a cursor's request, once logged, stays until its day is purged), so no BEGIN and COMMIT.
+  const { counted, rows, more } = knownCapped
+    ? await read(deps.db)
+    : await deps.db.tx(read, { isolation: 'repeatable read', readOnly: true });
   if (counted > REQUEST_TOTAL_CAP && !knownCapped) cappedCounts.add(countKey, deps.clock.nowMs());
   const items = rows.map(toDeveloperRequest);
   return {
