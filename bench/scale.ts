@@ -388,7 +388,7 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
       await api.close();
       const row = (r: typeof first, part: string): Row => ({
         name: `${name} ${part}`,
-        requestsPerSec: r.requests,
+        requestsPerSec: Math.round(r.requests),
         p50: r.p50,
         p99: r.p99,
         non2xx: r.non2xx,
