@@ -8,7 +8,8 @@
  * per day partition; filters combined, as many times more as the second one thins out the first's rows); a webhook's deliveries and a key's orders at most offset + pageSize
  * index entries and pageSize rows behind them. The tables hold tens of thousands of rows of the partner
  * (and as many of another), several times any bound, so a plan that reads in proportion to the table
- * (a sequential scan, a sort of every match, an index in another order) fails here. The benchmark
+ * (a sequential scan, a sort of every match, an index in another order) fails here. (A sequential scan
+ * of a day partition that holds a few rows, today's just after midnight, is within the bounds and fine.) The benchmark
  * (`npm run bench -- --scale`, docs/scale.md) shows the times; this shows the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,7 +122,6 @@ async function expectBounded(captured: Captured[], table: string, bounds: number
         read,
         `${mode} plan of\n${statement.text}\nread ${read} rows:\n${JSON.stringify(plan, null, 1)}`,
       ).toBeLessThanOrEqual(bounds[i]);
-      expect(nodes(plan).some((n) => n['Node Type'] === 'Seq Scan' && rowsRead(n, table) > 0)).toBe(false);
     }
   }
 }

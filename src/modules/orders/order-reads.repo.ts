@@ -144,7 +144,8 @@ export interface OrderListFilters {
  * One statement: the page's ids are read through the matching index (key or environment, optionally
  * status) as a range scan with LIMIT/OFFSET, and only then are its rows' stored order texts read and
  * joined into the envelope: a deep page (docs/paging.md, "Partner orders") skips index entries, never
- * the table rows behind them. The
+ * the table rows behind them. The LATERAL … LIMIT 1 keeps that second step a probe per id: a generic
+ * plan, which cannot know the page size, would otherwise join by hashing every order. The
  * total is needed only when the page does not tell it (a page shorter than pageSize, and not past the
  * end, means total = offset + its length); the total is an uncorrelated subquery in a CASE branch,
  * which PostgreSQL evaluates lazily (an InitPlan runs on first use), so that case costs nothing.
@@ -192,7 +193,8 @@ export async function listVisibleOrders(
         ORDER BY o.created_at DESC, o.id DESC
         LIMIT ${limit} OFFSET ${offset}
      ), page AS MATERIALIZED (
-       SELECT o.id, o.created_at, ${orderJsonSql(pii)} AS j FROM ids JOIN orders o ON o.id = ids.id
+       SELECT ids.id, ids.created_at, r.j
+         FROM ids CROSS JOIN LATERAL (SELECT ${orderJsonSql(pii)} AS j FROM orders o WHERE o.id = ids.id LIMIT 1) r
      ), s AS (
        SELECT count(*)::int AS n, string_agg(p.j, ',' ORDER BY p.created_at DESC, p.id DESC) AS items FROM page p
      )
