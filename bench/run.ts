@@ -42,6 +42,7 @@ import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
 import { newId } from '../src/shared/ids.js';
 import { startWorker } from '../src/worker/worker.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
+import { arg } from './args.js';
 import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
 import { durablePaths, startBytesRoute, startDurableWriteRoute } from './limits.js';
 import { benchScale } from './scale.js';
@@ -59,11 +60,6 @@ import { freshServerDatabase } from './server-db.js';
 import { benchOperatorWrites, writesTable } from './writes.js';
 
 const run = promisify(execFile);
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
 
 const DB_MODE = arg('db', 'embedded') as 'embedded' | 'server';
 const DURATION = Number(arg('duration', '5')); // seconds per measurement

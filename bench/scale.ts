@@ -24,6 +24,7 @@ import { type AppContext, createContext } from '../src/context.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { newId } from '../src/shared/ids.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
+import { arg } from './args.js';
 import { type SeedDb, type SeededKey, seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
 import { freshServerDatabase } from './server-db.js';
 
@@ -35,11 +36,6 @@ type Load = (scenario: Record<string, unknown>) => Promise<{
   non2xx: number;
   errors: number;
 }>;
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
 
 const DURATION = Number(arg('duration', '10'));
 const READERS = Number(arg('readers', '8'));
