@@ -34,7 +34,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
@@ -43,8 +42,10 @@ import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
 import { newId } from '../src/shared/ids.js';
 import { startWorker } from '../src/worker/worker.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
+import { arg } from './args.js';
 import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
 import { durablePaths, startBytesRoute, startDurableWriteRoute } from './limits.js';
+import { benchScale } from './scale.js';
 import {
   checkSeededSample,
   type SeedDb,
@@ -55,14 +56,10 @@ import {
   seedPartnersAndKeys,
   seedZone,
 } from './seed.js';
+import { freshServerDatabase } from './server-db.js';
 import { benchOperatorWrites, writesTable } from './writes.js';
 
 const run = promisify(execFile);
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
 
 const DB_MODE = arg('db', 'embedded') as 'embedded' | 'server';
 const DURATION = Number(arg('duration', '5')); // seconds per measurement
@@ -161,33 +158,15 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function freshServerDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const base = process.env.DATABASE_URL;
-  if (!base) throw new Error('--db=server needs DATABASE_URL');
-  const name = `bench_${Date.now()}_${randomUUID().slice(0, 8)}`;
-  const admin = new URL(base);
-  admin.pathname = '/postgres';
-  const c = new pg.Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`CREATE DATABASE "${name}"`);
-  await c.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const d = new pg.Client({ connectionString: admin.toString() });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await d.end();
-    },
-  };
-}
-
 /** The scenarios of the main database (everything but `writes`). */
 const MAIN_SCENARIOS = ['me', 'list', 'single', 'list-db', 'single-db', 'events', 'webhooks'];
 
 async function main() {
+  // `--scale`: the lists at tens of millions of rows and two hundred tenants against one (bench/scale.ts).
+  if (process.argv.some((a) => a === '--scale' || a.startsWith('--scale='))) {
+    await benchScale({ load, only: arg('scale', '') });
+    return;
+  }
   const bare = Fastify();
   bare.get('/bare', async () => ({ ok: true }));
   await bare.listen({ port: 0, host: '127.0.0.1' });

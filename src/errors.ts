@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   ERR_RATE_LIMITED: 429,
   ERR_INTERNAL: 500,
   ERR_DEPENDENCY_UNAVAILABLE: 503,
+  /** A statement ran past its deadline and the database cancelled it: slow, not down (docs/scale.md). */
+  ERR_QUERY_TIMEOUT: 503,
   // One-time codes
   ERR_OTP_INVALID: 400,
   ERR_OTP_EXPIRED: 400,

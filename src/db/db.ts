@@ -12,6 +12,12 @@
  *    back) and the caller gets 503 ERR_DEPENDENCY_UNAVAILABLE. A request needing the database is so
  *    answered within 2 s even when the server stops answering without closing anything (a network
  *    partition), where only a deadline can tell;
+ *  - a server that answers but is slow to finish one statement is not a partition: each statement has
+ *    a server-side `statement_timeout` (statementTimeoutOf: 1 s of the 1.5 s) that falls before the deadline, so
+ *    the server cancels it (SQLSTATE 57014) and the connection stays in use; the caller gets 503
+ *    ERR_QUERY_TIMEOUT ("took too long"), and health records nothing (docs/scale.md, "A slow
+ *    statement is not an outage"). The embedded database cannot cancel a statement (PGlite runs it to
+ *    the end on the one thread), but maps a cancellation the same way should one come;
  *  - TCP keepalive finds dead idle connections; a broken client is never given back to the pool;
  *  - `health` records outages (dependencies.ts): context.ts logs them, /readyz reports them.
  * The embedded database cannot become unreachable: it has no deadlines.
@@ -94,21 +100,43 @@ export interface DbOptions {
 export const DEFAULT_DB_TIMEOUT_MS = 1_500;
 /** A statement that got its connection late still gets this long (a busy pool is not an outage). */
 const MIN_STATEMENT_MS = 250;
+
+/**
+ * The server-side statement_timeout under a deadline of `timeoutMs`: 500 ms before it, so that a slow
+ * statement is cancelled by the server (the connection kept) before the deadline would destroy its
+ * connection and call it an outage: 1 s under the request deadline. (A statement that waited more than
+ * 500 ms for a connection of a saturated pool can still meet the deadline first.)
+ */
+export function statementTimeoutOf(timeoutMs: number): number {
+  return Math.max(MIN_STATEMENT_MS, timeoutMs - 500);
+}
+
+/** The statement_timeout each server connection currently has (set at start-up, changed by a view). */
+const connectionStatementTimeout = new WeakMap<pg.PoolClient, number>();
 /** TCP keepalive probes on idle connections start after this (a silent peer is found, then dropped). */
 const KEEPALIVE_DELAY_MS = 10_000;
 
 // SQLSTATE classes that mean "the database is not reachable or not usable right now", as opposed to
 // an error in the statement: 08 connection exception, 53 insufficient resources, 57 operator
-// intervention (shutdown, crash recovery), 58 system error.
+// intervention (shutdown, crash recovery), 58 system error. Except 57014, a statement cancelled (by
+// its statement_timeout): the server is there and said so.
 const UNAVAILABLE_SQLSTATE = /^(08|53|57|58)/;
+const QUERY_CANCELED = '57014';
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
 /** pg-pool's error when no connection came free in time: the pool is busy, the database may be fine. */
 const POOL_BUSY = /timeout exceeded when trying to connect/;
+
+/** Whether `err` is a statement the server cancelled (past its statement_timeout). */
+export function isQueryCanceled(err: unknown): boolean {
+  if (err instanceof AppError) return err.code === 'ERR_QUERY_TIMEOUT';
+  return err instanceof Error && (err as { code?: unknown }).code === QUERY_CANCELED;
+}
 
 export function isUnavailableError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err instanceof AppError) return err.code === 'ERR_DEPENDENCY_UNAVAILABLE';
   const code = (err as { code?: unknown }).code;
+  if (code === QUERY_CANCELED) return false;
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODES.has(code))) return true;
   return /Connection terminated|connection timeout|Cannot use a pool after calling end|PGlite is closed|Client was closed|not queryable|did not answer within|timeout exceeded when trying to connect/i.test(
     err.message,
@@ -117,6 +145,12 @@ export function isUnavailableError(err: unknown): boolean {
 
 function translate(err: unknown): unknown {
   if (err instanceof AppError) return err;
+  if (isQueryCanceled(err)) {
+    return Object.assign(
+      new AppError('ERR_QUERY_TIMEOUT', 'The request took too long to answer and was cancelled; narrow it or try again'),
+      { cause: err },
+    );
+  }
   if (isUnavailableError(err)) {
     // The driver's error stays as the cause: for the log and for start-up's message, never for a body.
     return Object.assign(new AppError('ERR_DEPENDENCY_UNAVAILABLE', 'The database is unavailable; try again shortly'), {
@@ -208,6 +242,7 @@ class PoolDb implements Db {
     const timer = this.arm(client, startedMs);
     let failure: unknown;
     try {
+      await this.setStatementTimeout(client);
       const result = await work(client);
       this.health.succeeded(token);
       return result;
@@ -231,6 +266,18 @@ class PoolDb implements Db {
     await this.withClient((client) => pipeline(Readable.from([data]), client.query(copyStreamFrom(copy))));
   }
 
+  /**
+   * Gives the connection this view's statement_timeout when it has another one (a connection last used
+   * by a view with another deadline): one round trip then, none otherwise.
+   */
+  private async setStatementTimeout(client: pg.PoolClient): Promise<void> {
+    if (!this.deadlines) return;
+    const wanted = statementTimeoutOf(this.timeoutMs);
+    if (connectionStatementTimeout.get(client) === wanted) return;
+    await run(client, `SET statement_timeout = ${wanted}`);
+    connectionStatementTimeout.set(client, wanted);
+  }
+
   private async checkout(token?: number): Promise<pg.PoolClient> {
     try {
       return await this.pool.connect();
@@ -245,6 +292,7 @@ class PoolDb implements Db {
    */
   private failed(err: unknown, token?: number): unknown {
     const translated = translate(err);
+    // A statement the server cancelled (ERR_QUERY_TIMEOUT) is slowness, never an outage: not recorded.
     if (translated instanceof AppError && translated.code === 'ERR_DEPENDENCY_UNAVAILABLE') {
       const cause = (translated as { cause?: unknown }).cause ?? err;
       // A full pool is load, not an outage: answered 503 all the same, but not logged as one.
@@ -271,6 +319,7 @@ class PoolDb implements Db {
         ? `BEGIN${options.isolation ? ' ISOLATION LEVEL REPEATABLE READ' : ''}${options.readOnly ? ' READ ONLY' : ''}`
         : 'BEGIN';
     try {
+      await this.setStatementTimeout(client);
       await run(client, begin);
       const result = await fn(q);
       await run(client, 'COMMIT');
@@ -405,13 +454,21 @@ export async function openDb(options: DbOptions): Promise<Db> {
       keepAlive: true,
       keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     };
-    const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+    const pool = new pg.Pool({
+      ...clientConfig,
+      // Every pooled connection starts with the request deadline's statement_timeout (set in the
+      // start-up packet: no round trip); a view with another deadline sets its own (setStatementTimeout).
+      statement_timeout: statementTimeoutOf(timeoutMs),
+      max: options.poolSize ?? 10,
+      idleTimeoutMillis: 30_000,
+    });
     const health = new DependencyHealth('PostgreSQL');
     // Idle clients losing their connection: pg-pool drops them and emits here.
     pool.on('error', (err) => health.failed(err));
     // Every client, for its whole life: pg-pool listens only while a client is idle, and pg emits
     // 'error' on a checked-out client whose connection fails (no listener: the process would crash).
     pool.on('connect', (client) => {
+      connectionStatementTimeout.set(client, statementTimeoutOf(timeoutMs));
       client.on('error', (err) => {
         if (isUnavailableError(err)) health.failed(err);
       });

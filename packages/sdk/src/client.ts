@@ -33,6 +33,8 @@ export type CallMethod<Paths extends {}, Method extends HttpMethod> = <
 
 type JsonOk<Op> = Op extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;
 type Page = { items: unknown[]; page: number; pageSize: number; total: number };
+/** A list that also pages by cursor (the request log) says where the next page starts. */
+type CursorPage = Page & { nextStartingAfter?: string | null };
 
 /** The GET paths that answer a page (`{ items, page, pageSize, total }`): the ones the iterators take. */
 export type PagedPaths<Paths> = {
@@ -115,9 +117,18 @@ export function createTypedClient<Paths extends {}>(
   async function* pages(url: string, params: { query?: Record<string, unknown> } & Record<string, unknown> = {}) {
     const query = { ...params.query };
     const pageSize = (query.pageSize as number | undefined) ?? 50;
-    for (let page = 1; page <= MAX_PAGE; page++) {
-      const data = (await GET(url, { params: { ...params, query: { ...query, page, pageSize } } })) as Page;
+    // A list whose answers carry `nextStartingAfter` is followed by cursor, to any depth (its `total`
+    // may be capped and its page numbers end early); the others by page number.
+    let cursor: string | undefined;
+    for (let page = 1; cursor !== undefined || page <= MAX_PAGE; page++) {
+      const pageQuery = cursor === undefined ? { ...query, page, pageSize } : { ...query, startingAfter: cursor, pageSize };
+      const data = (await GET(url, { params: { ...params, query: pageQuery } })) as CursorPage;
       yield data;
+      if (data.nextStartingAfter !== undefined) {
+        if (data.nextStartingAfter === null) return;
+        cursor = data.nextStartingAfter;
+        continue;
+      }
       if (data.items.length < pageSize || page * pageSize >= data.total) return;
     }
   }

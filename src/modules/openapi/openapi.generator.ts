@@ -253,8 +253,12 @@ function mediaTypes(s: Json, c: Converter, examples?: unknown): Json {
   return { [type]: { schema: c.schema(s), ...(examples ? { examples } : {}) } };
 }
 
-/** Every operation can fail unexpectedly or while the database is unreachable (docs/decisions-log.md, 'Requests, errors and input', 'Dependency faults' and 'OpenAPI documents'). */
-const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE'] };
+/**
+ * Every operation can fail unexpectedly, while the database is unreachable (docs/decisions-log.md,
+ * 'Requests, errors and input', 'Dependency faults' and 'OpenAPI documents'), or when the database
+ * cancels a statement past its deadline (docs/scale.md).
+ */
+const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE', 'ERR_QUERY_TIMEOUT'] };
 
 function responses(route: CatalogRoute, family: Family, c: Converter): Json {
   const out: Json = {};

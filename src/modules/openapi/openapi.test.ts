@@ -208,12 +208,15 @@ describe('GET /v1/developer/openapi.json', () => {
     ]);
   });
 
-  it('declares 500 ERR_INTERNAL and 503 ERR_DEPENDENCY_UNAVAILABLE with the envelope on every operation', () => {
+  it('declares 500 ERR_INTERNAL and 503 ERR_DEPENDENCY_UNAVAILABLE and ERR_QUERY_TIMEOUT with the envelope on every operation', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const responses = op.responses as Record<string, { 'x-error-codes'?: string[]; content?: unknown }>;
         expect(responses['500']?.['x-error-codes'], `${method} ${path}`).toEqual(['ERR_INTERNAL']);
-        expect(responses['503']?.['x-error-codes'], `${method} ${path}`).toEqual(['ERR_DEPENDENCY_UNAVAILABLE']);
+        expect(responses['503']?.['x-error-codes'], `${method} ${path}`).toEqual([
+          'ERR_DEPENDENCY_UNAVAILABLE',
+          'ERR_QUERY_TIMEOUT',
+        ]);
         expect(JSON.stringify(responses['503'].content)).toContain('#/components/schemas/ErrorEnvelope');
       }
     }

@@ -141,8 +141,14 @@ export interface OrderListFilters {
  * One page of the scope's orders, newest first (created_at DESC, id DESC), as the JSON text of the
  * whole PageOfPartnerOrder envelope.
  *
- * One statement: the page is read through the matching index (key or environment, optionally status)
- * as a range scan with LIMIT/OFFSET, and its stored order texts are joined into the envelope. The
+ * One statement: the page's ids are read through the matching index (key or environment, optionally
+ * status) as a range scan with LIMIT/OFFSET, and only then are its rows' stored order texts read and
+ * joined into the envelope: a deep page (docs/paging.md, "Partner orders") skips index entries, never
+ * the table rows behind them. The texts are a subquery per id above the LIMIT, a probe of the primary
+ * key each (a join could be planned, in a generic plan that cannot know the page size, as a hash of
+ * every order). The page is aggregated in the order it was materialised in, the list's order (a
+ * materialised CTE is read back in the order its rows were written); an ORDER BY in the aggregate
+ * would be planned as a sort of its own by newer PostgreSQL versions (the embedded one). The
  * total is needed only when the page does not tell it (a page shorter than pageSize, and not past the
  * end, means total = offset + its length); the total is an uncorrelated subquery in a CASE branch,
  * which PostgreSQL evaluates lazily (an InitPlan runs on first use), so that case costs nothing.
@@ -184,13 +190,14 @@ export async function listVisibleOrders(
     : `(SELECT coalesce(sum(c.n), 0) FROM order_counts c WHERE ${counters.join(' AND ')})`;
   const rows = await prepared<{ j: string }>(
     `WITH page AS MATERIALIZED (
-       SELECT o.id, o.created_at, ${orderJsonSql(pii)} AS j
-         FROM orders o
-        WHERE ${condition}
-        ORDER BY o.created_at DESC, o.id DESC
-        LIMIT ${limit} OFFSET ${offset}
+       SELECT i.id, i.created_at, (SELECT ${orderJsonSql(pii)} FROM orders o WHERE o.id = i.id) AS j
+         FROM (SELECT o.id, o.created_at
+                 FROM orders o
+                WHERE ${condition}
+                ORDER BY o.created_at DESC, o.id DESC
+                LIMIT ${limit} OFFSET ${offset}) i
      ), s AS (
-       SELECT count(*)::int AS n, string_agg(p.j, ',' ORDER BY p.created_at DESC, p.id DESC) AS items FROM page p
+       SELECT count(*)::int AS n, string_agg(p.j, ',') AS items FROM page p
      )
      SELECT '{"page":' || ${pageNo} || ',"pageSize":' || ${limit}
             || ',"total":' || CASE WHEN s.n < ${limit} AND (s.n > 0 OR ${offset} = 0) THEN ${offset} + s.n ELSE ${count} END

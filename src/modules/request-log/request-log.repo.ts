@@ -108,8 +108,8 @@ export async function addMinuteCounts(counts: readonly MinuteCounts[], q: Querya
 
 export interface RequestFilter {
   apiKeyId?: string;
-  /** Inclusive range of status codes (a class or one status). */
-  status?: { from: number; to: number };
+  /** A class (`4` for 4xx) or one status code. */
+  status?: { class: number; code?: undefined } | { code: number; class?: undefined };
   code?: string;
   method?: string;
   /** Exact path, or a prefix. */
@@ -142,7 +142,11 @@ export interface RequestDetailRow extends RequestRow {
 const SUMMARY_COLUMNS = `id, api_key_id, environment, method, path, query, status_code, error_code, duration_ms, ip,
   user_agent, idempotency_key, created_at`;
 
-/** The WHERE clause of a filter; parameters start at $2 ($1 is the partner). */
+/**
+ * The WHERE clause of a filter; parameters start at $2 ($1 is the partner). Each filter is written so
+ * that its own index (migration 0021) gives the rows in list order: a status class as
+ * `status_code / 100 = N` (the class index), one status as `status_code = N`.
+ */
 function whereOf(filter: RequestFilter, params: unknown[]): string {
   const where = ['partner_id = $1'];
   const add = (sql: (n: string) => string, value: unknown) => {
@@ -150,13 +154,10 @@ function whereOf(filter: RequestFilter, params: unknown[]): string {
     where.push(sql(`$${params.length}`));
   };
   if (filter.apiKeyId !== undefined) add((n) => `api_key_id = ${n}::uuid`, filter.apiKeyId);
-  // Status bounds are validated integers, written as literals: with a parameter the planner could not
-  // prove `status_code >= 400`, and the error rows' partial index would not be used.
-  if (filter.status) where.push(`status_code BETWEEN ${Math.trunc(filter.status.from)} AND ${Math.trunc(filter.status.to)}`);
-  if (filter.code !== undefined) {
-    add((n) => `error_code = ${n}`, filter.code);
-    where.push('status_code >= 400');
-  }
+  // Validated integers, written as literals: the class index is on the expression `status_code / 100`.
+  if (filter.status?.class !== undefined) where.push(`(status_code / 100) = ${Math.trunc(filter.status.class)}`);
+  if (filter.status?.code !== undefined) where.push(`status_code = ${Math.trunc(filter.status.code)}`);
+  if (filter.code !== undefined) add((n) => `error_code = ${n}`, filter.code);
   if (filter.method !== undefined) add((n) => `method = ${n}`, filter.method);
   if (filter.path) {
     if (filter.path.prefix) add((n) => `path LIKE ${n}`, `${filter.path.value.replace(/[\\%_]/g, '\\$&')}%`);
@@ -167,23 +168,87 @@ function whereOf(filter: RequestFilter, params: unknown[]): string {
   return where.join(' AND ');
 }
 
-/** One page of the partner's log, newest first, and the number of matching rows. */
+/** The summary columns of the page's rows (`r`), the rows its (created_at, id) pairs lead to. */
+const PAGE_COLUMNS = SUMMARY_COLUMNS.replace(/(^|,\s*)/g, '$1r.');
+
+/** Matching requests are counted up to this many; a list with more says its total is capped. */
+export const REQUEST_TOTAL_CAP = 10_000;
+
+/** Where a page starts: an offset into the list, or just after (older than) one of its requests. */
+export type RequestPageStart = { offset: number } | { after: { id: string; createdAt: Date } };
+
+/**
+ * One page of the partner's log, newest first, whether more follow, and the number of matching rows
+ * counted up to REQUEST_TOTAL_CAP + 1 (docs/paging.md, "Request log"). Every statement is one range of
+ * the filter's index in list order, ending where the page (or the cap) ends: it reads at most
+ * offset + pageSize + 1 entries, and the count at most 10,001, whatever the log holds. The count is
+ * ordered like the page although order does not change it: so it is planned on the filter's index in
+ * that order (a range of the partner's entries), never as a scan of whole partitions that stops after
+ * 10,001 matches, which reads every other partner's rows on the way.
+ */
 export async function listRequests(
   partnerId: string,
   filter: RequestFilter,
-  page: { page: number; pageSize: number },
+  start: RequestPageStart,
+  pageSize: number,
   q: Queryable,
-): Promise<{ total: number; rows: RequestRow[] }> {
+  options: { knownCapped?: boolean } = {},
+): Promise<{ counted: number; rows: RequestRow[]; more: boolean }> {
   const params: unknown[] = [partnerId];
   const where = whereOf(filter, params);
-  const [{ total }] = await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM request_log WHERE ${where}`, params);
-  if (total === 0 || (page.page - 1) * page.pageSize >= total) return { total, rows: [] };
+  // `knownCapped`: the caller knows more than the cap match (the count is skipped).
+  const counted = options.knownCapped
+    ? REQUEST_TOTAL_CAP + 1
+    : (
+        await q.query<{ counted: number }>(
+          `SELECT count(*)::int AS counted FROM (
+             SELECT 1 FROM request_log WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${REQUEST_TOTAL_CAP + 1}) m`,
+          params,
+        )
+      )[0].counted;
+  let range = where;
+  let offset = 0;
+  if ('after' in start) {
+    params.push(start.after.createdAt, start.after.id);
+    range += ` AND (created_at, id) < ($${params.length - 1}, $${params.length})`;
+  } else {
+    offset = start.offset;
+    if (counted === 0 || offset >= counted) return { counted, rows: [], more: false };
+  }
+  // The page's (created_at, id) first, from the filter's index alone (an index-only range, however deep
+  // the offset), then only those rows, each found by the partner's time index in its own day's partition:
+  // a deep page skips index entries, never table rows. The LATERAL … LIMIT 1 keeps the second step a
+  // probe per row (a plain join may be planned as a hash join over every partition of the log).
   const rows = await q.query<RequestRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM request_log WHERE ${where}
-      ORDER BY created_at DESC, id DESC LIMIT ${page.pageSize} OFFSET ${(page.page - 1) * page.pageSize}`,
+    `SELECT ${PAGE_COLUMNS}
+       FROM (SELECT created_at, id FROM request_log WHERE ${range}
+              ORDER BY created_at DESC, id DESC LIMIT ${Math.trunc(pageSize) + 1} OFFSET ${Math.trunc(offset)}) p
+      CROSS JOIN LATERAL (SELECT * FROM request_log l
+                           WHERE l.partner_id = $1 AND l.created_at = p.created_at AND l.id = p.id LIMIT 1) r
+      ORDER BY p.created_at DESC, p.id DESC`,
     params,
   );
-  return { total, rows };
+  const more = rows.length > pageSize;
+  if (more) rows.pop();
+  return { counted, rows, more };
+}
+
+/** Whether request `id` (arrived at `createdAt`) is the partner's and matches `filter`. */
+export async function requestMatches(
+  partnerId: string,
+  filter: RequestFilter,
+  id: string,
+  createdAt: Date,
+  q: Queryable,
+): Promise<boolean> {
+  const params: unknown[] = [partnerId];
+  const where = whereOf(filter, params);
+  params.push(createdAt, id);
+  const rows = await q.query(
+    `SELECT 1 FROM request_log WHERE ${where} AND created_at = $${params.length - 1} AND id = $${params.length}`,
+    params,
+  );
+  return rows.length > 0;
 }
 
 /** One request of the partner's, found in its own day's partition (`createdAt` comes from the id). */

@@ -49,7 +49,14 @@ export const PageOfDeveloperRequest = Type.Object(
   {
     page: Type.Integer({ minimum: 1, maximum: 10000 }),
     pageSize: Type.Integer({ minimum: 1, maximum: 50 }),
-    total: Type.Integer({ description: 'All matching requests' }),
+    total: Type.Integer({
+      description: 'All matching requests, counted up to 10,000; when more match it is 10,000 and `totalCapped` is true',
+    }),
+    totalCapped: Type.Boolean({ description: 'Whether more than 10,000 requests match (then `total` is 10,000)' }),
+    nextStartingAfter: Nullable(Type.String(), {
+      description:
+        'Pass as `startingAfter` (with the same filters) for the requests after this page; null when this page is the last',
+    }),
     items: Type.Array(DeveloperRequest, { description: 'Newest first' }),
   },
   { $id: 'PageOfDeveloperRequest', additionalProperties: false },
@@ -84,9 +91,21 @@ export const RequestsQuery = Type.Object(
     ),
     since: Type.Optional(DateTime({ description: 'Requests that arrived at or after this instant' })),
     until: Type.Optional(DateTime({ description: 'Requests that arrived before this instant' })),
+    startingAfter: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'A request id of this list (a previous answer’s `nextStartingAfter`): the requests logged before it, newest first, with the same filters. `page` is omitted; any depth',
+        examples: ['req_019ab3f2c4d1a1b2c3d4e5f6a7b8c9d0'],
+      }),
+    ),
     ...PageQuery,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: '`page` × `pageSize` may reach 10,000; deeper, follow `startingAfter`',
+  },
 );
 export type RequestsQuery = Static<typeof RequestsQuery>;
 

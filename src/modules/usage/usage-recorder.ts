@@ -5,22 +5,27 @@
  * Reads (`series`) must be cheap enough for GET /v1/partner/me, a hot path, and exact for everything
  * this process counted. A read combines three parts that never overlap:
  *  - a snapshot of the stored rows, cached per key for SNAPSHOT_TTL_MS and tagged with the flush epoch
- *    it was taken in (the epoch advances when a flush commits, which makes every snapshot stale);
+ *    it was taken in (the epoch advances when a flush commits);
  *  - the batch a flush is writing right now (not in any snapshot of the current epoch yet);
  *  - the counts not flushed yet.
+ * When a flush commits, its batch is added to the snapshots of the current epoch, which move on to the
+ * next one: what this process wrote is then in them, and the rows of every other key did not change.
+ * A snapshot is read again only when it expires, whatever the number of keys, and the keys whose
+ * snapshots are wanted while a read waits for its turn are read together in that one statement: a
+ * process serving 600 keys reads about as often as one serving three (docs/scale.md, "Tenants").
  * Snapshots are only taken on the same queue as flushes, so none is ever read while a flush is half
- * done. Rows flushed by other processes show once the snapshot expires (about a second; the contract
+ * done. Rows flushed by other processes show once the snapshot expires (about two seconds; the contract
  * allows five).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { type Db, isUnavailableError } from '../../db/db.js';
 import { markKeysUsed } from '../keys/keys.repo.js';
-import { addUsage, readUsage, type UsageIncrement } from './usage.repo.js';
+import { addUsage, readUsageOfKeys, type UsageIncrement } from './usage.repo.js';
 import type { DailyUsage, UsageRecorder } from './usage.types.js';
 
 const FLUSH_MS = 1_000;
-const SNAPSHOT_TTL_MS = 1_000;
+const SNAPSHOT_TTL_MS = 2_000;
 const MAX_SNAPSHOTS = 10_000;
 const DAY_MS = 86_400_000;
 /** Counters are kept, and can be read, for this many UTC days ending today (docs/decisions-log.md, 'API keys'). */
@@ -71,6 +76,8 @@ export class BatchedUsageRecorder implements UsageRecorder {
   /** Flushes and snapshot reads run one after another on this queue (it never rejects). */
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  /** Keys whose snapshots the next queued read takes, and that read (null: none queued yet). */
+  private wanted: { keys: Set<string>; read: Promise<Map<string, Map<string, DailyUsage>>> } | null = null;
 
   constructor(
     private readonly db: Db,
@@ -108,16 +115,38 @@ export class BatchedUsageRecorder implements UsageRecorder {
     if (!options.fresh && snapshot && snapshot.epoch === this.epoch && snapshot.expiresAt > Date.now()) {
       return this.compose(keyId, snapshot.rows, days);
     }
-    return this.enqueue(async () => {
-      const nowMs = this.clock.nowMs();
-      const [from] = daysEnding(nowMs, USAGE_RETENTION_DAYS);
-      const rows = await readUsage(keyId, from, dayOf(Math.floor(nowMs / DAY_MS)), this.db);
-      const byDay = new Map(rows.map((r) => [r.day, r]));
-      if (this.snapshots.size >= MAX_SNAPSHOTS) this.snapshots.clear();
-      // Real time, not the test clock: this is cache freshness, not a business rule.
-      this.snapshots.set(keyId, { epoch: this.epoch, expiresAt: Date.now() + SNAPSHOT_TTL_MS, rows: byDay });
-      return this.compose(keyId, byDay, days);
-    });
+    return this.readSnapshot(keyId).then((rows) => this.compose(keyId, rows, days));
+  }
+
+  /** The key's stored rows, read with every other key wanted meanwhile, one read on the queue. */
+  private async readSnapshot(keyId: string): Promise<Map<string, DailyUsage>> {
+    if (this.wanted === null) {
+      const keys = new Set<string>();
+      const read = this.enqueue(async () => {
+        // Keys wanted from now on wait for the next read: this one's list is closed.
+        if (this.wanted?.keys === keys) this.wanted = null;
+        const nowMs = this.clock.nowMs();
+        const [from] = daysEnding(nowMs, USAGE_RETENTION_DAYS);
+        const byKey = await readUsageOfKeys([...keys], from, dayOf(Math.floor(nowMs / DAY_MS)), this.db);
+        if (this.snapshots.size + keys.size > MAX_SNAPSHOTS) this.snapshots.clear();
+        // Real time, not the test clock: this is cache freshness, not a business rule.
+        const expiresAt = Date.now() + SNAPSHOT_TTL_MS;
+        const read = new Map<string, Map<string, DailyUsage>>();
+        for (const [id, rows] of byKey) {
+          const byDay = new Map(rows.map((r) => [r.day, r]));
+          read.set(id, byDay);
+          this.snapshots.set(id, { epoch: this.epoch, expiresAt, rows: byDay });
+        }
+        return read;
+      });
+      this.wanted = { keys, read };
+      // A failed read fails its callers; the next caller starts another.
+      read.catch(() => {
+        if (this.wanted?.keys === keys) this.wanted = null;
+      });
+    }
+    this.wanted.keys.add(keyId);
+    return (await this.wanted.read).get(keyId) ?? new Map();
   }
 
   flush(): Promise<void> {
@@ -164,7 +193,20 @@ export class BatchedUsageRecorder implements UsageRecorder {
           q,
         );
       });
-      // Committed: the batch is in the database now, so snapshots of the previous epoch are stale.
+      // Committed: the batch is in the database now. Snapshots of this epoch take it in and move on to
+      // the next (the stored rows of keys outside the batch did not change); older ones are stale.
+      for (const snapshot of this.snapshots.values()) if (snapshot.epoch === this.epoch) snapshot.epoch = this.epoch + 1;
+      for (const c of batch.values()) {
+        const snapshot = this.snapshots.get(c.keyId);
+        if (snapshot?.epoch !== this.epoch + 1) continue;
+        const stored = snapshot.rows.get(c.day);
+        snapshot.rows.set(c.day, {
+          day: c.day,
+          requests: (stored?.requests ?? 0) + c.requests,
+          clientErrors: (stored?.clientErrors ?? 0) + c.clientErrors,
+          serverErrors: (stored?.serverErrors ?? 0) + c.serverErrors,
+        });
+      }
       this.epoch++;
       this.inFlight = null;
     } catch (err) {

@@ -47,6 +47,26 @@ export async function readUsage(keyId: string, fromDay: string, toDay: string, q
   return rows.map((r) => ({ day: r.day, requests: r.requests, clientErrors: r.client_errors, serverErrors: r.server_errors }));
 }
 
+/** The stored counters of several keys from `fromDay` to `toDay` (inclusive), by key. */
+export async function readUsageOfKeys(
+  keyIds: readonly string[],
+  fromDay: string,
+  toDay: string,
+  q: Queryable,
+): Promise<Map<string, DailyUsage[]>> {
+  const rows = await q.query<{ key_id: string; day: string; requests: number; client_errors: number; server_errors: number }>(
+    `SELECT api_key_id AS key_id, to_char(day, 'YYYY-MM-DD') AS day, requests, client_errors, server_errors
+       FROM api_key_usage
+      WHERE api_key_id = ANY($1::uuid[]) AND day BETWEEN $2::date AND $3::date`,
+    [keyIds, fromDay, toDay],
+  );
+  const byKey = new Map<string, DailyUsage[]>(keyIds.map((id) => [id, []]));
+  for (const r of rows) {
+    byKey.get(r.key_id)?.push({ day: r.day, requests: r.requests, clientErrors: r.client_errors, serverErrors: r.server_errors });
+  }
+  return byKey;
+}
+
 /** Deletes the counters of days before `firstKeptDay`; returns how many rows went. */
 export async function deleteUsageBefore(firstKeptDay: string, q: Queryable): Promise<number> {
   const rows = await q.query<{ n: number }>(

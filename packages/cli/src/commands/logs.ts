@@ -121,19 +121,23 @@ export const logCommands: Command[] = [
       until: text('<time>', 'arrived before'),
       code: text('<ERR_…>', 'only answers with this error code'),
       ...PAGE_OPTIONS,
+      'starting-after': text('<req_…>', 'the requests logged before this one (a previous page’s "next"), any depth'),
     },
     async run(ctx, values) {
+      const startingAfter = stringOption(values, 'starting-after');
+      const { page: pageNo, pageSize } = pageQuery(values);
       const page = await ctx.developer().requests.list({
         ...filterOf(values),
         code: stringOption(values, 'code'),
         since: timeOption(values, 'since'),
         until: timeOption(values, 'until'),
-        ...pageQuery(values),
+        ...(startingAfter === undefined ? { page: pageNo, pageSize } : { startingAfter, pageSize }),
       });
       ctx.out.result(page, () => {
         if (page.items.length === 0) ctx.out.line('No requests');
         for (const r of page.items) requestLine(ctx, r);
-        ctx.out.pageFooter(page, 'requests');
+        if (startingAfter === undefined) ctx.out.pageFooter(page, page.totalCapped ? 'requests at least' : 'requests');
+        if (page.nextStartingAfter) ctx.out.line(`Next: --starting-after ${page.nextStartingAfter}`);
       });
     },
   },

@@ -2545,9 +2545,13 @@ export interface components {
             pageSize: number;
             /**
              * Format: int64
-             * @description All matching requests
+             * @description All matching requests, counted up to 10,000; when more match it is 10,000 and `totalCapped` is true
              */
             total: number;
+            /** @description Whether more than 10,000 requests match (then `total` is 10,000) */
+            totalCapped: boolean;
+            /** @description Pass as `startingAfter` (with the same filters) for the requests after this page; null when this page is the last */
+            nextStartingAfter: string | null;
             /** @description Newest first */
             items: components["schemas"]["DeveloperRequest"][];
         };
@@ -3377,7 +3381,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3387,7 +3391,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3490,7 +3494,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3500,7 +3504,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3599,7 +3603,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3609,7 +3613,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3697,7 +3701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3707,7 +3711,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3782,7 +3786,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3792,7 +3796,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3895,7 +3899,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3905,7 +3909,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4007,7 +4011,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4017,7 +4021,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4130,7 +4134,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4140,7 +4144,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4215,7 +4219,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4225,7 +4229,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4328,7 +4332,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4338,7 +4342,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4413,7 +4417,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4423,7 +4427,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4483,7 +4487,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4493,7 +4497,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4581,7 +4585,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4591,7 +4595,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4666,7 +4670,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4676,7 +4680,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4767,7 +4771,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4777,7 +4781,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4864,7 +4868,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4874,7 +4878,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4983,7 +4987,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4993,7 +4997,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5096,7 +5100,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5106,7 +5110,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5185,7 +5189,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5195,7 +5199,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5304,7 +5308,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5314,7 +5318,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5430,7 +5434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5440,7 +5444,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5543,7 +5547,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5553,7 +5557,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5629,7 +5633,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5639,7 +5643,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5689,7 +5693,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5699,7 +5703,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5777,7 +5781,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5787,7 +5791,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5865,7 +5869,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5875,7 +5879,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5951,7 +5955,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5961,7 +5965,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6048,7 +6052,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6058,7 +6062,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6145,7 +6149,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6155,7 +6159,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6203,7 +6207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6213,7 +6217,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6273,7 +6277,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6283,7 +6287,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6371,7 +6375,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6381,7 +6385,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6468,7 +6472,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6478,7 +6482,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6577,7 +6581,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6587,7 +6591,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6674,7 +6678,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6684,7 +6688,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6783,7 +6787,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6793,7 +6797,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6896,7 +6900,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6906,7 +6910,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7011,7 +7015,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7021,7 +7025,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7124,7 +7128,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7134,7 +7138,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7239,7 +7243,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7249,7 +7253,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7339,7 +7343,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7349,7 +7353,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7399,7 +7403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7409,7 +7413,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7484,7 +7488,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7494,7 +7498,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7517,6 +7521,8 @@ export interface operations {
                 since?: string;
                 /** @description Requests that arrived before this instant */
                 until?: string;
+                /** @description A request id of this list (a previous answer’s `nextStartingAfter`): the requests logged before it, newest first, with the same filters. `page` is omitted; any depth */
+                startingAfter?: string;
                 /** @description 1 to 10000 */
                 page?: number;
                 /** @description 1 to 50 */
@@ -7585,7 +7591,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7595,7 +7601,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7670,7 +7676,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7680,7 +7686,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7757,7 +7763,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7767,7 +7773,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7843,7 +7849,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7853,7 +7859,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7913,7 +7919,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7923,7 +7929,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8023,7 +8029,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8033,7 +8039,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8118,7 +8124,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8128,7 +8134,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8219,7 +8225,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8229,7 +8235,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8322,7 +8328,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8332,7 +8338,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8419,7 +8425,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8429,7 +8435,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8532,7 +8538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8542,7 +8548,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8633,7 +8639,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8643,7 +8649,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8746,7 +8752,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8756,7 +8762,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8838,7 +8844,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8848,7 +8854,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8930,7 +8936,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8940,7 +8946,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9050,7 +9056,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9060,7 +9066,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9161,7 +9167,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9171,7 +9177,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9311,7 +9317,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9321,7 +9327,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9458,7 +9464,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9468,7 +9474,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9569,7 +9575,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9579,7 +9585,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9680,7 +9686,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9690,7 +9696,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9798,7 +9804,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9808,7 +9814,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -9908,7 +9914,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -9918,7 +9924,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -10052,7 +10058,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -10062,7 +10068,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -10199,7 +10205,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -10209,7 +10215,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -10311,7 +10317,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -10321,7 +10327,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -10441,7 +10447,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -10451,7 +10457,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -10598,7 +10604,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -10608,7 +10614,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -10745,7 +10751,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -10755,7 +10761,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -10873,7 +10879,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -10883,7 +10889,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -11023,7 +11029,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -11033,7 +11039,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -11137,7 +11143,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -11147,7 +11153,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -11247,7 +11253,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -11257,7 +11263,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -11378,7 +11384,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -11388,7 +11394,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -11488,7 +11494,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -11498,7 +11504,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -11601,7 +11607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -11611,7 +11617,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -11713,7 +11719,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -11723,7 +11729,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };

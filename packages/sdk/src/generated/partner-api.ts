@@ -1818,9 +1818,13 @@ export interface components {
             pageSize: number;
             /**
              * Format: int64
-             * @description All matching requests
+             * @description All matching requests, counted up to 10,000; when more match it is 10,000 and `totalCapped` is true
              */
             total: number;
+            /** @description Whether more than 10,000 requests match (then `total` is 10,000) */
+            totalCapped: boolean;
+            /** @description Pass as `startingAfter` (with the same filters) for the requests after this page; null when this page is the last */
+            nextStartingAfter: string | null;
             /** @description Newest first */
             items: components["schemas"]["DeveloperRequest"][];
         };
@@ -2607,7 +2611,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2617,7 +2621,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2704,7 +2708,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2714,7 +2718,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2762,7 +2766,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2772,7 +2776,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2832,7 +2836,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2842,7 +2846,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -2930,7 +2934,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -2940,7 +2944,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3027,7 +3031,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3037,7 +3041,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3136,7 +3140,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3146,7 +3150,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3233,7 +3237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3243,7 +3247,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3342,7 +3346,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3352,7 +3356,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3455,7 +3459,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3465,7 +3469,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3570,7 +3574,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3580,7 +3584,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3683,7 +3687,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3693,7 +3697,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3798,7 +3802,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3808,7 +3812,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3898,7 +3902,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3908,7 +3912,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -3958,7 +3962,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -3968,7 +3972,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4043,7 +4047,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4053,7 +4057,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4076,6 +4080,8 @@ export interface operations {
                 since?: string;
                 /** @description Requests that arrived before this instant */
                 until?: string;
+                /** @description A request id of this list (a previous answer’s `nextStartingAfter`): the requests logged before it, newest first, with the same filters. `page` is omitted; any depth */
+                startingAfter?: string;
                 /** @description 1 to 10000 */
                 page?: number;
                 /** @description 1 to 50 */
@@ -4144,7 +4150,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4154,7 +4160,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4229,7 +4235,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4239,7 +4245,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4316,7 +4322,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4326,7 +4332,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4402,7 +4408,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4412,7 +4418,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4472,7 +4478,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4482,7 +4488,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4582,7 +4588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4592,7 +4598,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4677,7 +4683,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4687,7 +4693,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4778,7 +4784,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4788,7 +4794,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4881,7 +4887,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4891,7 +4897,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -4978,7 +4984,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -4988,7 +4994,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5091,7 +5097,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5101,7 +5107,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5192,7 +5198,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5202,7 +5208,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5305,7 +5311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5315,7 +5321,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5397,7 +5403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5407,7 +5413,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5489,7 +5495,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5499,7 +5505,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5609,7 +5615,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5619,7 +5625,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5720,7 +5726,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5730,7 +5736,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -5870,7 +5876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -5880,7 +5886,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6017,7 +6023,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6027,7 +6033,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6128,7 +6134,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6138,7 +6144,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6239,7 +6245,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6249,7 +6255,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6357,7 +6363,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6367,7 +6373,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6467,7 +6473,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6477,7 +6483,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6611,7 +6617,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6621,7 +6627,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6758,7 +6764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6768,7 +6774,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -6870,7 +6876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -6880,7 +6886,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7000,7 +7006,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7010,7 +7016,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7157,7 +7163,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7167,7 +7173,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7304,7 +7310,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7314,7 +7320,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7432,7 +7438,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7442,7 +7448,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7582,7 +7588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7592,7 +7598,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7696,7 +7702,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7706,7 +7712,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7806,7 +7812,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7816,7 +7822,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -7937,7 +7943,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -7947,7 +7953,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8047,7 +8053,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8057,7 +8063,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8160,7 +8166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8170,7 +8176,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };
@@ -8272,7 +8278,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE */
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
@@ -8282,7 +8288,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_DEPENDENCY_UNAVAILABLE";
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
                     };
                 };
             };

@@ -1,0 +1,405 @@
+/**
+ * npm run bench -- --scale[=lists|tenants] [--duration=10] [--readers=8] [--log-rows=10000000]
+ *                  [--scale-orders=1000000] [--scale-deliveries=1000000] [--tenant-seconds=30]
+ *                  [--keep] [--reuse=<database url>]
+ *
+ * The scale scenario (docs/scale.md), on the PostgreSQL server of DATABASE_URL (a throw-away database,
+ * dropped at the end) with REDIS_URL:
+ *  - `lists`: one partner with 10,000,000 logged requests over 35 days (three keys, a realistic mix of
+ *    statuses, codes, methods and paths), 1,000,000 orders of one key and 1,000,000 deliveries of one
+ *    webhook, seeded straight into the database (INSERT … SELECT on the server: the triggers that keep
+ *    the counters run, the request path does not). Then every list route, page 1 and its deepest page
+ *    (the request log also by cursor at its far end), each with `--readers` concurrent readers for
+ *    `--duration` seconds: requests/s, p50, p99 and every non-2xx answer.
+ *  - `tenants`: the same mix of partner reads (/me, a list, an order) from 600 keys of 200 partners
+ *    against 3 keys of one partner, each phase on a freshly started API (cold caches), measured over its
+ *    first 10 s and the rest, alternating, two rounds.
+ * Each part runs on a database of its own. `--keep` leaves the lists' database in place (its URL is
+ * printed) and `--reuse=<url>` measures on such a database again without seeding it; drop it when done.
+ */
+import type { AddressInfo } from 'node:net';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { type AppContext, createContext } from '../src/context.js';
+import { signAccessToken } from '../src/modules/auth/tokens.js';
+import { newId } from '../src/shared/ids.js';
+import { dropRedisNamespace } from '../test/redis-namespace.js';
+import { arg } from './args.js';
+import { type SeedDb, type SeededKey, seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
+import { freshServerDatabase } from './server-db.js';
+
+type Load = (scenario: Record<string, unknown>) => Promise<{
+  requests: number;
+  total: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}>;
+
+const DURATION = Number(arg('duration', '10'));
+const READERS = Number(arg('readers', '8'));
+const LOG_ROWS = Number(arg('log-rows', '10000000'));
+const ORDERS = Number(arg('scale-orders', '1000000'));
+const DELIVERIES = Number(arg('scale-deliveries', '1000000'));
+const TENANT_SECONDS = Number(arg('tenant-seconds', '30'));
+const KEEP = process.argv.includes('--keep');
+const REUSE = arg('reuse', '');
+const DAY_MS = 86_400_000;
+const LOG_DAYS = 35;
+
+interface Row {
+  name: string;
+  requestsPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+async function startApi(url: string, prefix: string): Promise<{ ctx: AppContext; base: string; close: () => Promise<void> }> {
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: 'memory://',
+    DATABASE_URL: url,
+    REDIS_URL: process.env.REDIS_URL,
+    REDIS_KEY_PREFIX: prefix,
+  });
+  const ctx = await createContext({ ...config, isProduction: false, nodeEnv: 'development' });
+  const app = await buildApp(ctx, 'LIVE');
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return {
+    ctx,
+    base,
+    close: async () => {
+      await app.close();
+      if (ctx.redis) await dropRedisNamespace(ctx.redis, ctx.config.redisKeyPrefix).catch(() => {});
+      await ctx.close();
+    },
+  };
+}
+
+export async function benchScale(options: { load: Load; only: string }): Promise<void> {
+  const parts = options.only ? options.only.split(',') : ['lists', 'tenants'];
+  const prefix = `bench:${newId()}`;
+  console.log(`scale scenario; load average before: ${await loadAverage()}`);
+  if (parts.includes('tenants')) {
+    const server = await freshServerDatabase();
+    try {
+      await benchTenants(options.load, server.url, prefix);
+    } finally {
+      await server.drop();
+    }
+  }
+  if (parts.includes('lists')) {
+    const server = REUSE ? null : await freshServerDatabase();
+    try {
+      await benchLists(options.load, REUSE || (server as { url: string }).url, prefix, REUSE === '');
+    } finally {
+      if (server && !KEEP) await server.drop();
+      else if (server) console.log(`kept: ${server.url}`);
+    }
+  }
+}
+
+async function loadAverage(): Promise<string> {
+  const { loadavg } = await import('node:os');
+  return loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ');
+}
+
+function printRow(r: Row): void {
+  console.log(
+    `${r.name.padEnd(58)} ${String(r.requestsPerSec).padStart(6)} req/s  p50 ${String(r.p50).padStart(5)} ms  p99 ${String(r.p99).padStart(5)} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Lists at 10,000,000 / 1,000,000 / 1,000,000 rows
+
+async function benchLists(load: Load, url: string, prefix: string, seed: boolean): Promise<void> {
+  const api = await startApi(url, `${prefix}:lists`);
+  const db = await seedDb(url, api.ctx.db);
+  try {
+    const seeded = seed ? await seedLists(db) : await findSeeded(db);
+    const { keys, webhookId, now } = seeded;
+    const [a, b, c] = keys;
+    const partnerId = a.partnerId;
+
+    const userId = newId();
+    await db.query(`INSERT INTO users (id, phone, role, partner_id, created_at) VALUES ($1, $2, 'PARTNER', $3, now())`, [
+      userId,
+      `+99457${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
+      partnerId,
+    ]);
+    const token = await signAccessToken(api.ctx.secrets.jwtKey, api.ctx.clock, { userId, role: 'PARTNER', partnerId });
+    const bearer = { authorization: `Bearer ${token}` };
+
+    // The request log's far end, per filter: a cursor 1,000 requests before the oldest that matches.
+    const deep = async (where: string, params: unknown[] = []) => {
+      const rows = await db.query<{ id: string }>(
+        `SELECT id FROM request_log WHERE partner_id = $1 AND ${where} ORDER BY created_at, id LIMIT 1001`,
+        [partnerId, ...params],
+      );
+      return rows[rows.length - 1]?.id ?? '';
+    };
+    const since = new Date(now.getTime() - 20 * DAY_MS).toISOString();
+    const until = new Date(now.getTime() - 19 * DAY_MS).toISOString();
+    const filters: Array<{ name: string; query: string; where: string; params?: unknown[] }> = [
+      { name: 'no filter', query: '', where: 'true' },
+      { name: `apiKeyId (10 %)`, query: `apiKeyId=${c.id}`, where: 'api_key_id = $2', params: [c.id] },
+      { name: 'status=4xx', query: 'status=4xx', where: 'status_code / 100 = 4' },
+      { name: 'status=503 (0.5 %)', query: 'status=503', where: 'status_code = 503' },
+      { name: 'code=ERR_RATE_LIMITED', query: 'code=ERR_RATE_LIMITED', where: "error_code = 'ERR_RATE_LIMITED'" },
+      { name: 'method=DELETE (1 %)', query: 'method=DELETE', where: "method = 'DELETE'" },
+      { name: 'path=/v1/partner/me', query: 'path=/v1/partner/me', where: "path = '/v1/partner/me'" },
+      {
+        name: 'path=/v1/partner/orders/* (prefix)',
+        query: 'path=/v1/partner/orders/*',
+        where: "path LIKE '/v1/partner/orders/%'",
+      },
+      {
+        name: 'since/until (one day, 20 days back)',
+        query: `since=${since}&until=${until}`,
+        where: 'created_at >= $2 AND created_at < $3',
+        params: [since, until],
+      },
+      {
+        name: 'apiKeyId + status=5xx',
+        query: `apiKeyId=${b.id}&status=5xx`,
+        where: 'api_key_id = $2 AND status_code / 100 = 5',
+        params: [b.id],
+      },
+    ];
+    const rows: Row[] = [];
+    const measure = async (name: string, paths: string[], headers: Record<string, string> = bearer) => {
+      const r = await load({ url: api.base, connections: READERS, duration: DURATION, headers, paths });
+      const row = { name, requestsPerSec: Math.round(r.requests), p50: r.p50, p99: r.p99, non2xx: r.non2xx };
+      rows.push(row);
+      printRow(row);
+    };
+    console.log(`\nrequest log, ${LOG_ROWS} rows, ${READERS} readers, ${DURATION} s each`);
+    for (const f of filters) {
+      const q = f.query ? `${f.query}&` : '';
+      await measure(`requests ${f.name}: page 1`, [`/v1/developer/requests?${q}pageSize=50`]);
+      await measure(`requests ${f.name}: page 200 (the deepest by number)`, [`/v1/developer/requests?${q}page=200&pageSize=50`]);
+      const cursor = await deep(f.where, f.params);
+      await measure(`requests ${f.name}: cursor at the far end`, [
+        `/v1/developer/requests?${q}startingAfter=${cursor}&pageSize=50`,
+      ]);
+    }
+    console.log(`\norders (${ORDERS}) and deliveries (${DELIVERIES}), ${READERS} readers`);
+    const key = { 'x-api-key': a.key };
+    await measure('orders: page 1', ['/v1/partner/orders?pageSize=50'], key);
+    await measure('orders: page 10000 (the deepest)', ['/v1/partner/orders?page=10000&pageSize=50'], key);
+    await measure('orders status=PACKED: page 10000', ['/v1/partner/orders?status=PACKED&page=10000&pageSize=50'], key);
+    await measure('deliveries: page 1', [`/v1/developer/webhooks/${webhookId}/deliveries?pageSize=50`]);
+    await measure('deliveries: page 10000 (the deepest)', [
+      `/v1/developer/webhooks/${webhookId}/deliveries?page=10000&pageSize=50`,
+    ]);
+    await measure('deliveries status=DELIVERED: page 10000', [
+      `/v1/developer/webhooks/${webhookId}/deliveries?status=DELIVERED&page=10000&pageSize=50`,
+    ]);
+    await measure('key usage: 35 days', [`/v1/developer/keys/${a.id}/usage?days=35`]);
+    console.log(`load average after: ${await loadAverage()}`);
+  } finally {
+    await db.close();
+    await api.close();
+  }
+}
+
+interface SeededLists {
+  keys: SeededKey[];
+  webhookId: string;
+  now: Date;
+}
+
+async function seedLists(db: SeedDb): Promise<SeededLists> {
+  const now = new Date();
+  const t0 = Date.now();
+  const keys = await seedPartnersAndKeys(db, 1, 3, now);
+  const [a] = keys;
+  console.log(`seeding ${LOG_ROWS} logged requests…`);
+  await seedRequestLog(
+    db,
+    a.partnerId,
+    keys.map((k) => k.id),
+    now,
+  );
+  console.log(`  done in ${((Date.now() - t0) / 1000).toFixed(0)} s; ${ORDERS} orders…`);
+  const zoneId = await seedZone(db, now);
+  await seedOrders(db, { from: 1, to: ORDERS }, { keyIds: [a.id], zoneId, now, progress: true });
+  console.log(`  done at ${((Date.now() - t0) / 1000).toFixed(0)} s; ${DELIVERIES} deliveries…`);
+  const webhookId = await seedDeliveries(db, a.partnerId, a.id, now);
+  console.log(`  done at ${((Date.now() - t0) / 1000).toFixed(0)} s; VACUUM ANALYZE…`);
+  // What autovacuum does to insert-only tables on its own; done now so the run does not wait for it.
+  for (const table of ['request_log', 'orders', 'webhook_deliveries', 'order_counts', 'webhook_delivery_counts', 'api_keys']) {
+    await db.query(`VACUUM ANALYZE ${table}`);
+  }
+  // The keys' full values are known only now; a reuse finds them in this table.
+  await db.query('CREATE TABLE bench_scale_keys (position int, id uuid, key text)');
+  await db.query(
+    'INSERT INTO bench_scale_keys SELECT i, k.id, k.key FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, key text, i int)',
+    [JSON.stringify(keys.map((k, i) => ({ id: k.id, key: k.key, i })))],
+  );
+  console.log(`seeded in ${((Date.now() - t0) / 1000).toFixed(0)} s; load average ${await loadAverage()}`);
+  return { keys, webhookId, now };
+}
+
+/** The seeded partner, keys and webhook of a kept database (`--reuse`). */
+async function findSeeded(db: SeedDb): Promise<SeededLists> {
+  const keys = await db.query<{ id: string; key: string; partner_id: string }>(
+    'SELECT b.id, b.key, k.partner_id FROM bench_scale_keys b JOIN api_keys k ON k.id = b.id ORDER BY b.position',
+  );
+  const [{ id: webhookId }] = await db.query<{ id: string }>('SELECT id FROM webhooks LIMIT 1');
+  const [{ now }] = await db.query<{ now: Date }>('SELECT max(created_at) AS now FROM request_log');
+  return {
+    keys: keys.map((k) => ({ id: k.id, key: k.key, partnerId: k.partner_id })),
+    webhookId,
+    now: new Date(now.getTime() + 1),
+  };
+}
+
+/**
+ * LOG_ROWS requests of one partner, one every 35 days / LOG_ROWS going back from `now`, in day-sized
+ * statements. Keys 60/30/10 %; statuses 200 85 %, 201 5 %, 404 4 %, 400 3 %, 429 2 %, 500 0.5 %, 503 0.5 %;
+ * methods GET, POST for the events and creations, DELETE 1 %; paths /me, the list, an order, its events.
+ */
+async function seedRequestLog(db: SeedDb, partnerId: string, keyIds: string[], now: Date): Promise<void> {
+  const nowMs = now.getTime();
+  const stepMs = (LOG_DAYS * DAY_MS) / LOG_ROWS;
+  const days = new Set<string>();
+  for (let d = 0; d <= LOG_DAYS + 1; d++) days.add(new Date(nowMs - d * DAY_MS).toISOString().slice(0, 10));
+  await db.query('SELECT request_log_ensure_day(d::date) FROM unnest($1::text[]) AS d', [[...days]]);
+  const perStatement = Math.ceil(LOG_ROWS / LOG_DAYS);
+  for (let from = 0; from < LOG_ROWS; from += perStatement) {
+    const to = Math.min(LOG_ROWS, from + perStatement) - 1;
+    await db.query(
+      `INSERT INTO request_log (id, created_at, partner_id, api_key_id, environment, method, path, query, status_code, error_code,
+                                duration_ms, ip, user_agent, idempotency_key, request_body, response_body)
+       SELECT 'req_' || lpad(to_hex(ms), 12, '0') || lpad(to_hex(g % 16777216), 6, '0') || substr(md5(g::text), 1, 14),
+              timestamptz 'epoch' + ms * interval '1 millisecond', $4::uuid,
+              ($5::uuid[])[CASE WHEN g % 10 < 6 THEN 1 WHEN g % 10 < 9 THEN 2 ELSE 3 END], 'LIVE',
+              m.method, m.path, NULL, s.code, s.err, 12.5, '10.0.0.1', 'bench/1.0', NULL,
+              CASE WHEN s.code >= 400 OR m.method <> 'GET' THEN '{}' END,
+              CASE WHEN s.code >= 400 THEN '{"statusCode":' || s.code || '}' END
+         FROM generate_series($1::bigint, $2::bigint) g,
+              LATERAL (SELECT ($3::bigint - (g * $6::float8)::bigint) AS ms) t,
+              LATERAL (SELECT CASE WHEN g % 200 < 170 THEN 200 WHEN g % 200 < 180 THEN 201 WHEN g % 200 < 188 THEN 404
+                                   WHEN g % 200 < 194 THEN 400 WHEN g % 200 < 198 THEN 429 WHEN g % 200 = 198 THEN 500 ELSE 503 END AS code) s0,
+              LATERAL (SELECT s0.code, CASE s0.code WHEN 404 THEN 'ERR_NOT_FOUND' WHEN 400 THEN 'ERR_VALIDATION'
+                                   WHEN 429 THEN 'ERR_RATE_LIMITED' WHEN 500 THEN 'ERR_INTERNAL' WHEN 503 THEN 'ERR_DEPENDENCY_UNAVAILABLE' END AS err) s,
+              LATERAL (SELECT CASE WHEN g % 100 = 7 THEN 'DELETE' WHEN s.code = 201 OR g % 100 < 10 THEN 'POST' ELSE 'GET' END AS method,
+                              CASE WHEN g % 10 < 3 THEN '/v1/partner/me' WHEN g % 10 < 7 THEN '/v1/partner/orders'
+                                   ELSE '/v1/partner/orders/B' || lpad((g % 100000)::text, 8, '0') || CASE WHEN g % 10 = 9 THEN '/events' ELSE '' END
+                              END AS path) m`,
+      [from, to, nowMs, partnerId, keyIds, stepMs],
+    );
+    if ((from / perStatement) % 5 === 4) console.log(`  ${to + 1} requests`);
+  }
+}
+
+/** One webhook of `keyId` with DELIVERIES deliveries (DELIVERED 90 %, FAILED 5 %, DEAD 5 %), one a second back. */
+async function seedDeliveries(db: SeedDb, partnerId: string, keyId: string, now: Date): Promise<string> {
+  const webhookId = newId();
+  await db.query(
+    `INSERT INTO webhooks (id, partner_id, api_key_id, url, events, secret_ciphertext, is_active, created_at, updated_at)
+     VALUES ($1, $2, $3, 'https://hooks.example.com/bench', ARRAY['order.status_changed'], 'unused', true, $4, $4)`,
+    [webhookId, partnerId, keyId, now],
+  );
+  const chunk = 100_000;
+  for (let from = 1; from <= DELIVERIES; from += chunk) {
+    await db.query(
+      `INSERT INTO webhook_deliveries (id, webhook_id, partner_id, event_id, event_type, body, status, attempts, status_code, last_error,
+                                       next_attempt_at, created_at, delivered_at, updated_at)
+       SELECT gen_random_uuid(), $3, $4, 'evt_bench_' || g, 'order.status_changed', '{"id":"evt_bench_' || g || '"}',
+              s.status, 1, CASE s.status WHEN 'DELIVERED' THEN 200 ELSE 500 END,
+              CASE s.status WHEN 'DELIVERED' THEN NULL ELSE 'HTTP 500' END, NULL, c.at,
+              CASE s.status WHEN 'DELIVERED' THEN c.at END, c.at
+         FROM generate_series($1::int, $2::int) g,
+              LATERAL (SELECT $5::timestamptz - g * interval '1 second' AS at) c,
+              LATERAL (SELECT CASE WHEN g % 20 = 0 THEN 'FAILED' WHEN g % 20 = 1 THEN 'DEAD' ELSE 'DELIVERED' END AS status) s`,
+      [from, Math.min(DELIVERIES, from + chunk - 1), webhookId, partnerId, now],
+    );
+  }
+  return webhookId;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 200 tenants against one
+
+const ORDERS_PER_KEY = 5;
+
+async function benchTenants(load: Load, url: string, prefix: string): Promise<void> {
+  const seeder = await startApi(url, `${prefix}:seed`);
+  const db = await seedDb(url, seeder.ctx.db);
+  const now = new Date();
+  const many = await seedPartnersAndKeys(db, 200, 3, now);
+  const one = await seedPartnersAndKeys(db, 1, 3, now);
+  const zoneId = await seedZone(db, now);
+  const all = [...one, ...many];
+  const codes = new Map<string, string[]>();
+  await seedOrders(db, { from: 1, to: all.length * ORDERS_PER_KEY }, { keyIds: all.map((k) => k.id), zoneId, now });
+  for (let g = 1; g <= all.length * ORDERS_PER_KEY; g++) {
+    const key = all[g % all.length];
+    codes.set(key.id, [...(codes.get(key.id) ?? []), seededCode(g)]);
+  }
+  await db.query('VACUUM ANALYZE orders');
+  await db.close();
+  await seeder.close();
+
+  /** Paired arrays (same length): request j uses paths[j] with keys[j]. The same mix for every key. */
+  const mix = (keys: typeof all) => {
+    const paths: string[] = [];
+    const apiKeys: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const k of keys) {
+        const code = (codes.get(k.id) ?? [])[round % ORDERS_PER_KEY];
+        for (const path of ['/v1/partner/me', '/v1/partner/orders?pageSize=20', `/v1/partner/orders/${code}`]) {
+          paths.push(path);
+          apiKeys.push(k.key);
+        }
+      }
+    }
+    // 600 keys' list is 200 times the 3 keys'; the 3 keys' is repeated to the same length so that both
+    // runs walk a list of the same shape.
+    return { paths, apiKeys };
+  };
+  const phases = { 'one tenant (3 keys)': mix(one), '200 tenants (600 keys)': mix(many) };
+  const results: Record<string, Array<{ first: Row; rest: Row }>> = {};
+  console.log(
+    `\n200 tenants against one: ${READERS * 2} connections, first 10 s then ${TENANT_SECONDS - 10} s, fresh API each phase`,
+  );
+  for (let round = 0; round < 2; round++) {
+    const order = round === 0 ? Object.keys(phases) : Object.keys(phases).reverse();
+    for (const name of order) {
+      const { paths, apiKeys } = phases[name as keyof typeof phases];
+      const api = await startApi(url, `${prefix}:tenants:${round}:${name.length}`);
+      const scenario = { url: api.base, connections: READERS * 2, paths, apiKeys };
+      const first = await load({ ...scenario, duration: 10 });
+      const rest = await load({ ...scenario, duration: TENANT_SECONDS - 10 });
+      await api.close();
+      const row = (r: typeof first, part: string): Row => ({
+        name: `${name} ${part}`,
+        requestsPerSec: Math.round(r.requests),
+        p50: r.p50,
+        p99: r.p99,
+        non2xx: r.non2xx,
+      });
+      results[name] = [...(results[name] ?? []), { first: row(first, 'first 10 s'), rest: row(rest, 'after') }];
+      printRow(row(first, `round ${round + 1}, first 10 s`));
+      printRow(row(rest, `round ${round + 1}, after`));
+    }
+  }
+  const [oneName, manyName] = Object.keys(phases);
+  for (const part of ['first', 'rest'] as const) {
+    const mean = (name: string, f: (r: Row) => number) =>
+      results[name].reduce((s, r) => s + f(r[part]), 0) / results[name].length;
+    console.log(
+      `${part === 'first' ? 'first 10 s' : 'after     '}: throughput ×${(mean(manyName, (r) => r.requestsPerSec) / mean(oneName, (r) => r.requestsPerSec)).toFixed(2)}, p99 ×${(mean(manyName, (r) => r.p99) / mean(oneName, (r) => r.p99)).toFixed(2)} (200 tenants / one)`,
+    );
+  }
+}

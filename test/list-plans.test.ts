@@ -1,0 +1,257 @@
+/**
+ * Every paged list reads a bounded number of rows, whatever the table holds (docs/paging.md): on the
+ * PostgreSQL server, each statement the list's repository sends is run again under EXPLAIN ANALYZE (as a
+ * prepared statement with its very parameters; a named statement's generic plan too), and the rows its plan reads from
+ * the list's table (returned by a scan node, or read and thrown away by its filter) must stay within the
+ * page's own bound: the request log's count at most 10,001, its page at most offset + pageSize + 1 index
+ * entries and the pageSize + 1 rows behind them, its cursor page the same from the cursor (each and a row
+ * per day partition; filters combined, as many times more as the second one thins out the first's rows); a webhook's deliveries and a key's orders at most offset + pageSize
+ * index entries and pageSize rows behind them. The tables hold tens of thousands of rows of the partner
+ * (and as many of another), several times any bound, so a plan that reads in proportion to the table
+ * (a sequential scan, a sort of every match, an index in another order) fails here. (A sequential scan
+ * of a day partition that holds a few rows, today's just after midnight, is within the bounds and fine.) The benchmark
+ * (`npm run bench -- --scale`, docs/scale.md) shows the times; this shows the reason.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Queryable } from '../src/db/db.js';
+import { listVisibleOrders } from '../src/modules/orders/order-reads.repo.js';
+import { listRequests, type RequestFilter, requestMatches } from '../src/modules/request-log/request-log.repo.js';
+import { seedLoggedRequests } from '../src/modules/request-log/request-log.test-helpers.js';
+import { listDeliveries } from '../src/modules/webhooks/queue/read-deliveries.js';
+import { createKey, createPartner, type TestKey, type TestPartner } from './factories.js';
+import { createTestApp, type TestApp } from './harness.js';
+
+const serverMode = Boolean(process.env.DATABASE_URL);
+const LOGGED = 30_000;
+const ORDERS = 20_000;
+const DELIVERIES = 20_000;
+const STEP_MS = 60_000;
+/**
+ * Slack for the log's day partitions (LOGGED minutes and a day): a range read in order across partitions
+ * may take a few rows more from each before it stops, and a partition of a few rows (today's, just after
+ * midnight) may be read whole: a bound of its own (35 days of retention at most).
+ */
+const DAYS = 4 * (Math.ceil((LOGGED * STEP_MS) / 86_400_000) + 2);
+
+let t: TestApp;
+let partner: TestPartner;
+let keys: TestKey[];
+let logIds: string[];
+let webhookId: string;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+interface Captured {
+  text: string;
+  params: unknown[];
+  /** A named (prepared) statement: its plan may become generic; an unnamed one is planned each time. */
+  named: boolean;
+}
+
+/** A Queryable that runs every statement and keeps its text and parameters. */
+function recording(q: Queryable): { q: Queryable; captured: Captured[] } {
+  const captured: Captured[] = [];
+  return {
+    captured,
+    q: {
+      query<R>(text: string | { text: string }, params?: readonly unknown[]) {
+        const named = typeof text !== 'string';
+        captured.push({ text: named ? text.text : text, params: [...(params ?? [])], named });
+        return q.query<R>(text as string, params);
+      },
+    } as Queryable,
+  };
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number') return String(value);
+  if (value instanceof Date) return `'${value.toISOString()}'`;
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(',')}]`;
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
+/** The plan `statement` ran with, under EXPLAIN ANALYZE (generic or custom). */
+async function analyzed(statement: Captured, mode: 'generic' | 'custom'): Promise<PlanNode> {
+  return t.ctx.db.tx(async (q) => {
+    await q.query(`SET LOCAL plan_cache_mode = ${mode === 'generic' ? 'force_generic_plan' : 'force_custom_plan'}`);
+    await q.query(`PREPARE list_probe AS ${statement.text}`);
+    try {
+      const rows = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> | string }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE list_probe${statement.params.length ? `(${statement.params.map(literal).join(', ')})` : ''}`,
+      );
+      const raw = rows[0]['QUERY PLAN'];
+      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan;
+    } finally {
+      await q.query('DEALLOCATE list_probe');
+    }
+  });
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** Rows the plan read from `table` (its partitions included): returned or thrown away by a filter. */
+function rowsRead(plan: PlanNode, table: string): number {
+  return nodes(plan)
+    .filter((n) => n['Relation Name'] === table || n['Relation Name']?.startsWith(`${table}_d`))
+    .reduce(
+      (sum, n) =>
+        sum +
+        ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) *
+          (n['Actual Loops'] ?? 1),
+      0,
+    );
+}
+
+async function expectBounded(captured: Captured[], table: string, bounds: number[]): Promise<void> {
+  expect(captured.map((c) => c.text.trim().split(/\s+/)[0])).toHaveLength(bounds.length);
+  for (const [i, statement] of captured.entries()) {
+    for (const mode of statement.named ? (['custom', 'generic'] as const) : (['custom'] as const)) {
+      const plan = await analyzed(statement, mode);
+      const read = rowsRead(plan, table);
+      expect(
+        read,
+        `${mode} plan of\n${statement.text}\nread ${read} rows:\n${JSON.stringify(plan, null, 1)}`,
+      ).toBeLessThanOrEqual(bounds[i]);
+    }
+  }
+}
+
+beforeAll(async () => {
+  if (!serverMode) return;
+  t = await createTestApp();
+  // Seeding tens of thousands of rows outlasts a request's statement timeout on a busy machine.
+  const seed = t.ctx.db.withTimeout(300_000);
+  partner = await createPartner(t.ctx);
+  keys = [await createKey(t.ctx, partner.id), await createKey(t.ctx, partner.id), await createKey(t.ctx, partner.id)];
+  const nowMs = t.clock.nowMs();
+  logIds = await seedLoggedRequests(seed, {
+    partnerId: partner.id,
+    keyIds: keys.map((k) => k.id),
+    count: LOGGED,
+    nowMs,
+    stepMs: STEP_MS,
+  });
+  // Another partner's log over the same days: its rows share every index with ours.
+  const other = await createPartner(t.ctx);
+  const otherKey = await createKey(t.ctx, other.id);
+  await seedLoggedRequests(seed, { partnerId: other.id, keyIds: [otherKey.id], count: LOGGED, nowMs, stepMs: STEP_MS });
+
+  await seed.query(
+    `INSERT INTO orders (id, code, environment, status, payment_method, payment_status, total_qepik, cod_amount_qepik, area,
+                         time_window_start, time_window_end, customer, assigned_key_id, partner_assigned_at, created_at, updated_at)
+     SELECT gen_random_uuid(), 'LP' || lpad(g::text, 8, '0'), 'LIVE', CASE WHEN g % 4 = 0 THEN 'EN_ROUTE' ELSE 'PACKED' END,
+            'COD', 'UNPAID', 100, 100, 'Yasamal', $2, $2,
+            '{"name":"C","phone":"+994500000000","address":{"street":"S","details":null,"lat":null,"lng":null}}',
+            ($1::uuid[])[1 + g % 2], $2, $2::timestamptz - g * interval '1 minute', $2
+       FROM generate_series(1, $3::int) g`,
+    [[keys[0].id, keys[1].id], t.clock.now(), ORDERS],
+  );
+  const [{ id }] = await seed.query<{ id: string }>(
+    `INSERT INTO webhooks (id, partner_id, api_key_id, url, events, secret_ciphertext, created_at, updated_at)
+     VALUES (gen_random_uuid(), $1, $2, 'https://hooks.example.com/plans', ARRAY['order.status_changed'], 'unused', $3, $3) RETURNING id`,
+    [partner.id, keys[0].id, t.clock.now()],
+  );
+  webhookId = id;
+  await seed.query(
+    `INSERT INTO webhook_deliveries (id, webhook_id, partner_id, event_id, event_type, body, status, attempts, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, $2, 'evt_' || g, 'order.status_changed', '{}',
+            CASE WHEN g % 10 = 0 THEN 'DEAD' ELSE 'DELIVERED' END, 1, $3::timestamptz - g * interval '1 second', $3
+       FROM generate_series(1, $4::int) g`,
+    [webhookId, partner.id, t.clock.now(), DELIVERIES],
+  );
+  // What autovacuum does to tables this size: statistics and the visibility map.
+  for (const table of ['request_log', 'orders', 'order_counts', 'webhook_deliveries', 'webhook_delivery_counts']) {
+    await seed.query(`VACUUM ANALYZE ${table}`);
+  }
+}, 300_000);
+afterAll(() => t?.close());
+
+describe.skipIf(!serverMode)('the request log reads at most its page and its capped count', () => {
+  const since = () => new Date(t.clock.nowMs() - 10 * 86_400_000);
+  const until = () => new Date(t.clock.nowMs() - 9 * 86_400_000);
+  const filters: Array<[string, () => RequestFilter, number?]> = [
+    ['no filter', () => ({})],
+    ['a key', () => ({ apiKeyId: keys[2].id })],
+    ['a status class', () => ({ status: { class: 4 } })],
+    ['one status', () => ({ status: { code: 503 } })],
+    ['an error code', () => ({ code: 'ERR_DEPENDENCY_UNAVAILABLE' })],
+    ['a method', () => ({ method: 'POST' })],
+    ['an exact path', () => ({ path: { value: '/v1/partner/me', prefix: false } })],
+    ['one day', () => ({ since: since(), until: until() })],
+    // Combined filters read the index of one and check the others on its rows: here the status's, of
+    // which the key has a third.
+    ['a key and a status', () => ({ apiKeyId: keys[1].id, status: { code: 503 } }), 3],
+  ];
+  for (const [name, filter, share = 1] of filters) {
+    /** The page statement: the page's index entries (after `offset`) and as many rows behind them. */
+    const pageBound = (offset: number) => (offset + 2 * 51) * share + DAYS;
+    const count = 10_001 * share + DAYS;
+    it(`${name}: page 1, the deepest page by number and a cursor at the far end`, async () => {
+      const first = recording(t.ctx.db);
+      await listRequests(partner.id, filter(), { offset: 0 }, 50, first.q);
+      await expectBounded(first.captured, 'request_log', [count, pageBound(0)]);
+
+      const deepest = recording(t.ctx.db);
+      const { counted } = await listRequests(partner.id, filter(), { offset: 9_950 }, 50, deepest.q);
+      await expectBounded(deepest.captured, 'request_log', counted > 9_950 ? [count, pageBound(9_950)] : [count]);
+
+      // The far end: the oldest matching requests but a few.
+      const all = recording(t.ctx.db);
+      await listRequests(partner.id, filter(), { offset: 0 }, 1, all.q);
+      const oldest = await t.ctx.db.query<{ id: string; created_at: Date }>(
+        `SELECT id, created_at FROM request_log WHERE ${all.captured[1].text.split('WHERE ')[1].split('ORDER BY')[0]}
+          ORDER BY created_at, id LIMIT 1 OFFSET ${60 * share}`,
+        all.captured[1].params,
+      );
+      if (oldest.length === 0) return;
+      const after = { id: oldest[0].id, createdAt: oldest[0].created_at };
+      const cursor = recording(t.ctx.db);
+      expect(await requestMatches(partner.id, filter(), after.id, after.createdAt, cursor.q)).toBe(true);
+      const page = await listRequests(partner.id, filter(), { after }, 50, cursor.q);
+      expect(page.rows).toHaveLength(50);
+      await expectBounded(cursor.captured, 'request_log', [1 + DAYS, count, pageBound(0)]);
+    });
+  }
+  it('the helper made a log of the size the bounds assume', () => {
+    expect(logIds).toHaveLength(LOGGED);
+  });
+});
+
+describe.skipIf(!serverMode)("a webhook's deliveries and a key's orders read at most offset + pageSize", () => {
+  for (const [name, status] of [
+    ['every delivery', undefined],
+    ['one status', 'DELIVERED'],
+  ] as const) {
+    it(`deliveries, ${name}: page 1 and page 350 of 50`, async () => {
+      for (const page of [1, 350]) {
+        const run = recording(t.ctx.db);
+        const { items } = await listDeliveries(partner.id, webhookId, { status, page, pageSize: 50 }, run.q);
+        expect(items).toHaveLength(50);
+        await expectBounded(run.captured, 'webhook_deliveries', [0, (page - 1) * 50 + 50 + 50]);
+      }
+    });
+  }
+  for (const [name, status] of [
+    ['every order', undefined],
+    ['one status', 'PACKED'],
+  ] as const) {
+    it(`orders of a key, ${name}: page 1 and page 140 of 50`, async () => {
+      for (const page of [1, 140]) {
+        const run = recording(t.ctx.db);
+        await listVisibleOrders({ environment: 'LIVE', keyId: keys[0].id }, { status }, { page, pageSize: 50 }, false, run.q);
+        await expectBounded(run.captured, 'orders', [(page - 1) * 50 + 50 + 50]);
+      }
+    });
+  }
+});
