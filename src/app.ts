@@ -25,6 +25,7 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
 import { bearerAuthPlugin } from './plugins/bearer-auth.js';
 import { clientErrorHandler, errorHandlerPlugin, sendError } from './plugins/error-handler.js';
+import { httpMetricsPlugin } from './plugins/http-metrics.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { realtimePlugin } from './plugins/realtime.js';
 import { requestContextPlugin, requestIdGenerator } from './plugins/request-context.js';
@@ -78,6 +79,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(bearerAuthPlugin);
   await app.register(apiKeyAuthPlugin);
   await app.register(requestLogPlugin);
+  if (ctx.metrics) await app.register(httpMetricsPlugin, { metrics: ctx.metrics });
   await app.register(realtimePlugin);
 
   await app.register(healthRoutes);

@@ -11,6 +11,7 @@ import { type Db, openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { DependencyHealth, logOutages, reasonOf } from './dependencies.js';
 import { createLogger } from './logger.js';
+import { Metrics } from './metrics/metrics.js';
 import { createRateLimiter } from './modules/keys/create-rate-limiter.js';
 import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter } from './modules/keys/rate-limit.types.js';
@@ -46,6 +47,8 @@ export interface AppContext {
    * worker at once), `wake` after the test clock moves.
    */
   events: EventEmitter;
+  /** This process's Prometheus metrics (src/metrics/metrics.ts); null when METRICS_PORT is off. */
+  metrics: Metrics | null;
   close(): Promise<void>;
 }
 
@@ -108,6 +111,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     usage.start();
     const requestLog = new RequestRecorder(db, clock, log, events, overrides.requestLog);
     requestLog.start();
+    const metrics = config.metricsPort === null ? null : new Metrics();
+    const untrack: Array<() => void> = [];
+    if (metrics) {
+      untrack.push(metrics.trackDependency(db.health));
+      if (redis) untrack.push(metrics.trackDependency(redisHealth));
+      metrics.trackRequestLog(requestLog);
+    }
     const rateLimiter = createRateLimiter({ redis, prefix: config.redisKeyPrefix, clock, keys, log });
     // One process owns an embedded database; on a server, processes can only agree through Redis.
     const orderCache = new PartnerOrderCache(
@@ -140,7 +150,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       requestLog,
       orderCache,
       events,
+      metrics,
       async close() {
+        for (const stop of untrack) stop();
         await usage.stop().catch((err) => log.error({ err }, 'final usage flush failed'));
         await requestLog.stop().catch((err) => log.error({ err }, 'final request log flush failed'));
         // Closing is not an outage: stop reporting before the connections go.

@@ -120,6 +120,17 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     if (!isUnavailableError(err)) throw err;
     recorded = await settleAfterOutage(deps, outcome);
   }
+  ctx.metrics?.observeAttempt(
+    result.statusCode,
+    result.durationMs,
+    !recorded
+      ? 'superseded'
+      : recorded.delivery.status === 'DELIVERED'
+        ? 'delivered'
+        : recorded.delivery.status === 'DEAD'
+          ? 'dead'
+          : 'failed',
+  );
   if (!recorded) {
     // Our lease was taken over or the delivery was redelivered or deleted meanwhile; the new owner's
     // outcome stands.
