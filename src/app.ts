@@ -26,6 +26,7 @@ import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
 import { bearerAuthPlugin } from './plugins/bearer-auth.js';
 import { clientErrorHandler, errorHandlerPlugin, sendError } from './plugins/error-handler.js';
 import { httpMetricsPlugin } from './plugins/http-metrics.js';
+import { httpTracingPlugin } from './plugins/http-tracing.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { realtimePlugin } from './plugins/realtime.js';
 import { requestContextPlugin, requestIdGenerator } from './plugins/request-context.js';
@@ -72,6 +73,8 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   app.decorate('environment', environment);
   await app.register(fp(async () => {}, { name: 'context' }));
 
+  // First, so that everything a request causes runs inside its span.
+  if (ctx.tracing) await app.register(httpTracingPlugin, { tracing: ctx.tracing });
   await app.register(jsonBodyPlugin);
   await app.register(requestContextPlugin);
   await app.register(routeCatalogPlugin);

@@ -21,6 +21,7 @@ import type { UsageRecorder } from './modules/usage/usage.types.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
 import { connectRedis, duplicateRedis } from './redis.js';
 import { loadSecrets, type Secrets } from './secrets.js';
+import { startTracing, type Tracing, traceDb, traceRedis } from './tracing/tracing.js';
 
 export interface AppContext {
   config: Config;
@@ -49,6 +50,8 @@ export interface AppContext {
   events: EventEmitter;
   /** This process's Prometheus metrics (src/metrics/metrics.ts); null when METRICS_PORT is off. */
   metrics: Metrics | null;
+  /** OpenTelemetry traces (src/tracing/tracing.ts); null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing: Tracing | null;
   close(): Promise<void>;
 }
 
@@ -67,11 +70,18 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   // migrated (seconds on the embedded database).
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log, redisHealth) : null;
   let db: Db;
+  let tracing: Tracing | null;
   try {
     db = overrides.db ?? (await openConfiguredDb(config));
+    // Off (the default), nothing of OpenTelemetry is loaded and nothing is wrapped.
+    tracing = await startTracing(config);
   } catch (err) {
     redis?.disconnect();
     throw err;
+  }
+  if (tracing) {
+    db = traceDb(db, tracing);
+    if (redis) traceRedis(redis, tracing);
   }
   const closers: Array<() => Promise<unknown>> = [];
   if (redis) closers.push(() => redis.quit().catch(() => redis.disconnect()));
@@ -151,6 +161,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       orderCache,
       events,
       metrics,
+      tracing,
       async close() {
         for (const stop of untrack) stop();
         await usage.stop().catch((err) => log.error({ err }, 'final usage flush failed'));
@@ -161,6 +172,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         stopDbLog();
         for (const close of closers.reverse()) await close();
         await db.close();
+        await tracing?.shutdown().catch((err) => log.warn({ err }, 'traces could not be sent at shutdown'));
       },
     };
   } catch (err) {
