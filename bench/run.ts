@@ -42,6 +42,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
+import { Metrics } from '../src/metrics/metrics.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
 import { newId } from '../src/shared/ids.js';
@@ -208,6 +209,13 @@ async function main() {
     durationSec: DURATION,
   };
   const printed: string[] = [];
+  if (COMPARE === 'metrics') {
+    const cost = await metricsHookCost();
+    out.metricsHook = cost;
+    const line = `metrics: ${cost.observeUs.toFixed(2)} µs CPU per request counted, ${cost.scrapeMs.toFixed(1)} ms CPU per scrape`;
+    console.log(line);
+    printed.push(line);
+  }
   if (MAIN_SCENARIOS.some(wanted)) Object.assign(out, await benchMain(bareUrl, printed));
   if (wanted('writes')) {
     console.log(`\noperator writes: ${WRITE_CONNECTIONS} connections, sizes ${WRITE_SIZES.join(', ')}`);
@@ -230,6 +238,29 @@ async function main() {
   const file = `bench/results/${DB_MODE}${COMPARE === 'metrics' ? '-metrics' : ''}.json`;
   writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.log(`\nwritten: ${file}`);
+}
+
+/**
+ * What metrics cost in CPU, independent of the machine's load (throughput ratios on a busy machine are
+ * noise): the per-request update (plugins/http-metrics.ts) over a realistic spread of series, and one
+ * scrape of the resulting registry.
+ */
+async function metricsHookCost(): Promise<{ observeUs: number; scrapeMs: number }> {
+  const metrics = new Metrics();
+  const routes = ['/v1/partner/me', '/v1/partner/orders', '/v1/partner/orders/:code', '/v1/partner/orders/:code/events'];
+  const cpuUs = () => {
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  };
+  const calls = 1_000_000;
+  for (let i = 0; i < 100_000; i++) metrics.observeRequest('live', routes[i & 3], 'GET', i % 50 ? 200 : 404, 1.5);
+  const t0 = cpuUs();
+  for (let i = 0; i < calls; i++) metrics.observeRequest('live', routes[i & 3], 'GET', i % 50 ? 200 : 404, (i % 100) / 10);
+  const observeUs = (cpuUs() - t0) / calls;
+  await metrics.render();
+  const t1 = cpuUs();
+  for (let i = 0; i < 20; i++) await metrics.render();
+  return { observeUs, scrapeMs: (cpuUs() - t1) / 20 / 1000 };
 }
 
 /** Every scenario but `writes`, on a database seeded with ORDERS orders. */
