@@ -452,6 +452,38 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
   await load({ ...common, duration: 2, url: bareUrl });
   await load({ ...common, duration: 2, url: base, paths: ['/v1/partner/me'], apiKeys: readKeys });
 
+  if (COMPARE === 'metrics') {
+    // CPU per request through app.inject, one at a time, metrics on and off alternating: the same
+    // routing, hooks and handlers without sockets or a load generator, far less disturbed by a busy
+    // machine than a throughput ratio.
+    const single = seeded.sample;
+    const injected: Array<[string, typeof app, typeof app, string[], string[]]> = [
+      ['GET /v1/partner/me', app, appOff, ['/v1/partner/me'], readKeys],
+      ['GET /v1/partner/orders?pageSize=50', app, appOff, ['/v1/partner/orders?pageSize=50'], readKeys],
+      ['GET /v1/partner/orders/{code}', app, appOff, single.paths, single.apiKeys],
+    ];
+    const rows: string[] = ['| path (app.inject) | CPU µs/req metrics on | off | on/off |', '|---|---:|---:|---:|'];
+    for (const [name, on, off, paths, keys] of injected) {
+      const cpu = { on: 0, off: 0 };
+      const n = 2_000;
+      // Rounds 0 and 1 warm up (JIT, the key and order caches) and are not counted.
+      for (let round = 0; round < 8; round++) {
+        const variant = round % 2 === 0 ? 'on' : 'off';
+        const target = variant === 'on' ? on : off;
+        const t0 = process.cpuUsage();
+        for (let i = 0; i < n; i++) {
+          const j = round * n + i;
+          await target.inject({ method: 'GET', url: paths[j % paths.length], headers: { 'x-api-key': keys[j % keys.length] } });
+        }
+        const d = process.cpuUsage(t0);
+        if (round >= 2) cpu[variant] += (d.user + d.system) / n / 3;
+      }
+      rows.push(`| ${name} | ${cpu.on.toFixed(1)} | ${cpu.off.toFixed(1)} | ${(cpu.off / cpu.on).toFixed(3)} |`);
+    }
+    console.log(rows.join('\n'));
+    printed.push(rows.join('\n'));
+  }
+
   if (wanted('me'))
     await compare('GET /v1/partner/me', (_, log) => ({ url: urls.cached[log], paths: ['/v1/partner/me'], apiKeys: readKeys }));
   if (wanted('list'))

@@ -2,7 +2,8 @@
  * `/metrics` after real traffic: the series and labels docs/operating.md ("Metrics") lists, and no
  * caller-supplied value (an API key, a phone number, an order code) nor a webhook URL in any label.
  */
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
+import { io as connect } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createKey, createPartner, createUser, randomPhone, type TestKey, type TestPartner } from '../../test/factories.js';
 import { createTestApp, freshDatabase, type TestApp } from '../../test/harness.js';
@@ -201,6 +202,47 @@ describe('GET /metrics', () => {
     expect(
       sumOf(samples, 'partner_api_http_requests_total', { listener: 'live', route: '(unmatched)', status_class: '4xx' }),
     ).toBeGreaterThanOrEqual(2);
+  });
+
+  it('counts realtime connections as they open and close', async () => {
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    const socket = connect(`http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}/realtime`, {
+      auth: { token: partner.token },
+      transports: ['websocket'],
+      reconnection: false,
+      forceNew: true,
+    });
+    onTestFinished(() => {
+      socket.disconnect();
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('connect_error', reject);
+    });
+    const connections = async () => sumOf(parseSamples((await scrape()).text), 'partner_api_realtime_connections');
+    expect(await connections()).toBe(1);
+    socket.disconnect();
+    await waitFor(async () => (await connections()) === 0);
+  });
+
+  it('reports an outage of a dependency: down while it lasts, counted once', async () => {
+    const health = t.ctx.db.health;
+    const outages = async () => {
+      const samples = parseSamples((await scrape()).text);
+      return {
+        up: sumOf(samples, 'partner_api_dependency_up', { dependency: 'PostgreSQL' }),
+        count: sumOf(samples, 'partner_api_dependency_outages_total', { dependency: 'PostgreSQL' }),
+      };
+    };
+    const before = await outages();
+    health.failed(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    health.failed(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    try {
+      expect(await outages()).toEqual({ up: 0, count: before.count + 1 });
+    } finally {
+      health.succeeded();
+    }
+    expect(await outages()).toEqual({ up: 1, count: before.count + 1 });
   });
 
   it('answers 404 for anything but GET /metrics', async () => {
