@@ -33,13 +33,15 @@ export type DeliveryOutcome = 'delivered' | 'failed' | 'dead' | 'superseded';
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
 interface RequestSeries {
-  count: client.Counter.Internal;
+  labels: Record<'listener' | 'route' | 'method' | 'status_class', string>;
+  /** Requests counted here, handed to the counter when scraped (`counted` of them already). */
+  count: number;
+  counted: number;
   duration: client.Histogram.Internal<string>;
 }
 
 export class Metrics {
   readonly registry = new client.Registry();
-  private readonly httpRequests: client.Counter<string>;
   private readonly httpDuration: client.Histogram<string>;
   private readonly rateLimited: client.Counter<string>;
   private readonly deliveries: client.Counter<string>;
@@ -63,11 +65,19 @@ export class Metrics {
     const registers = [this.registry];
     const self = this;
     client.collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new client.Counter({
+    new client.Counter({
       name: `${PREFIX}http_requests_total`,
       help: 'HTTP requests answered, by listener, route pattern, method and status class',
       labelNames: ['listener', 'route', 'method', 'status_class'],
       registers,
+      // Counted in plain numbers per series on the request path, handed over when scraped.
+      collect() {
+        for (const series of self.series.values()) {
+          if (series.count === series.counted) continue;
+          this.inc(series.labels, series.count - series.counted);
+          series.counted = series.count;
+        }
+      },
     });
     this.httpDuration = new client.Histogram({
       name: `${PREFIX}http_request_duration_seconds`,
@@ -174,10 +184,10 @@ export class Metrics {
     let series = this.series.get(key);
     if (!series) {
       const labels = { listener, route: route ?? '(unmatched)', method, status_class: statusClass };
-      series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      series = { labels, count: 0, counted: 0, duration: this.httpDuration.labels(labels) };
       this.series.set(key, series);
     }
-    series.count.inc();
+    series.count++;
     series.duration.observe(elapsedMs / 1000);
   }
 
