@@ -104,8 +104,16 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
       payload: { type: 'PICKED_UP' },
     });
     expect(res.statusCode, res.body).toBe(201);
-    await waitFor(() => hooks.requestsTo(hookPath).length >= 1);
-    const eventId = (JSON.parse(hooks.requestsTo(hookPath)[0].body) as { id: string }).id;
+    // This event's delivery (PICKED_UP moves the order to SCANNED_TO_VAN): the order's earlier changes (made before the webhook existed) may be fanned
+    // out to it too, when the worker reaches them after the webhook was created.
+    type Envelope = { id: string; data: { order: { status: string } } };
+    const delivered = (await waitFor(() =>
+      hooks
+        .requestsTo(hookPath)
+        .map((r) => JSON.parse(r.body) as Envelope)
+        .find((e) => e.data.order.status === 'SCANNED_TO_VAN'),
+    )) as Envelope;
+    const eventId = delivered.id;
 
     const attempt = (await waitFor(
       () => otlp.spans.find((s) => s.name === 'webhook attempt' && attribute(s, 'partner_api.event_id')?.stringValue === eventId),
