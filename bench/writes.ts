@@ -73,6 +73,10 @@ export async function benchOperatorWrites(options: WriteBenchOptions): Promise<W
     NODE_ENV: 'production',
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
     LOG_LEVEL: 'warn',
+    // Production needs an SMS gateway; the bench signs in no one by code.
+    SMS_PROVIDER: 'http',
+    SMS_HTTP_URL: 'http://127.0.0.1:9/sms',
+    SMS_HTTP_SECRET: 'unused-sms-gateway-secret',
     DATA_DIR: 'memory://',
     ...(database
       ? { DATABASE_URL: database.url, REDIS_URL: options.redisUrl ?? undefined, REDIS_KEY_PREFIX: `bench:${randomUUID()}` }

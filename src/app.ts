@@ -31,6 +31,8 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { apiKeyAuthPlugin } from './plugins/api-key-auth.js';
 import { bearerAuthPlugin } from './plugins/bearer-auth.js';
 import { clientErrorHandler, errorHandlerPlugin, sendError } from './plugins/error-handler.js';
+import { httpMetricsPlugin } from './plugins/http-metrics.js';
+import { httpTracingPlugin } from './plugins/http-tracing.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { realtimePlugin } from './plugins/realtime.js';
 import { requestContextPlugin, requestIdGenerator } from './plugins/request-context.js';
@@ -77,6 +79,8 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   app.decorate('environment', environment);
   await app.register(fp(async () => {}, { name: 'context' }));
 
+  // First, so that everything a request causes runs inside its span.
+  if (ctx.tracing) await app.register(httpTracingPlugin, { tracing: ctx.tracing });
   await app.register(jsonBodyPlugin);
   await app.register(requestContextPlugin);
   await app.register(routeCatalogPlugin);
@@ -84,6 +88,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(bearerAuthPlugin);
   await app.register(apiKeyAuthPlugin);
   await app.register(requestLogPlugin);
+  if (ctx.metrics) await app.register(httpMetricsPlugin, { metrics: ctx.metrics });
   await app.register(realtimePlugin);
 
   await app.register(healthRoutes);

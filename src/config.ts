@@ -27,7 +27,30 @@ export interface Config {
   sandboxPublicUrl: string;
   /** Capture partner requests into the request log (docs/decisions-log.md, 'Request log'); `REQUEST_LOG=off` turns capture off. */
   requestLog: boolean;
+  /** The gateway one-time codes are sent through (docs/operating.md, "SMS gateways"). */
+  sms: SmsConfig;
+  /** The port of this process's `/metrics` listener, or null for none (docs/operating.md, "Metrics"). */
+  metricsPort: number | null;
+  /** OTLP/HTTP traces endpoint (the collector's base URL), or null for no tracing (docs/operating.md, "Traces"). */
+  otlpEndpoint: string | null;
 }
+
+export type SmsConfig =
+  | { provider: 'log' }
+  | {
+      provider: 'twilio';
+      accountSid: string;
+      authToken: string;
+      /** Exactly one of the sender number and the messaging service. */
+      from: string | null;
+      messagingServiceSid: string | null;
+      /** Twilio's API base URL, without a trailing slash (a stand-in's in tests). */
+      apiUrl: string;
+    }
+  | { provider: 'http'; url: string; secret: string };
+
+/** In production `/metrics` listens here unless METRICS_PORT says otherwise (the OpenTelemetry Prometheus port). */
+export const DEFAULT_PRODUCTION_METRICS_PORT = 9464;
 
 export class ConfigError extends Error {
   constructor(
@@ -105,6 +128,71 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+function required(env: Env, name: string, why: string): string {
+  const raw = value(env, name);
+  if (raw === undefined) throw new ConfigError(name, `is required ${why}`);
+  return raw;
+}
+
+/** The SMS gateway (docs/operating.md, "SMS gateways"): production must name a real one. */
+function smsConfig(env: Env, isProduction: boolean): SmsConfig {
+  const raw = value(env, 'SMS_PROVIDER');
+  if (raw === undefined) {
+    if (isProduction) {
+      throw new ConfigError(
+        'SMS_PROVIDER',
+        'is required when NODE_ENV=production (twilio or http): sign-in codes are sent by SMS',
+      );
+    }
+    return { provider: 'log' };
+  }
+  const provider = oneOf(env, 'SMS_PROVIDER', ['log', 'twilio', 'http'] as const, 'log');
+  if (provider === 'log') {
+    if (isProduction) {
+      throw new ConfigError(
+        'SMS_PROVIDER',
+        'log writes codes to the log and is refused when NODE_ENV=production (use twilio or http)',
+      );
+    }
+    return { provider };
+  }
+  if (provider === 'http') {
+    const why = 'when SMS_PROVIDER=http';
+    const gateway = url(env, 'SMS_HTTP_URL', ['https:', 'http:']);
+    if (gateway === null) throw new ConfigError('SMS_HTTP_URL', `is required ${why}`);
+    const secret = required(env, 'SMS_HTTP_SECRET', why);
+    if (secret.length < 16) throw new ConfigError('SMS_HTTP_SECRET', 'must be at least 16 characters long');
+    return { provider, url: gateway, secret };
+  }
+  const why = 'when SMS_PROVIDER=twilio';
+  const accountSid = required(env, 'TWILIO_ACCOUNT_SID', why);
+  if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid)) {
+    throw new ConfigError('TWILIO_ACCOUNT_SID', 'must be AC followed by 32 hexadecimal digits');
+  }
+  const authToken = required(env, 'TWILIO_AUTH_TOKEN', why);
+  const from = value(env, 'TWILIO_FROM') ?? null;
+  const messagingServiceSid = value(env, 'TWILIO_MESSAGING_SERVICE_SID') ?? null;
+  if (from === null && messagingServiceSid === null) {
+    throw new ConfigError('TWILIO_FROM', `or TWILIO_MESSAGING_SERVICE_SID is required ${why}`);
+  }
+  if (from !== null && messagingServiceSid !== null) {
+    throw new ConfigError('TWILIO_FROM', 'and TWILIO_MESSAGING_SERVICE_SID exclude each other: set one');
+  }
+  if (from !== null && !/^\+[1-9]\d{6,14}$/.test(from) && !/^[A-Za-z0-9 ]{1,11}$/.test(from)) {
+    throw new ConfigError('TWILIO_FROM', `must be an E.164 number (+…) or an alphanumeric sender ID, got "${from}"`);
+  }
+  const apiUrl = url(env, 'TWILIO_API_URL', ['https:', 'http:']) ?? 'https://api.twilio.com';
+  return { provider, accountSid, authToken, from, messagingServiceSid, apiUrl: apiUrl.replace(/\/+$/, '') };
+}
+
+/** METRICS_PORT: a port, or `off`; unset means off outside production and 9464 in production. */
+function metricsPort(env: Env, isProduction: boolean): number | null {
+  const raw = value(env, 'METRICS_PORT');
+  if (raw === undefined) return isProduction ? DEFAULT_PRODUCTION_METRICS_PORT : null;
+  if (raw.toLowerCase() === 'off') return null;
+  return port(env, 'METRICS_PORT', 0);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', NODE_ENVS, 'development');
   const isProduction = nodeEnv === 'production';
@@ -145,6 +233,12 @@ export function loadConfig(env: Env = process.env): Config {
   const publicUrl = url(env, 'PUBLIC_URL', ['https:', 'http:']) ?? `http://localhost:${livePort}`;
   const sandboxPublicUrl = url(env, 'SANDBOX_PUBLIC_URL', ['https:', 'http:']) ?? `http://localhost:${sandboxPort}`;
 
+  const metrics = metricsPort(env, isProduction);
+  if (metrics !== null && metrics !== 0 && (metrics === livePort || metrics === sandboxPort)) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT and SANDBOX_PORT (${metrics})`);
+  }
+  const otlpEndpoint = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['https:', 'http:']);
+
   return {
     nodeEnv,
     isProduction,
@@ -163,5 +257,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/+$/, ''),
     sandboxPublicUrl: sandboxPublicUrl.replace(/\/+$/, ''),
     requestLog: value(env, 'REQUEST_LOG') === undefined || flag(env, 'REQUEST_LOG'),
+    sms: smsConfig(env, isProduction),
+    metricsPort: metrics,
+    otlpEndpoint: otlpEndpoint === null ? null : otlpEndpoint.replace(/\/+$/, ''),
   };
 }

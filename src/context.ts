@@ -11,6 +11,7 @@ import { type Db, openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { DependencyHealth, logOutages, reasonOf } from './dependencies.js';
 import { createLogger } from './logger.js';
+import { Metrics } from './metrics/metrics.js';
 import { createRateLimiter } from './modules/keys/create-rate-limiter.js';
 import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter } from './modules/keys/rate-limit.types.js';
@@ -20,6 +21,7 @@ import type { UsageRecorder } from './modules/usage/usage.types.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
 import { connectRedis, duplicateRedis } from './redis.js';
 import { loadSecrets, type Secrets } from './secrets.js';
+import { startTracing, type Tracing, traceDb, traceRedis } from './tracing/tracing.js';
 
 export interface AppContext {
   config: Config;
@@ -46,6 +48,10 @@ export interface AppContext {
    * worker at once), `wake` after the test clock moves.
    */
   events: EventEmitter;
+  /** This process's Prometheus metrics (src/metrics/metrics.ts); null when METRICS_PORT is off. */
+  metrics: Metrics | null;
+  /** OpenTelemetry traces (src/tracing/tracing.ts); null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing: Tracing | null;
   close(): Promise<void>;
 }
 
@@ -64,11 +70,18 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   // migrated (seconds on the embedded database).
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log, redisHealth) : null;
   let db: Db;
+  let tracing: Tracing | null;
   try {
     db = overrides.db ?? (await openConfiguredDb(config));
+    // Off (the default), nothing of OpenTelemetry is loaded and nothing is wrapped.
+    tracing = await startTracing(config);
   } catch (err) {
     redis?.disconnect();
     throw err;
+  }
+  if (tracing) {
+    db = traceDb(db, tracing);
+    if (redis) traceRedis(redis, tracing);
   }
   const closers: Array<() => Promise<unknown>> = [];
   if (redis) closers.push(() => redis.quit().catch(() => redis.disconnect()));
@@ -108,6 +121,13 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     usage.start();
     const requestLog = new RequestRecorder(db, clock, log, events, overrides.requestLog);
     requestLog.start();
+    const metrics = config.metricsPort === null ? null : new Metrics();
+    const untrack: Array<() => void> = [];
+    if (metrics) {
+      untrack.push(metrics.trackDependency(db.health));
+      if (redis) untrack.push(metrics.trackDependency(redisHealth));
+      metrics.trackRequestLog(requestLog);
+    }
     const rateLimiter = createRateLimiter({ redis, prefix: config.redisKeyPrefix, clock, keys, log });
     // One process owns an embedded database; on a server, processes can only agree through Redis.
     const orderCache = new PartnerOrderCache(
@@ -140,7 +160,10 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       requestLog,
       orderCache,
       events,
+      metrics,
+      tracing,
       async close() {
+        for (const stop of untrack) stop();
         await usage.stop().catch((err) => log.error({ err }, 'final usage flush failed'));
         await requestLog.stop().catch((err) => log.error({ err }, 'final request log flush failed'));
         // Closing is not an outage: stop reporting before the connections go.
@@ -149,6 +172,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
         stopDbLog();
         for (const close of closers.reverse()) await close();
         await db.close();
+        await tracing?.shutdown().catch((err) => log.warn({ err }, 'traces could not be sent at shutdown'));
       },
     };
   } catch (err) {

@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       redis: Boolean(ctx.redis),
       port: running.ports.LIVE ?? config.port,
       sandboxPort: running.ports.SANDBOX ?? config.sandboxPort,
+      metricsPort: running.metricsPort,
     },
     'started',
   );

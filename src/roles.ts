@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, ConfigError } from './config.js';
 import { type AppContext, createContext } from './context.js';
+import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
 import { bootstrapAccounts } from './modules/auth/bootstrap.js';
 import { acquireRealtimeHub } from './modules/realtime/realtime.hub.js';
 import type { ApiKeyEnvironment } from './shared/schemas.js';
@@ -38,15 +39,19 @@ export interface RunningRole {
   apps: FastifyInstance[];
   /** The port each listener is bound to (PORT=0 lets the system choose). */
   ports: Partial<Record<ApiKeyEnvironment, number>>;
+  /** The port of this process's `/metrics` listener, or null when METRICS_PORT is off. */
+  metricsPort: number | null;
   /** Stops accepting, lets requests in flight finish, stops the worker, flushes and closes the database. */
   stop(): Promise<void>;
 }
 
+type Listener = ApiKeyEnvironment | 'METRICS';
+
 /** A listen error named like any other configuration problem (docs/decisions-log.md, 'Processes and configuration'), or the error itself. */
-function listenFailure(err: unknown, environment: ApiKeyEnvironment, port: number, config: Config): unknown {
+function listenFailure(err: unknown, listener: Listener, port: number, config: Config): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE' || code === 'EACCES') {
-    const variable = environment === 'LIVE' ? 'PORT' : 'SANDBOX_PORT';
+    const variable = listener === 'LIVE' ? 'PORT' : listener === 'SANDBOX' ? 'SANDBOX_PORT' : 'METRICS_PORT';
     return new ConfigError(
       variable,
       `cannot listen on port ${port} (${code === 'EADDRINUSE' ? 'already in use' : 'not permitted'})`,
@@ -58,7 +63,8 @@ function listenFailure(err: unknown, environment: ApiKeyEnvironment, port: numbe
   return err;
 }
 
-const portOf = (environment: ApiKeyEnvironment, config: Config) => (environment === 'LIVE' ? config.port : config.sandboxPort);
+const portOf = (listener: Listener, config: Config) =>
+  listener === 'LIVE' ? config.port : listener === 'SANDBOX' ? config.sandboxPort : (config.metricsPort ?? 0);
 
 /**
  * Checks, before anything is opened, that each listener's address can be bound: a port in use or a
@@ -66,8 +72,8 @@ const portOf = (environment: ApiKeyEnvironment, config: Config) => (environment 
  * migrated (which takes seconds on the embedded database, more on a busy machine). The real listen
  * still maps its own errors: another process may take the port in between.
  */
-async function checkListenable(environments: ApiKeyEnvironment[], config: Config): Promise<void> {
-  for (const environment of environments) {
+async function checkListenable(listeners: Listener[], config: Config): Promise<void> {
+  for (const environment of listeners) {
     const port = portOf(environment, config);
     if (port === 0) continue;
     const probe = createServer();
@@ -96,14 +102,16 @@ async function listen(ctx: AppContext, environment: ApiKeyEnvironment, config: C
 export async function startRole(config: Config, role: Exclude<Role, { kind: 'migrate' }>): Promise<RunningRole> {
   const environments: ApiKeyEnvironment[] =
     role.kind === 'api' ? [role.environment] : role.kind === 'start' ? ['LIVE', 'SANDBOX'] : [];
-  await checkListenable(environments, config);
+  await checkListenable(config.metricsPort === null ? environments : [...environments, 'METRICS'], config);
   const ctx = await createContext(config);
   const apps: FastifyInstance[] = [];
   const ports: RunningRole['ports'] = {};
   let worker: Worker | null = null;
   let realtime: ReturnType<typeof acquireRealtimeHub> | null = null;
+  let metricsServer: MetricsServer | null = null;
   const stop = async () => {
     await Promise.all(apps.map((app) => app.close()));
+    await metricsServer?.close();
     await worker?.stop();
     await realtime?.release();
     await ctx.close();
@@ -120,11 +128,18 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
     // A worker-only process still publishes realtime events: through Redis to the API processes' sockets.
     realtime = role.kind === 'worker' && ctx.redis ? acquireRealtimeHub(ctx) : null;
     realtime?.hub.attach();
+    // Each process serves its own metrics (docs/operating.md, "Metrics"), once everything it counts runs.
+    if (ctx.metrics && config.metricsPort !== null) {
+      const port = config.metricsPort;
+      metricsServer = await startMetricsServer(ctx.metrics, config.host, port, ctx.log).catch((err: unknown) => {
+        throw listenFailure(err, 'METRICS', port, config);
+      });
+    }
   } catch (err) {
     await stop().catch(() => {});
     throw err;
   }
-  return { ctx, apps, ports, stop };
+  return { ctx, apps, ports, metricsPort: metricsServer?.port ?? null, stop };
 }
 
 /** The one line a failed start-up prints (docs/decisions-log.md, 'Processes and configuration'): a configuration problem names its variable. */

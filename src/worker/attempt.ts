@@ -27,6 +27,7 @@ import { type PendingOutcome, type RecordedOutcome, recordOutcomes } from '../mo
 import { releaseLease } from '../modules/webhooks/queue/release-leases.js';
 import { emitDeliveryUpdated, emitWebhookUpdated } from '../modules/webhooks/signals.js';
 import { SIGNATURE_HEADER, signatureHeader, standardWebhooksHeaders } from '../modules/webhooks/signature.js';
+import { ended, eventLinks, type Tracing } from '../tracing/tracing.js';
 import { type AttemptSignal, signalOf } from './endpoint-limits.js';
 import type { OutcomeWriter } from './outcome-writer.js';
 import { postWebhook, type SendResult } from './send.js';
@@ -72,7 +73,38 @@ export function loggedRequestHeaders(sent: Record<string, string>): Record<strin
  * Attempts one claimed delivery; answers what the attempt said about its endpoint's load (for the
  * endpoint's adaptive cap, endpoint-limits.ts), or null when it was cut short by the worker stopping.
  */
-export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<AttemptSignal | null> {
+export function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<AttemptSignal | null> {
+  const tracing = deps.ctx.tracing;
+  return tracing ? tracedAttempt(tracing, deps, claimed) : attemptOnce(deps, claimed);
+}
+
+/**
+ * The attempt inside a span of its own (docs/operating.md, "Traces"), linked to the transaction that
+ * wrote its event (the outbox row's `trace_parent`): the event's trace is another one, often hours older.
+ */
+async function tracedAttempt(tracing: Tracing, deps: AttemptDeps, claimed: ClaimedDelivery): Promise<AttemptSignal | null> {
+  const rows = await deps.ctx.db
+    .query<{ trace_parent: string | null }>('SELECT trace_parent FROM outbox WHERE event_id = $1', [claimed.eventId])
+    .catch(() => []);
+  return tracing.tracer.startActiveSpan(
+    'webhook attempt',
+    {
+      kind: tracing.api.SpanKind.CLIENT,
+      // A root of its own: a worker woken by a request's commit would otherwise continue its trace.
+      root: true,
+      links: eventLinks(tracing, rows[0]?.trace_parent ?? null),
+      attributes: {
+        'partner_api.delivery_id': claimed.id,
+        'partner_api.webhook_id': claimed.webhookId,
+        'partner_api.event_id': claimed.eventId,
+        'partner_api.event_type': claimed.eventType,
+      },
+    },
+    (span) => ended(span, attemptOnce(deps, claimed), tracing.api),
+  );
+}
+
+async function attemptOnce(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<AttemptSignal | null> {
   const { ctx } = deps;
   const startedAtMs = ctx.clock.nowMs();
   let result: SendResult;
@@ -121,6 +153,17 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     if (!isUnavailableError(err)) throw err;
     recorded = await settleAfterOutage(deps, outcome);
   }
+  ctx.metrics?.observeAttempt(
+    result.statusCode,
+    result.durationMs,
+    !recorded
+      ? 'superseded'
+      : recorded.delivery.status === 'DELIVERED'
+        ? 'delivered'
+        : recorded.delivery.status === 'DEAD'
+          ? 'dead'
+          : 'failed',
+  );
   if (!recorded) {
     // Our lease was taken over or the delivery was redelivered or deleted meanwhile; the new owner's
     // outcome stands.

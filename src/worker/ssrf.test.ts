@@ -32,7 +32,16 @@ const FAKE_DNS: Record<string, LookupAddress[]> = {
 
 beforeAll(async () => {
   t = await createTestApp({
-    env: { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), OTP_FIXED_CODE: undefined, TEST_CLOCK: undefined },
+    env: {
+      NODE_ENV: 'production',
+      JWT_SECRET: 'x'.repeat(40),
+      OTP_FIXED_CODE: undefined,
+      TEST_CLOCK: undefined,
+      // Production needs a gateway; no code is requested here.
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: 'http://127.0.0.1:9/sms',
+      SMS_HTTP_SECRET: 'unused-sms-gateway-secret',
+    },
   });
   expect(t.ctx.config.isProduction).toBe(true);
   receiver = await WebhookReceiver.start();

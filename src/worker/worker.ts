@@ -20,6 +20,7 @@ import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db.js';
 import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
+import { readQueueStats } from '../modules/webhooks/queue/read-queue-stats.js';
 import { RECOVERY_BATCH } from '../modules/webhooks/queue/recover-deliveries.js';
 import { releaseClaim } from '../modules/webhooks/queue/release-leases.js';
 import { RECOVERY_EVENT } from '../modules/webhooks/signals.js';
@@ -108,6 +109,8 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   setMaxListeners(0, stopping.signal);
   const inFlight = new Set<Promise<void>>();
   const outcomes = new OutcomeWriter(ctx.db);
+  // The queue's gauges come from the processes that work it, read when scraped (metrics.ts).
+  const untrackQueue = ctx.metrics?.trackQueue(() => readQueueStats(ctx.clock.nowMs(), ctx.db));
   const endpointLimits = new EndpointLimits(
     options.perWebhookConcurrency,
     Math.max(options.perWebhookConcurrency, options.maxPerWebhookConcurrency),
@@ -249,6 +252,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     stop() {
       stopped ??= (async () => {
         closing = true;
+        untrackQueue?.();
         clearInterval(pollTimer);
         if (refillTimer) clearTimeout(refillTimer);
         clearInterval(purgeTimer);

@@ -3,9 +3,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
 import { createPartner, createUser, randomPhone } from '../../../test/factories.js';
-import { createTestApp, freshDatabase, TEST_OTP, type TestApp, testConfig } from '../../../test/harness.js';
+import { createTestApp, TEST_OTP, type TestApp } from '../../../test/harness.js';
 import { buildApp } from '../../app.js';
-import { createContext } from '../../context.js';
 import { createLogger } from '../../logger.js';
 import { authRoutes } from './auth.routes.js';
 import { maskPhone, type SmsProvider } from './sms.js';
@@ -363,43 +362,6 @@ describe('one-time codes without OTP_FIXED_CODE', () => {
 });
 
 describe('SMS providers', () => {
-  it('in production logs that SMS is not configured, without the code', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
-    const fresh = await freshDatabase();
-    const config = testConfig({
-      NODE_ENV: 'production',
-      JWT_SECRET: 'p'.repeat(40),
-      OTP_FIXED_CODE: undefined,
-      TEST_CLOCK: undefined,
-      LOG_LEVEL: 'info',
-      ...(fresh.url ? { DATABASE_URL: fresh.url } : {}),
-    });
-    const ctx = await createContext(config, { db: fresh.db, log: createLogger('info', sink) });
-    const app = await buildApp(ctx, 'LIVE');
-    try {
-      const phone = randomPhone();
-      const res = await app.inject({ method: 'POST', url: '/v1/auth/otp/request', payload: { phone } });
-      expect(res.statusCode).toBe(200);
-      const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string });
-      expect(logged.some((l) => l.level === 40 && l.msg.includes('SMS is not configured'))).toBe(true);
-      expect(lines.join('')).not.toMatch(/sign-in code/);
-      // No six digits anywhere but in the request id and the timestamp.
-      for (const { reqId: _id, time: _time, ...rest } of lines.map((l) => JSON.parse(l))) {
-        expect(JSON.stringify(rest)).not.toMatch(/\d{6}/);
-      }
-    } finally {
-      await app.close();
-      await ctx.close();
-      await fresh.drop();
-    }
-  });
-
   it('answers 503 ERR_DEPENDENCY_UNAVAILABLE when the provider fails, and takes the code and its request back', async () => {
     const failing: SmsProvider = {
       name: 'failing',

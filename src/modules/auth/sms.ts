@@ -1,13 +1,16 @@
 /**
- * Sending one-time codes by SMS. `SmsProvider` is the seam a real gateway plugs into; until one is
- * configured, development and tests write the message (code included) to the log, and production logs
- * that SMS is not configured, without the code (a production code must never reach a log).
+ * Sending one-time codes by SMS (docs/operating.md, "SMS gateways"). `SmsProvider` is the seam; the
+ * configuration chooses the gateway: Twilio, any HTTP gateway of the operator's (a signed JSON POST), or,
+ * outside production only, the log. Production refuses to start without a real gateway (config.ts), so a
+ * production code is never written to a log: the gateways log failures without the message or the phone.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import { HttpSmsGateway, TwilioSmsGateway } from './sms-gateways.js';
 
 export interface SmsProvider {
   readonly name: string;
+  /** Resolves once the gateway accepted the message; rejects when it could not be handed over. */
   send(phone: string, text: string): Promise<void>;
 }
 
@@ -31,18 +34,11 @@ export function maskPhone(phone: string): string {
   return hidden + visible;
 }
 
-/** Production without a gateway: nothing is delivered, and the code is not written anywhere. */
-export class UnconfiguredSmsProvider implements SmsProvider {
-  readonly name = 'unconfigured';
-  constructor(private readonly log: Logger) {}
-
-  async send(phone: string): Promise<void> {
-    this.log.warn({ phoneSuffix: phone.slice(-4) }, 'SMS is not configured: a one-time code was not delivered');
-  }
-}
-
 export function createSmsProvider(config: Config, log: Logger): SmsProvider {
-  return config.isProduction ? new UnconfiguredSmsProvider(log) : new LogSmsProvider(log);
+  const sms = config.sms;
+  if (sms.provider === 'twilio') return new TwilioSmsGateway(sms);
+  if (sms.provider === 'http') return new HttpSmsGateway(sms);
+  return new LogSmsProvider(log);
 }
 
 export function otpMessage(code: string, ttlSec: number): string {

@@ -137,6 +137,8 @@ export class RealtimeHub {
       () => this.audience.stop(),
       () => ctx.events.off(WEBHOOK_UPDATED_EVENT, onWebhook),
     );
+    const untrackMetrics = ctx.metrics?.trackRealtime(() => this.connections);
+    if (untrackMetrics) this.unsubscribe.push(untrackMetrics);
   }
 
   /** Serves the channel on a listener's HTTP server (or, with no server, only emits: worker processes). */
@@ -171,6 +173,13 @@ export class RealtimeHub {
     if (httpServer) io.attach(httpServer);
     this.servers.push(io);
     return io;
+  }
+
+  /** Sockets connected to this process, on every listener (the metrics' realtime_connections). */
+  get connections(): number {
+    let n = 0;
+    for (const io of this.servers) n += io.of(REALTIME_NAMESPACE).sockets.size;
+    return n;
   }
 
   /** Stops serving on one listener's server without closing the HTTP server itself. */

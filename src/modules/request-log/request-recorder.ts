@@ -104,6 +104,8 @@ export class RequestRecorder {
   private timer: NodeJS.Timeout | null = null;
   private audience: ((partnerId: string) => boolean) | null = null;
   private liveSecond = -1;
+  /** Entries left out since this recorder started (the metrics' request_log_dropped_total). */
+  droppedTotal = 0;
   private readonly liveSent = new Map<string, number>();
   readonly options: RequestLogOptions;
 
@@ -256,6 +258,7 @@ export class RequestRecorder {
       this.counts.set(id, c);
     }
     c[what]++;
+    if (what === 'dropped') this.droppedTotal++;
   }
 
   private offerLive(entry: RequestLogEntry): void {
