@@ -8,12 +8,16 @@
  * list, or of the wrong family, fails this file.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { pngBytes } from '../src/modules/uploads/uploads.test-helpers.js';
 import type { CatalogRoute } from '../src/plugins/route-catalog.js';
+import type { ApiKeyScope } from '../src/shared/schemas.js';
 import { bearerAuthContract, partnerAuthContract } from './contracts.js';
 import { expectError } from './expect-error.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from './factories.js';
 import { createTestApp, type TestApp } from './harness.js';
 import { WebhookReceiver } from './webhook-receiver.js';
+
+const ALL_SCOPES: ApiKeyScope[] = ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage', 'payments:read'];
 
 /** Routes anyone may call (health, documents, sign-in, the test clock, the portal's files). */
 const PUBLIC = new Set([
@@ -46,6 +50,13 @@ interface Owned {
   webhook: () => Promise<string>;
   delivery: () => Promise<string>;
   request: () => Promise<string>;
+  /** A sandbox order on its way (EN_ROUTE): locations may be sent for it. */
+  enRouteOrder: () => Promise<string>;
+  /** A sandbox order DELIVERED with a proof. */
+  provenOrder: () => Promise<string>;
+  upload: () => Promise<string>;
+  paymentIntent: () => Promise<string>;
+  settlement: () => Promise<string>;
 }
 
 /**
@@ -108,6 +119,32 @@ const OWNED: Record<string, (o: Owned) => Promise<{ url: string; body?: unknown 
     url: `/v1/developer/deliveries/${await o.delivery()}/redeliver`,
   }),
   'GET /v1/developer/requests/:id': async (o) => ({ url: `/v1/developer/requests/${await o.request()}` }),
+  'POST /v1/partner/orders/:code/locations': async (o) => ({
+    url: `/v1/partner/orders/${await o.enRouteOrder()}/locations`,
+    body: { points: [{ lat: 40.4, lng: 49.8, at: new Date(t.clock.nowMs()).toISOString() }] },
+  }),
+  'GET /v1/partner/orders/:code/tracking': async (o) => ({ url: `/v1/partner/orders/${await o.order()}/tracking` }),
+  'GET /v1/partner/orders/:code/proof': async (o) => ({ url: `/v1/partner/orders/${await o.provenOrder()}/proof` }),
+  'GET /v1/developer/orders/:code/proof': async (o) => ({ url: `/v1/developer/orders/${await o.provenOrder()}/proof` }),
+  'GET /v1/partner/uploads/:id': async (o) => ({ url: `/v1/partner/uploads/${await o.upload()}` }),
+  'GET /v1/developer/uploads/:id': async (o) => ({ url: `/v1/developer/uploads/${await o.upload()}` }),
+  'GET /v1/partner/payment-intents/:id': async (o) => ({ url: `/v1/partner/payment-intents/${await o.paymentIntent()}` }),
+  'POST /v1/partner/sandbox/orders/:code/payment/capture': async (o) => ({
+    url: `/v1/partner/sandbox/orders/${await o.order()}/payment/capture`,
+  }),
+  'POST /v1/partner/sandbox/orders/:code/payment/refunds': async (o) => ({
+    url: `/v1/partner/sandbox/orders/${await o.order()}/payment/refunds`,
+    body: { amountQepik: 1 },
+  }),
+  'GET /v1/partner/settlements/:id': async (o) => ({ url: `/v1/partner/settlements/${await o.settlement()}` }),
+  'GET /v1/partner/settlements/:id/lines': async (o) => ({ url: `/v1/partner/settlements/${await o.settlement()}/lines` }),
+  'GET /v1/partner/settlements/:id/lines.csv': async (o) => ({
+    url: `/v1/partner/settlements/${await o.settlement()}/lines.csv`,
+  }),
+  'POST /v1/partner/sandbox/settlements/:id/remittances': async (o) => ({
+    url: `/v1/partner/sandbox/settlements/${await o.settlement()}/remittances`,
+    body: { amountQepik: 1, reference: 'BANK-1' },
+  }),
 };
 
 /** A placeholder for every path parameter: authentication is decided before the path is looked at. */
@@ -182,7 +219,7 @@ for (const [listener, catalog] of listeners) {
             const partner = await createPartner(t.ctx);
             const key = await createKey(t.ctx, partner.id, {
               environment,
-              scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
+              scopes: ALL_SCOPES,
             });
             expectError(await t[listener].inject({ method, url, headers: key.headers }), 403, 'ERR_API_KEY_ENVIRONMENT');
           });
@@ -203,7 +240,7 @@ describe("another partner's resources", () => {
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id, {
       environment: 'SANDBOX',
-      scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
+      scopes: ALL_SCOPES,
     });
     const once = <T>(make: () => Promise<T>) => {
       let made: Promise<T> | undefined;
@@ -242,6 +279,42 @@ describe("another partner's resources", () => {
       delivery: once(
         async () => (await asOwner('POST', `/v1/developer/webhooks/${await webhook()}/test`, {})).json().id as string,
       ),
+      enRouteOrder: once(async () => {
+        const code = (await asOwner('POST', '/v1/partner/sandbox/orders', {}, 'sandbox')).json().code as string;
+        for (const type of ['PICKED_UP', 'EN_ROUTE']) {
+          await asOwner('POST', `/v1/partner/orders/${code}/events`, { type }, 'sandbox');
+        }
+        return code;
+      }),
+      provenOrder: once(async () => {
+        const code = (await asOwner('POST', '/v1/partner/sandbox/orders', {}, 'sandbox')).json().code as string;
+        for (const type of ['PICKED_UP', 'EN_ROUTE']) {
+          await asOwner('POST', `/v1/partner/orders/${code}/events`, { type }, 'sandbox');
+        }
+        await asOwner(
+          'POST',
+          `/v1/partner/orders/${code}/events`,
+          { type: 'DELIVERED', proof: { recipientName: 'Owner' } },
+          'sandbox',
+        );
+        return code;
+      }),
+      upload: once(async () => {
+        const res = await t.sandbox.inject({
+          method: 'POST',
+          url: '/v1/partner/uploads',
+          headers: { ...key.headers, 'content-type': 'image/png' },
+          payload: pngBytes(),
+        });
+        expect(res.statusCode, res.body).toBe(201);
+        return res.json().id as string;
+      }),
+      paymentIntent: once(
+        async () =>
+          (await asOwner('GET', `/v1/partner/payment-intents?orderCode=${await order()}`, undefined, 'sandbox')).json().items[0]
+            .id as string,
+      ),
+      settlement: once(async () => (await asOwner('POST', '/v1/partner/sandbox/settlements', {}, 'sandbox')).json().id as string),
       request: once(async () => {
         const id = (await asOwner('GET', '/v1/partner/me', undefined, 'sandbox')).headers['x-request-id'] as string;
         // The log is written off the request path: wait (with a deadline) until its owner reads it.
@@ -264,7 +337,7 @@ describe("another partner's resources", () => {
       const other = await createPartner(t.ctx);
       const otherKey = await createKey(t.ctx, other.id, {
         environment: 'SANDBOX',
-        scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
+        scopes: ALL_SCOPES,
       });
       const partnerRoute = url.startsWith('/v1/partner/');
       const listener = partnerRoute ? 'sandbox' : 'live';
