@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
-import type { ResolvedKey } from './key-resolver.js';
+import type { ResolvedKey } from './key.types.js';
 
 export interface KeyRecord {
   id: string;

@@ -3,10 +3,10 @@ import Type from 'typebox';
 import { errorResponses } from '../../shared/schemas.js';
 import { createAccountsService } from '../auth/accounts.service.js';
 import { AdminUser, UpdateAdminUserDto } from '../auth/auth.schemas.js';
-import { AddAdminPartnerUserDto, AdminPartner, AdminPartners, CreateAdminPartnerDto } from '../partners/partners.schemas.js';
-import { createPartnersService } from '../partners/partners.service.js';
 import { partnerChecklists } from '../sandbox/checklist.service.js';
 import { PartnerChecklists } from '../sandbox/sandbox.schemas.js';
+import { AddAdminPartnerUserDto, AdminPartner, AdminPartners, CreateAdminPartnerDto } from './partners.schemas.js';
+import { createPartnersService } from './partners.service.js';
 
 const IdParams = Type.Object({ id: Type.String({ description: 'a uuid; anything else answers 404' }) });
 
