@@ -24,7 +24,7 @@ import type { Db } from '../src/db/db.js';
 import { AppError } from '../src/errors.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { orderFor } from '../src/modules/orders/orders.test-helpers.js';
-import { computeSignature, signatureHeader } from '../src/modules/webhooks/signature.js';
+import { computeSignature, signatureHeader } from '../src/modules/webhooks/delivery/signature.js';
 import { startWorker, type Worker } from '../src/worker/worker.js';
 import { createKey, createPartner, createUser, type TestPartner } from './factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from './harness.js';

@@ -20,8 +20,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import fp from 'fastify-plugin';
 import Type from 'typebox';
 import { AppError } from '../errors.js';
+import type { ResolvedKey } from '../modules/keys/key.types.js';
 import { hashKey, KEY_PATTERN } from '../modules/keys/key-format.js';
-import type { KeyLookup, ResolvedKey } from '../modules/keys/key-resolver.js';
+import type { KeyLookup } from '../modules/keys/key-resolver.js';
 import { isStale, type RateLimitDecision, type RateLimitOutcome } from '../modules/keys/rate-limit.types.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../shared/schemas.js';
 import { declareSecurity } from './route-security.js';

@@ -13,7 +13,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { ResolvedKey } from '../modules/keys/key-resolver.js';
+import type { ResolvedKey } from '../modules/keys/key.types.js';
 import { bodyText, errorCodeOf, field, unreadBodyNote } from '../modules/request-log/capture.js';
 import { requestIdTime } from '../modules/request-log/request-id.js';
 import type { RequestLogEntry } from '../modules/request-log/request-log.types.js';

@@ -2,7 +2,7 @@
  * OpenTelemetry traces over OTLP/HTTP (docs/operating.md, "Traces"), on only when
  * OTEL_EXPORTER_OTLP_ENDPOINT is set. Off, nothing of it runs: the SDK is loaded here by dynamic import
  * only when tracing starts, and the wrappers below (database, Redis, the HTTP hook in
- * plugins/http-tracing.ts, the attempt span in worker/attempt.ts) are installed only when it did.
+ * plugins/http-tracing.ts, the attempt span in modules/webhooks/delivery/attempt.ts) are installed only when it did.
  *
  * Spans: one per HTTP request (named by method and route pattern, never the URL asked for), one per
  * database statement and per transaction (the statement's text, never its parameters), one per Redis

@@ -11,8 +11,8 @@ import { type ReceivedRequest, WebhookReceiver } from '../../test/webhook-receiv
 import { PartnerOrder } from '../modules/orders/orders.schemas.js';
 import { advanceTo, assign, createOrder } from '../modules/orders/orders.test-helpers.js';
 import type { ProcessedOutboxEvent } from '../modules/orders/outbox.js';
+import { RETRY_DELAYS_MS } from '../modules/webhooks/delivery/retry-schedule.js';
 import { EVENT_SCHEMAS, type EventType } from '../modules/webhooks/event-catalog.js';
-import { RETRY_DELAYS_MS } from '../modules/webhooks/retry-schedule.js';
 import type { DeliveryUpdated } from '../modules/webhooks/signals.js';
 import {
   ALL_EVENTS,

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp } from '../../test/harness.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
+import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
 import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
 import { createWebhookVia, devAuth, waitFor, waitForDeliveries } from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';
-import { OutcomeWriter } from './outcome-writer.js';
 import { purgeExpired } from './purge.js';
 import { startWorker } from './worker.js';
 

@@ -19,19 +19,19 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db.js';
+import { attemptDelivery } from '../modules/webhooks/delivery/attempt.js';
+import { EndpointLimits } from '../modules/webhooks/delivery/endpoint-limits.js';
+import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
+import { createDeliveryAgent, type DeliveryAgentOptions } from '../modules/webhooks/delivery/ssrf-guard.js';
 import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
 import { readQueueStats } from '../modules/webhooks/queue/read-queue-stats.js';
 import { RECOVERY_BATCH } from '../modules/webhooks/queue/recover-deliveries.js';
 import { releaseClaim } from '../modules/webhooks/queue/release-leases.js';
 import { RECOVERY_EVENT } from '../modules/webhooks/signals.js';
-import { attemptDelivery } from './attempt.js';
-import { EndpointLimits } from './endpoint-limits.js';
 import { fanOutBatch } from './fanout.js';
-import { OutcomeWriter } from './outcome-writer.js';
 import { Pump } from './pump.js';
 import { purgeExpired } from './purge.js';
 import { feedRecoveries } from './recovery-feeder.js';
-import { createDeliveryAgent, type DeliveryAgentOptions } from './ssrf-guard.js';
 import { subscribeWakeups } from './wakeups.js';
 
 export interface Worker {

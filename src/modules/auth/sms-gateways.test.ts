@@ -13,7 +13,7 @@ import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { ConfigError, loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
-import { verifySignature } from '../webhooks/signature.js';
+import { verifySignature } from '../webhooks/delivery/signature.js';
 import { SMS_DEADLINE_MS, SmsSendError, TwilioSmsGateway } from './sms-gateways.js';
 
 const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;

@@ -3,7 +3,7 @@
  *  - Twilio's Messages API: a form-encoded POST to `/2010-04-01/Accounts/{sid}/Messages.json` with basic
  *    authentication (account SID and auth token); 201 means accepted.
  *  - any HTTP gateway of the operator's: a JSON POST `{ to, text, id }` signed as webhooks are
- *    (`X-Partner-Signature: t=…,v1=…`, webhooks/signature.ts) with SMS_HTTP_SECRET; any 2xx means accepted.
+ *    (`X-Partner-Signature: t=…,v1=…`, webhooks/delivery/signature.ts) with SMS_HTTP_SECRET; any 2xx means accepted.
  *
  * Each send has one deadline of 5 s for everything, and is tried again once after a 5xx answer or a
  * network error (the same `id` both times, so a gateway can tell a repeat); a 4xx is final. An error says
@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SmsConfig } from '../../config.js';
 import { reasonOf } from '../../dependencies.js';
-import { SIGNATURE_HEADER, signatureHeader } from '../webhooks/signature.js';
+import { SIGNATURE_HEADER, signatureHeader } from '../webhooks/delivery/signature.js';
 import type { SmsProvider } from './sms.js';
 
 /** The deadline of one send, both tries included. */

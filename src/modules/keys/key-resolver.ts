@@ -24,29 +24,8 @@
  */
 import type { Db } from '../../db/db.js';
 import type { DependencyHealth } from '../../dependencies.js';
-import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
-import type { ProofPolicy } from '../proof/proof.schemas.js';
+import type { ResolvedKey } from './key.types.js';
 import { findKeyByHash } from './keys.repo.js';
-
-export interface ResolvedKey {
-  id: string;
-  partnerId: string;
-  partnerName: string;
-  name: string;
-  environment: ApiKeyEnvironment;
-  scopes: ApiKeyScope[];
-  rateLimit: number;
-  receivesAllOrders: boolean;
-  /** When the key stops working (revoke: now; rotation: now + 24 h); null while active. */
-  revokedAtMs: number | null;
-  /**
-   * The key whose orders and webhooks this key acts on: itself, or for a rotated-out key in its grace
-   * period the newest key of its rotation chain (orders move forward at every rotation).
-   */
-  actsForKeyId: string;
-  /** The partner's proof policy (docs/tracking-and-proof.md): what DELIVERED and FAILED must carry. */
-  proofPolicy: ProofPolicy;
-}
 
 export interface KeyLookup {
   key: ResolvedKey | null;

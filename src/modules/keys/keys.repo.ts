@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
-import type { ResolvedKey } from './key-resolver.js';
+import type { ResolvedKey } from './key.types.js';
 
 export interface KeyRecord {
   id: string;
@@ -176,37 +176,6 @@ export async function findActsForKeyId(partnerId: string, keyId: string, q: Quer
     [partnerId, keyId],
   );
   return rows[0]?.id ?? null;
-}
-
-/** Moves the orders assigned to `fromKeyId` to `toKeyId` (both the partner's); returns how many. */
-export async function moveOrders(partnerId: string, fromKeyId: string, toKeyId: string, q: Queryable): Promise<number> {
-  const rows = await q.query<{ n: number }>(
-    `WITH moved AS (
-       UPDATE orders o SET assigned_key_id = $3
-        WHERE o.assigned_key_id = $2
-          AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2 AND k.partner_id = $1)
-       RETURNING 1)
-     SELECT count(*)::int AS n FROM moved`,
-    [partnerId, fromKeyId, toKeyId],
-  );
-  return rows[0].n;
-}
-
-/** Moves the webhooks of `fromKeyId` to `toKeyId` (both the partner's); returns how many. */
-export async function moveWebhooks(
-  partnerId: string,
-  fromKeyId: string,
-  toKeyId: string,
-  at: Date,
-  q: Queryable,
-): Promise<number> {
-  const rows = await q.query<{ n: number }>(
-    `WITH moved AS (
-       UPDATE webhooks SET api_key_id = $3, updated_at = $4 WHERE partner_id = $1 AND api_key_id = $2 RETURNING 1)
-     SELECT count(*)::int AS n FROM moved`,
-    [partnerId, fromKeyId, toKeyId, at],
-  );
-  return rows[0].n;
 }
 
 /** Operator change of a key's limit or flag (any partner's key: the admin API is cross-tenant). */

@@ -8,7 +8,9 @@ import type { Db } from '../../db/db.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { moveOrders } from '../orders/order-writes.repo.js';
 import type { UsageRecorder } from '../usage/usage.types.js';
+import { moveWebhooks } from '../webhooks/webhooks.repo.js';
 import { generateKey } from './key-format.js';
 import type { KeyResolver } from './key-resolver.js';
 import {
@@ -18,8 +20,6 @@ import {
   type KeyRecord,
   listKeys,
   lockPartnerKeys,
-  moveOrders,
-  moveWebhooks,
   retireKey,
   revokeKey,
   updateKeyAsOperator,

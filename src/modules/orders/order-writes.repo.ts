@@ -409,3 +409,20 @@ export async function assignOrderToKey(
   tx.wroteOutbox();
   return rows[0];
 }
+
+/**
+ * Moves the orders assigned to `fromKeyId` to `toKeyId` (both the partner's); returns how many. Called by
+ * a key rotation inside its transaction (src/modules/keys/keys.service.ts).
+ */
+export async function moveOrders(partnerId: string, fromKeyId: string, toKeyId: string, q: Queryable): Promise<number> {
+  const rows = await q.query<{ n: number }>(
+    `WITH moved AS (
+       UPDATE orders o SET assigned_key_id = $3
+        WHERE o.assigned_key_id = $2
+          AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2 AND k.partner_id = $1)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [partnerId, fromKeyId, toKeyId],
+  );
+  return rows[0].n;
+}

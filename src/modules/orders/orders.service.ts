@@ -8,7 +8,7 @@ import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../shared/ids.js';
 import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
 import { parseInstant, parseOptionalInstant } from './instants.js';
 import { commitOrderChange, type OrderChangeDeps } from './order-change.js';

@@ -22,7 +22,7 @@
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import { findActsForKeyId } from '../keys/keys.repo.js';
 import { parseInstant } from './instants.js';
 import { type LockedOrder, lockVisibleOrder, type StatusChange } from './order-writes.repo.js';

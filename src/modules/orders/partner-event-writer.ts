@@ -14,7 +14,7 @@
 import { AppError } from '../../errors.js';
 import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import { commitOrderChange, type OrderTx } from './order-change.js';
 import { lockVisibleOrders, recordStatusChanges, type StatusChange } from './order-writes.repo.js';

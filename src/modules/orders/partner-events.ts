@@ -9,7 +9,7 @@
  */
 import { AppError } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import { checkEventProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import {
   claimIdempotencyKey,

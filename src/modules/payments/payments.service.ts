@@ -5,7 +5,7 @@
  */
 import { AppError, notFound } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import {
   claimIdempotencyKey,
   type IdempotencyScope,

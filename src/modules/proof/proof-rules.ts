@@ -9,7 +9,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import { AppError, validationError } from '../../errors.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import { findUploads } from '../uploads/uploads.repo.js';
 import { findAddressPoint, insertProofs, type NewProof } from './proof.repo.js';
 

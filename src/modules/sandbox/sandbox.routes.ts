@@ -1,7 +1,7 @@
 /**
  * The sandbox simulator and go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): the partner routes (X-Api-Key, sandbox
  * API only) and the developer routes the portal uses (bearer token). The operator's view of the
- * checklists is in ../admin/admin-partners.routes.ts.
+ * checklists is in ../partners/admin-partners.routes.ts.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sandboxDeveloperRoutes } from './sandbox-developer.routes.js';

@@ -4,7 +4,7 @@
 import type { AppContext } from '../../context.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import { scopeOf } from '../orders/visibility.js';
 import { findPingTarget, findTrackingByCode, findVisibleTracking, type PingTarget, type StoredPoint } from './tracking.repo.js';
 import { type CreateLocationsDto, type LocationsAccepted, MAX_FUTURE_MS, type OrderTracking } from './tracking.schemas.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../errors.js';
-import { computeSignature, generateSigningSecret, signatureHeader, verifySignature } from './signature.js';
+import { computeSignature, generateSigningSecret, signatureHeader, verifySignature } from './delivery/signature.js';
 import { assertWebhookUrlAllowed, isForbiddenAddress } from './url-policy.js';
 
 describe('isForbiddenAddress', () => {

@@ -5,7 +5,7 @@
  *  1. `assertWebhookUrlAllowed` runs when a URL is saved: HTTPS only (plain http for localhost outside
  *     production), no credentials, bounded length, and in production no IP literal in a non-public
  *     range and no localhost name.
- *  2. `isForbiddenAddress` runs at connect time in production (worker/ssrf-guard.ts) on every address
+ *  2. `isForbiddenAddress` runs at connect time in production (delivery/ssrf-guard.ts) on every address
  *     a host name resolves to and on the address actually connected to, so DNS rebinding and names
  *     that resolve to private addresses are refused too.
  */

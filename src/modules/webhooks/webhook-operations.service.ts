@@ -6,12 +6,12 @@
  */
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
+import { generateSigningSecret } from './delivery/signature.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
 import { findDeliveryBody, listAttempts } from './queue/read-attempts.js';
 import { findDeliveryWithKey } from './queue/read-deliveries.js';
 import { countRecoverable, feedRecovery, insertRecovery, RECOVERY_BATCH } from './queue/recover-deliveries.js';
 import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, RECOVERY_EVENT, signalDeliveriesDue } from './signals.js';
-import { generateSigningSecret } from './signature.js';
 import { findWebhookWithKey, rotateWebhookSecret, webhookAttemptStats } from './webhooks.repo.js';
 import {
   type DeveloperDeliveryDetail,

@@ -213,3 +213,23 @@ export async function webhookAttemptStats(webhookId: string, since: Date, q: Que
     lastFailureAt: r.last_failure,
   };
 }
+
+/**
+ * Moves the webhooks of `fromKeyId` to `toKeyId` (both the partner's); returns how many. Called by a key
+ * rotation inside its transaction (src/modules/keys/keys.service.ts).
+ */
+export async function moveWebhooks(
+  partnerId: string,
+  fromKeyId: string,
+  toKeyId: string,
+  at: Date,
+  q: Queryable,
+): Promise<number> {
+  const rows = await q.query<{ n: number }>(
+    `WITH moved AS (
+       UPDATE webhooks SET api_key_id = $3, updated_at = $4 WHERE partner_id = $1 AND api_key_id = $2 RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [partnerId, fromKeyId, toKeyId, at],
+  );
+  return rows[0].n;
+}

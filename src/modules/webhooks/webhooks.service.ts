@@ -18,6 +18,7 @@ import { isUuid, newId } from '../../shared/ids.js';
 import { type ApiKeyScope, PAYMENT_WEBHOOK_EVENTS, type WebhookDeliveryStatus } from '../../shared/schemas.js';
 import { lockKeyForWebhooks } from '../keys/keys.repo.js';
 import { orderAsSeenBy } from '../orders/visibility.js';
+import { generateSigningSecret } from './delivery/signature.js';
 import { newTestEventId, serializeEnvelope } from './envelope.js';
 import { type EventType, sampleEventData } from './event-catalog.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
@@ -25,7 +26,6 @@ import { insertDeliveries } from './queue/insert-deliveries.js';
 import { findDeliveryWithKey, listDeliveries } from './queue/read-deliveries.js';
 import { requeueDelivery } from './queue/requeue-delivery.js';
 import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, signalDeliveriesDue } from './signals.js';
-import { generateSigningSecret } from './signature.js';
 import { assertWebhookUrlAllowed } from './url-policy.js';
 import {
   countWebhooksOfKey,

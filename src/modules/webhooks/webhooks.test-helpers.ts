@@ -132,7 +132,7 @@ export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): 
   );
 }
 
-/** An HMAC check written independently of src/modules/webhooks/signature.ts. */
+/** An HMAC check written independently of src/modules/webhooks/delivery/signature.ts. */
 export function independentlyVerified(request: ReceivedRequest, secret: string): boolean {
   const header = String(request.headers['x-partner-signature'] ?? '');
   const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header);

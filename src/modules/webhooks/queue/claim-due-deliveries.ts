@@ -15,7 +15,7 @@
  *
  * Per-endpoint fairness: at most `perWebhookLimit` rows of one webhook are leased at a time, across all
  * workers, or the cap the claiming worker adapted for it (`adjustedLimits`: grown while the endpoint
- * answers quickly, shrunk when it struggles; src/worker/endpoint-limits.ts). Webhooks already at the cap are excluded from the scan (so a slow endpoint with a deep backlog
+ * answers quickly, shrunk when it struggles; src/modules/webhooks/delivery/endpoint-limits.ts). Webhooks already at the cap are excluded from the scan (so a slow endpoint with a deep backlog
  * cannot fill every scan and starve the others), and the webhook rows are locked FOR NO KEY UPDATE
  * SKIP LOCKED while counting, so two workers never both top up the same webhook past the cap (the second
  * skips that webhook this round). That lock does not conflict with the foreign-key checks of the fan-out
@@ -52,14 +52,14 @@ export interface ClaimedDelivery extends NewDelivery {
 export interface ClaimOptions {
   /** The service clock (schedule, leases). */
   nowMs: number;
-  /** The real wall clock, for signature timestamps (see src/worker/attempt.ts). */
+  /** The real wall clock, for signature timestamps (see src/modules/webhooks/delivery/attempt.ts). */
   wallClockMs: number;
   leaseMs: number;
   /** How many rows this worker can start now. */
   limit: number;
   /** Attempts in flight per webhook at most, across workers: the cap of webhooks not in `adjustedLimits`. */
   perWebhookLimit: number;
-  /** Webhooks whose cap this worker adapted (src/worker/endpoint-limits.ts), with their caps. */
+  /** Webhooks whose cap this worker adapted (src/modules/webhooks/delivery/endpoint-limits.ts), with their caps. */
   adjustedLimits?: { webhookIds: string[]; limits: number[] };
   /** Look for due work with a cheap read first (default); skip it when the last claim found work. */
   probe?: boolean;

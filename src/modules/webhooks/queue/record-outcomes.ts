@@ -8,7 +8,7 @@
  * webhook when it changed (webhook.updated).
  */
 import type { Db, Queryable } from '../../../db/db.js';
-import { AUTO_DISABLE_AFTER_DEAD, afterFailedAttempt } from '../retry-schedule.js';
+import { AUTO_DISABLE_AFTER_DEAD, afterFailedAttempt } from '../delivery/retry-schedule.js';
 import { webhookJsonSql } from '../webhooks.repo.js';
 import type { DeveloperWebhook } from '../webhooks.schemas.js';
 import type { ClaimedDelivery } from './claim-due-deliveries.js';

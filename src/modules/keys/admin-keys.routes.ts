@@ -4,8 +4,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../shared/schemas.js';
-import { DeveloperKey, KeyIdParams, UpdateKeyByOperatorDto } from '../keys/keys.schemas.js';
-import { updateKeyByOperator } from '../keys/keys.service.js';
+import { DeveloperKey, KeyIdParams, UpdateKeyByOperatorDto } from './keys.schemas.js';
+import { updateKeyByOperator } from './keys.service.js';
 
 export const adminKeysRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(

@@ -19,18 +19,18 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import type { AppContext } from '../context.js';
-import { isUnavailableError } from '../db/db.js';
-import type { ClaimedDelivery } from '../modules/webhooks/queue/claim-due-deliveries.js';
-import { toDeveloperDelivery } from '../modules/webhooks/queue/delivery-rows.js';
-import { type PendingOutcome, type RecordedOutcome, recordOutcomes } from '../modules/webhooks/queue/record-outcomes.js';
-import { releaseLease } from '../modules/webhooks/queue/release-leases.js';
-import { emitDeliveryUpdated, emitWebhookUpdated } from '../modules/webhooks/signals.js';
-import { SIGNATURE_HEADER, signatureHeader, standardWebhooksHeaders } from '../modules/webhooks/signature.js';
-import { ended, eventLinks, type Tracing } from '../tracing/tracing.js';
+import type { AppContext } from '../../../context.js';
+import { isUnavailableError } from '../../../db/db.js';
+import { ended, eventLinks, type Tracing } from '../../../tracing/tracing.js';
+import type { ClaimedDelivery } from '../queue/claim-due-deliveries.js';
+import { toDeveloperDelivery } from '../queue/delivery-rows.js';
+import { type PendingOutcome, type RecordedOutcome, recordOutcomes } from '../queue/record-outcomes.js';
+import { releaseLease } from '../queue/release-leases.js';
+import { emitDeliveryUpdated, emitWebhookUpdated } from '../signals.js';
 import { type AttemptSignal, signalOf } from './endpoint-limits.js';
 import type { OutcomeWriter } from './outcome-writer.js';
 import { postWebhook, type SendResult } from './send.js';
+import { SIGNATURE_HEADER, signatureHeader, standardWebhooksHeaders } from './signature.js';
 
 export const USER_AGENT = 'PartnerAPI-Webhooks/1';
 

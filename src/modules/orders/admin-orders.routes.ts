@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../shared/schemas.js';
-import { changeBatchStatus, createBatch } from '../orders/batches.service.js';
+import { changeBatchStatus, createBatch } from './batches.service.js';
 import {
   AdminOrder,
   AssignOrderDto,
@@ -17,9 +17,9 @@ import {
   CreateZoneDto,
   OrderCodeParams,
   Zone,
-} from '../orders/orders.schemas.js';
-import { assignOrder, changeOrderStatus, createOrder, getAdminOrder } from '../orders/orders.service.js';
-import { createZone } from '../orders/zones.service.js';
+} from './orders.schemas.js';
+import { assignOrder, changeOrderStatus, createOrder, getAdminOrder } from './orders.service.js';
+import { createZone } from './zones.service.js';
 
 export const adminOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const deps = app.ctx;

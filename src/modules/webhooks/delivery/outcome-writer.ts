@@ -2,15 +2,10 @@
  * The worker's "record" step: outcomes of attempts written in batches, each with its attempt log row
  * (the SQL, fenced by lease tokens, is src/modules/webhooks/queue/record-outcomes.ts).
  */
-import type { Db } from '../db/db.js';
-import {
-  type PendingOutcome,
-  type RecordedOutcome,
-  recordFailed,
-  recordOutcomes,
-} from '../modules/webhooks/queue/record-outcomes.js';
-import { afterFailedAttempt } from '../modules/webhooks/retry-schedule.js';
-import { type BatchEntry, Batcher } from '../shared/batcher.js';
+import type { Db } from '../../../db/db.js';
+import { type BatchEntry, Batcher } from '../../../shared/batcher.js';
+import { type PendingOutcome, type RecordedOutcome, recordFailed, recordOutcomes } from '../queue/record-outcomes.js';
+import { afterFailedAttempt } from './retry-schedule.js';
 
 /**
  * Gathers the outcomes of attempts that end at about the same time and writes them together

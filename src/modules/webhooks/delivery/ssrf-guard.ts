@@ -12,7 +12,7 @@
 import dns, { type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import { isForbiddenAddress } from '../modules/webhooks/url-policy.js';
+import { isForbiddenAddress } from '../url-policy.js';
 
 export class BlockedAddressError extends Error {
   readonly code = 'E_WEBHOOK_ADDRESS_BLOCKED';

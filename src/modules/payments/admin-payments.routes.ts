@@ -18,9 +18,9 @@ import {
   Settlement,
   SettlementIdParams,
   SettlementLine,
-} from '../payments/payments.schemas.js';
-import { capturePayment, type PaymentActor, refundPayment } from '../payments/payments.service.js';
-import { addAdjustment, addRemittance, createSettlement, envOf, listSettlements } from '../payments/settlements.service.js';
+} from './payments.schemas.js';
+import { capturePayment, type PaymentActor, refundPayment } from './payments.service.js';
+import { addAdjustment, addRemittance, createSettlement, envOf, listSettlements } from './settlements.service.js';
 
 const tags = ['admin'];
 

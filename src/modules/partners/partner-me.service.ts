@@ -1,4 +1,4 @@
-import type { ResolvedKey } from '../keys/key-resolver.js';
+import type { ResolvedKey } from '../keys/key.types.js';
 import type { DailyUsage, UsageRecorder } from '../usage/usage.types.js';
 import type { PartnerMe } from './partner-me.schemas.js';
 

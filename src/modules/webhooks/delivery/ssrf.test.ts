@@ -5,12 +5,12 @@
  */
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createPartner, type TestPartner } from '../../test/factories.js';
-import { createTestApp, type TestApp } from '../../test/harness.js';
-import { WebhookReceiver } from '../../test/webhook-receiver.js';
-import { createWebhookVia, devAuth, waitForDeliveries } from '../modules/webhooks/webhooks.test-helpers.js';
-import { newId } from '../shared/ids.js';
-import { startWorker, type Worker } from './worker.js';
+import { createKey, createPartner, type TestPartner } from '../../../../test/factories.js';
+import { createTestApp, type TestApp } from '../../../../test/harness.js';
+import { WebhookReceiver } from '../../../../test/webhook-receiver.js';
+import { newId } from '../../../shared/ids.js';
+import { startWorker, type Worker } from '../../../worker/worker.js';
+import { createWebhookVia, devAuth, waitForDeliveries } from '../webhooks.test-helpers.js';
 
 let t: TestApp;
 let receiver: WebhookReceiver;

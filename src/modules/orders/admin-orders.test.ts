@@ -5,16 +5,7 @@ import { createKey, createPartner } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../shared/schemas.js';
-import {
-  type Auth,
-  adminStatus,
-  advanceTo,
-  assign,
-  createOrder,
-  ISO,
-  orderBody,
-  outboxOf,
-} from '../orders/orders.test-helpers.js';
+import { type Auth, adminStatus, advanceTo, assign, createOrder, ISO, orderBody, outboxOf } from './orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;

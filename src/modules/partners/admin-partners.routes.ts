@@ -3,17 +3,17 @@ import Type from 'typebox';
 import { errorResponses } from '../../shared/schemas.js';
 import { createAccountsService } from '../auth/accounts.service.js';
 import { AdminUser, UpdateAdminUserDto } from '../auth/auth.schemas.js';
+import { UpdateAdminPartnerDto } from '../proof/proof.schemas.js';
+import { partnerChecklists } from '../sandbox/checklist.service.js';
+import { PartnerChecklists } from '../sandbox/sandbox.schemas.js';
 import {
   AddAdminPartnerUserDto,
   AdminPartner,
   AdminPartnerDetail,
   AdminPartners,
   CreateAdminPartnerDto,
-} from '../partners/partners.schemas.js';
-import { createPartnersService } from '../partners/partners.service.js';
-import { UpdateAdminPartnerDto } from '../proof/proof.schemas.js';
-import { partnerChecklists } from '../sandbox/checklist.service.js';
-import { PartnerChecklists } from '../sandbox/sandbox.schemas.js';
+} from './partners.schemas.js';
+import { createPartnersService } from './partners.service.js';
 
 const IdParams = Type.Object({ id: Type.String({ description: 'a uuid; anything else answers 404' }) });
 
