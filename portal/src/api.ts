@@ -259,7 +259,7 @@ export async function authed<T>(method: string, path: string, body?: unknown): P
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Developer API (spec 4.2)
+// Developer API (docs/decisions-log.md, 'API keys' and 'Webhooks')
 
 const id = (value: string) => encodeURIComponent(value);
 

@@ -1,6 +1,6 @@
 /**
  * The one realtime connection of the portal: Socket.IO namespace '/realtime' at the same origin,
- * authenticated with the current access token (decisions §7). Screens subscribe to events
+ * authenticated with the current access token (docs/decisions-log.md, 'Realtime channel'). Screens subscribe to events
  * ('delivery.updated', 'order.updated', 'request.logged', 'webhook.updated') and to the connection status.
  *
  * A refused handshake (connect_error 'ERR_UNAUTHORIZED', typically an expired access token) and a

@@ -1,5 +1,5 @@
 /**
- * The sandbox simulator and the go-live checklist (decisions §14) as the portal calls them: the
+ * The sandbox simulator and the go-live checklist (docs/decisions-log.md, 'Sandbox simulator and go-live checklist') as the portal calls them: the
  * developer routes that act for one sandbox key of the partner. Shapes are the SDK's generated types.
  */
 import type { components } from '@partner-logistics/sdk/types';

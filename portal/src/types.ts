@@ -15,7 +15,7 @@ export type WebhookEvent = Schemas['WebhookEvent'];
 export type WebhookDeliveryStatus = Schemas['WebhookDeliveryStatus'];
 export type Role = FullSchemas['Role'];
 
-/** Scopes with the one-line meaning of spec 5.1, in the order the spec lists them. */
+/** Scopes with their one-line meaning, in the order docs/decisions-log.md, 'API keys' lists them. */
 export const SCOPES: ReadonlyArray<{ value: ApiKeyScope; meaning: string }> = [
   { value: 'orders:read', meaning: 'Read orders assigned to the key: items, totals, time window, zone, status timeline.' },
   { value: 'orders:pii', meaning: 'Also read the customer name, phone and delivery address.' },
@@ -24,7 +24,7 @@ export const SCOPES: ReadonlyArray<{ value: ApiKeyScope; meaning: string }> = [
   { value: 'payments:read', meaning: 'Read payment intents and their status.' },
 ];
 
-/** Webhook events with their meaning (spec 6, decisions §6). */
+/** Webhook events with their meaning (docs/decisions-log.md, 'Webhooks'). */
 export const WEBHOOK_EVENTS: ReadonlyArray<{ value: WebhookEvent; meaning: string }> = [
   { value: 'order.placed', meaning: 'A new order was placed (reaches keys that receive all orders).' },
   { value: 'order.assigned_to_partner', meaning: 'An order was assigned to this key.' },
@@ -47,7 +47,7 @@ export type DeveloperKeyUsageSeries = Schemas['DeveloperKeyUsageSeries'];
 export type DeveloperWebhook = Schemas['DeveloperWebhook'];
 export type DeveloperWebhookCreated = Schemas['DeveloperWebhookCreated'];
 export type DeveloperDelivery = Schemas['DeveloperDelivery'];
-// Webhook operations (decisions §12).
+// Webhook operations (docs/decisions-log.md, 'Webhook operations').
 export type DeliveryAttempt = Schemas['DeliveryAttempt'];
 export type DeveloperDeliveryDetail = Schemas['DeveloperDeliveryDetail'];
 export type DeveloperWebhookRotated = Schemas['DeveloperWebhookRotated'];
@@ -56,7 +56,7 @@ export type WebhookHealth = Schemas['WebhookHealth'];
 export type EventKind = NonNullable<Schemas['TestWebhookDto']['event']>;
 export type EventTypeItem = Schemas['EventTypeItem'];
 
-/** One logged partner-API request (decisions §13), as listed. */
+/** One logged partner-API request (docs/decisions-log.md, 'Request log'), as listed. */
 export type DeveloperRequest = Schemas['DeveloperRequest'];
 
 /** The detail: bodies only for POSTs and error answers; a body that was not kept as sent is a note in brackets. */

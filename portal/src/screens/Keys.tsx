@@ -14,7 +14,7 @@ import { invalidateKeys, useKeys } from '../query';
 import { Link, useSearchParam } from '../router';
 import type { DeveloperKey } from '../types';
 
-/** Active keys per partner (spec 8); only keys whose revokedAt is null count. */
+/** Active keys per partner (docs/decisions-log.md, 'API keys'); only keys whose revokedAt is null count. */
 const ACTIVE_KEY_LIMIT = 10;
 
 export function Keys() {

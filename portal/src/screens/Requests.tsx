@@ -1,5 +1,5 @@
 /**
- * The request log (decisions §13): every partner-API request made with the partner's keys, newest
+ * The request log (docs/decisions-log.md, 'Request log'): every partner-API request made with the partner's keys, newest
  * first, filtered by key, status, error code, method, path and time. The filters live in the URL, so
  * the usage charts can link to a day's errors and a filtered view can be shared. With the live tail on,
  * requests arriving on the realtime channel ('request.logged') that match the filters appear on top of

@@ -1,5 +1,5 @@
 /**
- * The sandbox simulator (decisions §14): for one sandbox key, play the marketplace (create test orders,
+ * The sandbox simulator (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): for one sandbox key, play the marketplace (create test orders,
  * move them as the marketplace would, run van batches) and follow the go-live checklist of what the
  * integration has proven. The moves offered for each order and batch are the ones the API says the
  * state machine allows from its status; nothing here decides them. The page follows the realtime

@@ -22,7 +22,7 @@ import { subscribe } from '../realtime';
 import { Link } from '../router';
 import type { DeveloperKey, DeveloperWebhook } from '../types';
 
-/** Webhooks per key (spec 8). */
+/** Webhooks per key (docs/decisions-log.md, 'Webhooks'). */
 const WEBHOOK_LIMIT = 5;
 
 export function Webhooks() {

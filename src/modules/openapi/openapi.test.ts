@@ -366,7 +366,7 @@ describe('GET /v1/developer/openapi.json', () => {
     }
   }, 60_000);
 
-  it('holds exactly the partner and developer operations of the spec', () => {
+  it('holds exactly the partner and developer operations of the contract', () => {
     expect(operations(doc)).toEqual(SPEC_OPERATIONS);
   });
 
