@@ -24,6 +24,7 @@ import type { Db } from '../src/db/db.js';
 import { AppError } from '../src/errors.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { orderFor } from '../src/modules/orders/orders.test-helpers.js';
+import { pngBytes } from '../src/modules/uploads/uploads.test-helpers.js';
 import { computeSignature, signatureHeader } from '../src/modules/webhooks/delivery/signature.js';
 import { startWorker, type Worker } from '../src/worker/worker.js';
 import { createKey, createPartner, createUser, type TestPartner } from './factories.js';
@@ -788,6 +789,51 @@ describe('payments', () => {
       body: { amountQepik: settlement.outstandingQepik, reference: 'SDK-1' },
     });
     expect(remitted.type).toBe('REMITTANCE');
+  });
+});
+
+describe('tracking and proof', () => {
+  it('sends locations, reads the tracking, uploads a photo and reads it back, delivers with proof and reads the proof', async () => {
+    const partner = await createPartner(t.ctx);
+    const dev = await signedIn(partner);
+    const key = await dev.keys.create({
+      name: 'Courier key',
+      environment: 'SANDBOX',
+      scopes: ['orders:read', 'logistics:write'],
+    });
+    const sandbox = partnerClient(key.key);
+    const [order] = await sandbox.createSandboxOrders(1, {});
+    for (const type of ['PICKED_UP', 'EN_ROUTE'] as const) {
+      await sandbox.POST('/v1/partner/orders/{code}/events', { params: { path: { code: order.code } }, body: { type } });
+    }
+    const at = new Date(t.clock.nowMs()).toISOString();
+    const sent = await sandbox.POST('/v1/partner/orders/{code}/locations', {
+      params: { path: { code: order.code } },
+      body: { points: [{ lat: 40.41, lng: 49.86, accuracyM: 8, at }] },
+    });
+    expect(sent.accepted).toBe(1);
+    const tracking = await sandbox.GET('/v1/partner/orders/{code}/tracking', { params: { path: { code: order.code } } });
+    expect(tracking.orderCode).toBe(order.code);
+    const bytes = pngBytes();
+    const upload = await sandbox.POST('/v1/partner/uploads', {
+      body: bytes as never,
+      bodySerializer: (b: unknown) => b as never,
+      headers: { 'content-type': 'image/png' },
+    });
+    expect(upload).toMatchObject({ contentType: 'image/png', bytes: bytes.length });
+    const back = await sandbox.GET('/v1/partner/uploads/{id}', { params: { path: { id: upload.id } }, parseAs: 'arrayBuffer' });
+    expect(Buffer.from(back as unknown as ArrayBuffer).equals(bytes)).toBe(true);
+    await sandbox.POST('/v1/partner/orders/{code}/events', {
+      params: { path: { code: order.code } },
+      body: { type: 'DELIVERED', proof: { photoIds: [upload.id], recipientName: 'Leyla' } },
+    });
+    const proof = await sandbox.GET('/v1/partner/orders/{code}/proof', { params: { path: { code: order.code } } });
+    expect(proof).toMatchObject({ orderCode: order.code, event: 'DELIVERED', recipientName: 'Leyla' });
+    expect((await dev.GET('/v1/developer/orders/{code}/proof', { params: { path: { code: order.code } } })).event).toBe(
+      'DELIVERED',
+    );
+    const devBack = await dev.GET('/v1/developer/uploads/{id}', { params: { path: { id: upload.id } }, parseAs: 'arrayBuffer' });
+    expect(Buffer.from(devBack as unknown as ArrayBuffer).equals(bytes)).toBe(true);
   });
 });
 

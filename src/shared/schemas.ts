@@ -122,6 +122,8 @@ export const WEBHOOK_EVENTS = [
   'order.cancelled',
   'batch.completed',
   'order.assigned_to_partner',
+  // Courier tracking (docs/tracking-and-proof.md).
+  'order.courier_location',
   // Payments (docs/payments.md): only for keys holding payments:read.
   'payment_intent.succeeded',
   'payment_intent.refunded',
@@ -130,10 +132,11 @@ export const WEBHOOK_EVENTS = [
   'settlement.created',
   'settlement.updated',
   'settlement.settled',
-  'order.courier_location',
 ] as const;
 /** The kinds that need the scope payments:read (docs/payments.md, "Webhooks and realtime"). */
-export const PAYMENT_WEBHOOK_EVENTS: ReadonlySet<string> = new Set(WEBHOOK_EVENTS.slice(6));
+export const PAYMENT_WEBHOOK_EVENTS: ReadonlySet<string> = new Set(
+  WEBHOOK_EVENTS.filter((e) => e.startsWith('payment_intent.') || e.startsWith('settlement.')),
+);
 export const WebhookEvent = StringEnum(WEBHOOK_EVENTS, { $id: 'WebhookEvent' });
 export type WebhookEvent = Static<typeof WebhookEvent>;
 

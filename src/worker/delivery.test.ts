@@ -400,6 +400,7 @@ describe('fan-out and signed delivery', () => {
         environment: 'LIVE',
         orderId: null,
         assignedKeyId: s.key.id,
+        partnerId: null,
         data: { order: expect.objectContaining({ code: 'ORD-ANNOUNCE', customer: expect.any(Object) }) },
         createdAt: expect.any(Date),
       });

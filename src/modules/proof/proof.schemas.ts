@@ -27,7 +27,7 @@ export const EventProofDto = Type.Object(
   {
     location: Type.Optional(ProofLocation),
     photoIds: Type.Optional(
-      Type.Array(Type.String({ description: 'an upload id (upl_…) of your partner' }), {
+      Type.Array(Type.String({ maxLength: 64, description: 'an upload id (upl_…) of your partner' }), {
         minItems: 1,
         maxItems: MAX_PHOTOS,
         uniqueItems: true,

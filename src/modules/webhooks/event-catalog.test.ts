@@ -86,8 +86,8 @@ describe('GET /v1/developer/event-types schemas', () => {
     const worker = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 50 });
     onTestFinished(() => worker.stop());
     const scopeSets: ApiKeyScope[][] = [
-      ['orders:read', 'orders:pii', 'webhooks:manage'],
-      ['orders:read', 'webhooks:manage'],
+      ['orders:read', 'orders:pii', 'webhooks:manage', 'payments:read'],
+      ['orders:read', 'webhooks:manage', 'payments:read'],
     ];
     for (const [n, scopes] of scopeSets.entries()) {
       const partner = await createPartner(t.ctx);

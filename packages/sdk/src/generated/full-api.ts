@@ -3161,7 +3161,7 @@ export interface components {
              * @default ping
              * @enum {string}
              */
-            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled" | "order.courier_location";
+            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "order.courier_location" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
         };
         /** @description The courier's latest known position */
         TrackingLocation: {
@@ -3218,9 +3218,9 @@ export interface components {
         /** @enum {string} */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "DEAD";
         /** @enum {string} */
-        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled" | "order.courier_location";
+        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "order.courier_location" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
         /** @description The body of a webhook delivery; `type` tells which envelope it is */
-        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"] | components["schemas"]["PaymentIntentSucceededEvent"] | components["schemas"]["PaymentIntentRefundedEvent"] | components["schemas"]["PaymentIntentCollectedEvent"] | components["schemas"]["PaymentIntentCanceledEvent"] | components["schemas"]["SettlementCreatedEvent"] | components["schemas"]["SettlementUpdatedEvent"] | components["schemas"]["SettlementSettledEvent"] | components["schemas"]["OrderCourierLocationEvent"];
+        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"] | components["schemas"]["OrderCourierLocationEvent"] | components["schemas"]["PaymentIntentSucceededEvent"] | components["schemas"]["PaymentIntentRefundedEvent"] | components["schemas"]["PaymentIntentCollectedEvent"] | components["schemas"]["PaymentIntentCanceledEvent"] | components["schemas"]["SettlementCreatedEvent"] | components["schemas"]["SettlementUpdatedEvent"] | components["schemas"]["SettlementSettledEvent"];
         WebhookHealth: {
             /** Format: uuid */
             webhookId: string;
