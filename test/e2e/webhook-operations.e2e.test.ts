@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../portal/snippets/verify-signature.js';
+import { EVENT_TYPES } from '../../src/modules/webhooks/event-catalog.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { createKey, createPartner, type TestPartner } from '../factories.js';
 import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
@@ -301,7 +302,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     await nav('Events');
     await page.getByRole('heading', { name: 'Webhook events', level: 1 }).waitFor();
     await page.locator('section[data-event-type="batch.completed"]').waitFor();
-    expect(await page.locator('section[data-event-type]').count()).toBe(7);
+    expect(await page.locator('section[data-event-type]').count()).toBe(EVENT_TYPES.length);
     const delivered = page.locator('section[data-event-type="order.delivered"]');
     expect(await delivered.textContent()).toContain('"type": "order.delivered"');
     await shotBoth('events');
