@@ -22,6 +22,7 @@ import {
 } from '../payments-api';
 import { useApiQuery } from '../query';
 import { Link } from '../router';
+import './Payments.css';
 
 const PAGE_SIZE = 50;
 

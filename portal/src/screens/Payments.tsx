@@ -12,6 +12,7 @@ import { formatManat, paymentsApi, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TO
 import { useApiQuery } from '../query';
 import { Link, navigate, useSearchParam } from '../router';
 import type { ApiKeyEnvironment } from '../types';
+import './Payments.css';
 
 const PAGE_SIZE = 20;
 
@@ -27,7 +28,7 @@ function EnvironmentSwitch({ value }: { value: ApiKeyEnvironment }) {
     ['SANDBOX', 'Sandbox'],
   ];
   return (
-    <fieldset className="segmented">
+    <fieldset className="segmented payments-switch">
       <legend className="visually-hidden">Environment</legend>
       {options.map(([env, label]) => (
         <label key={env}>
@@ -52,7 +53,7 @@ function Balance({ environment }: { environment: ApiKeyEnvironment }) {
   if (!b) return <Loading label="Loading the balance…" />;
   return (
     <>
-      <ul className="totals" data-testid="payments-balance">
+      <ul className="totals money-totals" data-testid="payments-balance">
         <li>
           <span className="total-value" data-testid="cash-on-hand">
             {formatManat(b.codOnHandQepik)}
@@ -61,7 +62,7 @@ function Balance({ environment }: { environment: ApiKeyEnvironment }) {
         </li>
         <li>
           <span className="total-value">{formatNumber(b.collectionsOnHand)}</span>
-          <span className="total-label">Collections not yet on a statement</span>
+          <span className="total-label">Collections on hand</span>
         </li>
         <li>
           <span className="total-value" data-testid="awaiting-remittance">
