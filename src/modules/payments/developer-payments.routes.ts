@@ -10,6 +10,7 @@ import Type from 'typebox';
 import { partnerIdOf } from '../../plugins/bearer-auth.js';
 import { ApiKeyEnvironment, errorResponses } from '../../shared/schemas.js';
 import { OrderCodeParams } from '../orders/orders.schemas.js';
+import { sendStatementCsv } from './partner-payments.routes.js';
 import {
   LinesQuery,
   ListSettlementsQuery,
@@ -125,10 +126,7 @@ export const developerPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) =>
     },
     async (request, reply) => {
       const csv = await settlementLinesCsv(deps, ownerOf(partnerIdOf(request)), request.params.id);
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${request.params.id.replace(/[^A-Za-z0-9_]/g, '')}-lines.csv"`)
-        .send(csv);
+      return sendStatementCsv(reply, request.params.id, csv);
     },
   );
 
