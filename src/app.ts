@@ -18,6 +18,7 @@ import { partnerOrdersRoutes } from './modules/orders/partner-orders.routes.js';
 import { adminPartnersRoutes } from './modules/partners/admin-partners.routes.js';
 import { partnerMeRoutes } from './modules/partners/partner-me.routes.js';
 import { adminPaymentsRoutes } from './modules/payments/admin-payments.routes.js';
+import { developerPaymentsRoutes } from './modules/payments/developer-payments.routes.js';
 import { partnerPaymentsRoutes } from './modules/payments/partner-payments.routes.js';
 import { portalRoutes } from './modules/portal/portal.routes.js';
 import { proofRoutes } from './modules/proof/proof.routes.js';
@@ -102,6 +103,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(partnerMeRoutes);
   await app.register(partnerOrdersRoutes);
   await app.register(partnerPaymentsRoutes);
+  await app.register(developerPaymentsRoutes);
   await app.register(trackingRoutes);
   await app.register(uploadsRoutes);
   await app.register(proofRoutes);

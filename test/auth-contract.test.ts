@@ -141,6 +141,14 @@ const OWNED: Record<string, (o: Owned) => Promise<{ url: string; body?: unknown 
   'GET /v1/partner/settlements/:id/lines.csv': async (o) => ({
     url: `/v1/partner/settlements/${await o.settlement()}/lines.csv`,
   }),
+  'GET /v1/developer/settlements/:id': async (o) => ({ url: `/v1/developer/settlements/${await o.settlement()}` }),
+  'GET /v1/developer/settlements/:id/lines': async (o) => ({ url: `/v1/developer/settlements/${await o.settlement()}/lines` }),
+  'GET /v1/developer/settlements/:id/lines.csv': async (o) => ({
+    url: `/v1/developer/settlements/${await o.settlement()}/lines.csv`,
+  }),
+  'GET /v1/developer/orders/:code/payment-intent': async (o) => ({
+    url: `/v1/developer/orders/${await o.order()}/payment-intent`,
+  }),
   'POST /v1/partner/sandbox/settlements/:id/remittances': async (o) => ({
     url: `/v1/partner/sandbox/settlements/${await o.settlement()}/remittances`,
     body: { amountQepik: 1, reference: 'BANK-1' },

@@ -14,6 +14,8 @@ import { Keys } from './screens/Keys';
 import { NotFound } from './screens/NotFound';
 import { NotPartner } from './screens/NotPartner';
 import { OrderProof } from './screens/OrderProof';
+import { PaymentStatement } from './screens/PaymentStatement';
+import { Payments } from './screens/Payments';
 import { RequestDetail } from './screens/RequestDetail';
 import { Requests } from './screens/Requests';
 import { Sandbox } from './screens/Sandbox';
@@ -28,6 +30,7 @@ const NAV = [
   { to: '/events', label: 'Events' },
   { to: '/usage', label: 'Usage' },
   { to: '/requests', label: 'Requests' },
+  { to: '/payments', label: 'Payments' },
   { to: '/sandbox', label: 'Sandbox' },
   { to: '/docs', label: 'Docs' },
 ];
@@ -46,6 +49,9 @@ function screenFor(path: string): ReactNode {
   if (path === '/requests') return <Requests />;
   const request = match('/requests/:id', path);
   if (request) return <RequestDetail key={request.id} requestId={request.id} />;
+  if (path === '/payments') return <Payments />;
+  const statement = match('/payments/settlements/:id', path);
+  if (statement) return <PaymentStatement key={statement.id} settlementId={statement.id} />;
   if (path === '/sandbox') return <Sandbox />;
   if (path === '/docs') return <Docs />;
   const proof = match('/orders/:code/proof', path);

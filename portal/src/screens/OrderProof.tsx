@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from 'react';
 import { ApiError, authed, freshAccessToken } from '../api';
+import { OrderPayment } from '../components/OrderPayment';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber } from '../format';
@@ -68,6 +69,7 @@ export function OrderProof({ code }: { code: string }) {
           <Empty>
             <p>This order has no proof of delivery, or it is not an order of your keys.</p>
           </Empty>
+          <OrderPayment code={code} />
         </>
       );
     }
@@ -115,6 +117,7 @@ export function OrderProof({ code }: { code: string }) {
           ))}
         </div>
       )}
+      <OrderPayment code={code} />
     </>
   );
 }

@@ -103,6 +103,13 @@ const SPEC_OPERATIONS = [
   'POST /v1/partner/sandbox/orders/{code}/payment/refunds',
   'POST /v1/partner/sandbox/settlements',
   'POST /v1/partner/sandbox/settlements/{id}/remittances',
+  // The portal's payment reads (docs/payments.md, 'Developer portal reads').
+  'GET /v1/developer/payments/balance',
+  'GET /v1/developer/settlements',
+  'GET /v1/developer/settlements/{id}',
+  'GET /v1/developer/settlements/{id}/lines',
+  'GET /v1/developer/settlements/{id}/lines.csv',
+  'GET /v1/developer/orders/{code}/payment-intent',
 ].sort();
 
 const SPEC_SCHEMAS = [

@@ -4,6 +4,7 @@
  * (403) → rate limit (429) → scope (403) → input (400) → resource (404).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
 import { apiKeyOf } from '../../plugins/api-key-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
@@ -24,6 +25,14 @@ import { getBalance, getPaymentIntent, listPaymentIntents } from './payments.ser
 import { getSettlement, getSettlementLines, listSettlements, settlementLinesCsv } from './settlements.service.js';
 
 const tags = ['partner'];
+
+/** The CSV statement as an attachment named after the settlement (docs/payments.md, "The CSV statement"). */
+export function sendStatementCsv(reply: FastifyReply, settlementId: string, csv: string) {
+  return reply
+    .type('text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${settlementId.replace(/[^A-Za-z0-9_]/g, '')}-lines.csv"`)
+    .send(csv);
+}
 
 export const partnerPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const deps = app.ctx;
@@ -146,10 +155,7 @@ export const partnerPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const csv = await settlementLinesCsv(deps, ownerOf(apiKeyOf(request)), request.params.id);
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${request.params.id.replace(/[^A-Za-z0-9_]/g, '')}-lines.csv"`)
-        .send(csv);
+      return sendStatementCsv(reply, request.params.id, csv);
     },
   );
 };

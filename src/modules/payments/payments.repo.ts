@@ -85,6 +85,16 @@ export async function findIntentByOrderCode(code: string, q: Queryable): Promise
   return rows[0]?.j ?? null;
 }
 
+/** The intent of an order assigned to any key of the partner, in either environment (the portal's read). */
+export async function findPartnerIntentByOrderCode(partnerId: string, code: string, q: Queryable): Promise<PaymentIntent | null> {
+  const rows = await q.query<{ j: PaymentIntent }>(
+    `SELECT payment_intent_json(p) AS j FROM orders o JOIN payment_intents p ON p.order_id = o.id
+      WHERE o.code = $2 AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = o.assigned_key_id AND k.partner_id = $1)`,
+    [partnerId, code],
+  );
+  return rows[0]?.j ?? null;
+}
+
 /** An intent with its order, both locked for a capture or refund. */
 export interface LockedIntent {
   id: string;

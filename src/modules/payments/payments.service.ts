@@ -20,6 +20,7 @@ import { newEventId } from '../orders/outbox.js';
 import { type PartnerOrderScope, scopeOf } from '../orders/visibility.js';
 import {
   captureIntent,
+  findPartnerIntentByOrderCode,
   findVisibleIntent,
   type LockedIntent,
   listVisibleIntents,
@@ -179,8 +180,24 @@ export async function getPaymentIntent(deps: OrdersDeps, key: ResolvedKey, envir
   return intent;
 }
 
-export async function getBalance(deps: OrdersDeps, key: ResolvedKey, environment: ApiKeyEnvironment): Promise<PartnerBalance> {
-  const b = await partnerBalance(key.partnerId, environment, deps.db);
+/** The portal's read of an order's intent: orders assigned to any key of the user's partner. */
+export async function getPartnerOrderIntent(deps: OrdersDeps, partnerId: string, code: string): Promise<PaymentIntent> {
+  const intent = await findPartnerIntentByOrderCode(partnerId, code, deps.db);
+  if (!intent) throw notFound('Payment intent');
+  return intent;
+}
+
+export function getBalance(deps: OrdersDeps, key: ResolvedKey, environment: ApiKeyEnvironment): Promise<PartnerBalance> {
+  return getPartnerBalance(deps, key.partnerId, environment);
+}
+
+/** The partner's balance in one environment (the key's, or the one the portal asks for). */
+export async function getPartnerBalance(
+  deps: OrdersDeps,
+  partnerId: string,
+  environment: ApiKeyEnvironment,
+): Promise<PartnerBalance> {
+  const b = await partnerBalance(partnerId, environment, deps.db);
   return {
     environment: environment === 'LIVE' ? 'live' : 'sandbox',
     codOnHandQepik: b.onHand,

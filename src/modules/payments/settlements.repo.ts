@@ -80,7 +80,7 @@ export async function insertSettlement(
 /** A settlement locked for an adjustment or remittance (null: none of that id, or not this partner's). */
 export async function lockSettlement(
   id: string,
-  owner: { partnerId: string; environment: ApiKeyEnvironment } | null,
+  owner: { partnerId: string; environment: ApiKeyEnvironment | null } | null,
   q: Queryable,
 ): Promise<{ partnerId: string; environment: ApiKeyEnvironment; status: SettlementStatus; outstanding: number } | null> {
   const rows = await q.query<{
@@ -90,7 +90,7 @@ export async function lockSettlement(
     outstanding: string;
   }>(
     `SELECT partner_id, environment, status, collected_qepik + adjustments_qepik - remitted_qepik AS outstanding
-       FROM settlements WHERE id = $1 AND ($2::uuid IS NULL OR (partner_id = $2 AND environment = $3::text))
+       FROM settlements WHERE id = $1 AND ($2::uuid IS NULL OR (partner_id = $2 AND ($3::text IS NULL OR environment = $3::text)))
         FOR UPDATE`,
     [id, owner?.partnerId ?? null, owner?.environment ?? null],
   );
@@ -183,15 +183,15 @@ export async function appendSettlementEvents(
   tx.wroteOutbox();
 }
 
-/** One settlement of the partner in the environment (null for another partner's, or none). */
+/** One settlement of the partner in the environment (either, when null); null for another partner's, or none. */
 export async function findSettlement(
-  owner: { partnerId: string; environment: ApiKeyEnvironment } | null,
+  owner: { partnerId: string; environment: ApiKeyEnvironment | null } | null,
   id: string,
   q: Queryable,
 ): Promise<Settlement | null> {
   const rows = await q.query<{ j: Settlement }>(
     `SELECT settlement_json(s) AS j FROM settlements s
-      WHERE s.id = $1 AND ($2::uuid IS NULL OR (s.partner_id = $2 AND s.environment = $3::text))`,
+      WHERE s.id = $1 AND ($2::uuid IS NULL OR (s.partner_id = $2 AND ($3::text IS NULL OR s.environment = $3::text)))`,
     [id, owner?.partnerId ?? null, owner?.environment ?? null],
   );
   return rows[0]?.j ?? null;

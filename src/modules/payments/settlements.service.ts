@@ -36,8 +36,11 @@ import {
 
 export const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
 
-/** A partner and environment whose settlements a caller reaches (null: the operator, every one). */
-export type SettlementOwner = { partnerId: string; environment: ApiKeyEnvironment } | null;
+/**
+ * A partner and environment whose settlements a caller reaches (null: the operator, every one). The
+ * partner's own portal users reach both environments (environment null).
+ */
+export type SettlementOwner = { partnerId: string; environment: ApiKeyEnvironment | null } | null;
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string } | null)?.code === '23505';
 
@@ -165,7 +168,7 @@ export function addRemittance(
 
 export async function listSettlements(
   deps: OrdersDeps,
-  owner: SettlementOwner,
+  owner: { partnerId: string; environment: ApiKeyEnvironment } | null,
   filters: { partnerId?: string; status?: SettlementStatus; page?: number; pageSize?: number },
 ): Promise<PageOfSettlement> {
   const page = filters.page ?? 1;

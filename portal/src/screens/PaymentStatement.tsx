@@ -1,0 +1,189 @@
+/**
+ * One statement (settlement) of the partner: its period, status and sums, then its lines oldest first
+ * (cash collected per order, the marketplace's adjustments, the partner's remittances). A collection
+ * links to its order's proof page. The CSV is the same file the partner API gives.
+ */
+import { useState } from 'react';
+import type { ApiError } from '../api';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { Pager } from '../components/Pager';
+import { usePageTitle } from '../components/PageTitle';
+import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { formatDateTime, formatNumber } from '../format';
+import { toApiError } from '../hooks';
+import {
+  downloadStatementCsv,
+  formatManat,
+  LINE_TYPE_LABEL,
+  paymentsApi,
+  SETTLEMENT_STATUS_LABEL,
+  SETTLEMENT_STATUS_TONE,
+  type Settlement,
+} from '../payments-api';
+import { useApiQuery } from '../query';
+import { Link } from '../router';
+import './Payments.css';
+
+const PAGE_SIZE = 50;
+
+function Sums({ s }: { s: Settlement }) {
+  const facts: Array<[string, string, string]> = [
+    ['Collections', formatNumber(s.collectionsCount), 'collections'],
+    ['Expected at the door', formatManat(s.expectedQepik), 'expected'],
+    ['Collected', formatManat(s.collectedQepik), 'collected'],
+    ['Short of expected', formatManat(s.varianceQepik), 'variance'],
+    ['Adjustments', formatManat(s.adjustmentsQepik), 'adjustments'],
+    ['Due to the marketplace', formatManat(s.dueQepik), 'due'],
+    ['Remitted', formatManat(s.remittedQepik), 'remitted'],
+    ['Outstanding', formatManat(s.outstandingQepik), 'outstanding'],
+  ];
+  return (
+    <dl className="facts" data-testid="statement-sums">
+      {facts.map(([label, value, testId]) => (
+        <div key={testId}>
+          <dt>{label}</dt>
+          <dd data-testid={`sum-${testId}`}>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function Lines({ settlementId }: { settlementId: string }) {
+  const [page, setPage] = useState(1);
+  const lines = useApiQuery(['developer', 'settlements', settlementId, 'lines', page], () =>
+    paymentsApi.lines(settlementId, page, PAGE_SIZE),
+  );
+  if (lines.error) return <LoadError error={lines.error} onRetry={() => void lines.reload()} />;
+  const data = lines.data;
+  if (!data) return <Loading label="Loading lines…" />;
+  if (data.total === 0) {
+    return (
+      <Empty>
+        <p>This statement has no lines: no cash was collected in its period.</p>
+      </Empty>
+    );
+  }
+  const pages = Math.max(1, Math.ceil(data.total / data.pageSize));
+  return (
+    <>
+      <div className="table-wrap">
+        <table className="table cards-on-phone" data-testid="statement-lines">
+          <caption className="visually-hidden">Statement lines, oldest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Line</th>
+              <th scope="col">Order</th>
+              <th scope="col">Expected</th>
+              <th scope="col">Amount</th>
+              <th scope="col">Note</th>
+              <th scope="col">When</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.items.map((line) => (
+              <tr key={line.id} data-line-type={line.type}>
+                <th scope="row" data-label="Line">
+                  {LINE_TYPE_LABEL[line.type]}
+                </th>
+                <td data-label="Order">
+                  {line.orderCode ? (
+                    <Link to={`/orders/${encodeURIComponent(line.orderCode)}/proof`} className="mono">
+                      {line.orderCode}
+                    </Link>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+                <td data-label="Expected">{line.expectedQepik === null ? '—' : formatManat(line.expectedQepik)}</td>
+                <td data-label="Amount">{formatManat(line.amountQepik)}</td>
+                <td data-label="Note">
+                  {[line.note, line.reference ? `Reference ${line.reference}` : null].filter(Boolean).join(' · ') || '—'}
+                </td>
+                <td data-label="When">{formatDateTime(line.at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pages > 1 && (
+        <Pager page={page} pages={pages} summary={`Page ${page} of ${pages} (${data.total} lines)`} onPage={setPage} />
+      )}
+    </>
+  );
+}
+
+function CsvButton({ settlementId }: { settlementId: string }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const download = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await downloadStatementCsv(settlementId);
+    } catch (err) {
+      setError(toApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div>
+      <button type="button" onClick={() => void download()} disabled={busy}>
+        {busy ? 'Preparing the CSV…' : 'Download CSV'}
+      </button>
+      {error && <ErrorNotice error={error} title="Could not download the CSV." />}
+    </div>
+  );
+}
+
+export function PaymentStatement({ settlementId }: { settlementId: string }) {
+  usePageTitle('Statement');
+  const statement = useApiQuery(['developer', 'settlements', settlementId], () => paymentsApi.settlement(settlementId));
+  const back = (s?: Settlement) => (s?.environment === 'sandbox' ? '/payments?environment=sandbox' : '/payments');
+  if (statement.error && !statement.data) {
+    if (statement.error.status === 404) {
+      return (
+        <>
+          <h1 tabIndex={-1}>Statement not found</h1>
+          <Empty>
+            <p>
+              There is no statement {settlementId} of your partner. <Link to="/payments">Back to payments</Link>
+            </p>
+          </Empty>
+        </>
+      );
+    }
+    return <LoadError error={statement.error} onRetry={() => void statement.reload()} />;
+  }
+  const s = statement.data;
+  if (!s) return <Loading label="Loading the statement…" />;
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to={back(s)}>Payments</Link> / Statement
+      </p>
+      <div className="page-head">
+        <div>
+          <h1 tabIndex={-1}>
+            Statement {formatDateTime(s.periodStart)} – {formatDateTime(s.periodEnd)}
+          </h1>
+          <p className="meta">
+            <Badge tone={SETTLEMENT_STATUS_TONE[s.status]}>
+              <span data-testid="statement-status">{SETTLEMENT_STATUS_LABEL[s.status]}</span>
+            </Badge>{' '}
+            <Badge tone={s.environment === 'live' ? 'live' : 'sandbox'}>{s.environment === 'live' ? 'Live' : 'Sandbox'}</Badge>{' '}
+            <span className="mono">{s.id}</span>
+            {s.settledAt ? ` · settled ${formatDateTime(s.settledAt)}` : ''}
+          </p>
+        </div>
+        <CsvButton settlementId={s.id} />
+      </div>
+      <Sums s={s} />
+      <section aria-labelledby="lines-heading" className="section">
+        <h2 id="lines-heading">Lines</h2>
+        <Lines settlementId={s.id} />
+      </section>
+    </>
+  );
+}

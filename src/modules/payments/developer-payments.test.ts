@@ -1,0 +1,149 @@
+/**
+ * The portal's payment reads (docs/payments.md, "Developer portal reads"): the partner user's bearer
+ * token, its own partner only, through HTTP.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../../../test/expect-error.js';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+interface Setup {
+  partner: TestPartner;
+  key: TestKey;
+  codCode: string;
+  cardCode: string;
+  settlementId: string;
+}
+
+/** A partner with a sandbox COD order delivered (5 000 collected of its amount) and a closed period. */
+async function settledPartner(): Promise<Setup> {
+  const partner = await createPartner(t.ctx);
+  const key = await createKey(t.ctx, partner.id, {
+    environment: 'SANDBOX',
+    scopes: ['orders:read', 'logistics:write', 'payments:read'],
+  });
+  const post = async (url: string, body: unknown) => {
+    const res = await t.sandbox.inject({ method: 'POST', url, headers: key.headers, payload: body as never });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+    return res.json();
+  };
+  const codCode = (await post('/v1/partner/sandbox/orders', { paymentMethod: 'COD' })).code as string;
+  const cardCode = (await post('/v1/partner/sandbox/orders', { paymentMethod: 'CARD' })).code as string;
+  for (const type of ['PICKED_UP', 'EN_ROUTE', 'DELIVERED']) {
+    await post(`/v1/partner/orders/${codCode}/events`, { type });
+  }
+  const settlementId = (await post('/v1/partner/sandbox/settlements', {})).id as string;
+  return { partner, key, codCode, cardCode, settlementId };
+}
+
+const get = (auth: Record<string, string>, url: string) => t.live.inject({ method: 'GET', url, headers: auth });
+
+describe('GET /v1/developer/payments/balance', () => {
+  it('answers the balance of the environment asked for; environment missing or unknown is 400 naming it', async () => {
+    const s = await settledPartner();
+    const sandbox = await get(s.partner.auth, '/v1/developer/payments/balance?environment=SANDBOX');
+    expect(sandbox.statusCode, sandbox.body).toBe(200);
+    const b = sandbox.json();
+    expect(b).toMatchObject({ environment: 'sandbox', codOnHandQepik: 0, collectionsOnHand: 0, oldestCollectionOnHandAt: null });
+    expect(Number.isInteger(b.awaitingRemittanceQepik) && b.awaitingRemittanceQepik > 0).toBe(true);
+    const live = await get(s.partner.auth, '/v1/developer/payments/balance?environment=LIVE');
+    expect(live.json()).toEqual({
+      environment: 'live',
+      codOnHandQepik: 0,
+      collectionsOnHand: 0,
+      awaitingRemittanceQepik: 0,
+      oldestCollectionOnHandAt: null,
+    });
+    for (const url of ['/v1/developer/payments/balance', '/v1/developer/payments/balance?environment=sandbox']) {
+      const res = await get(s.partner.auth, url);
+      expectError(res, 400, 'ERR_VALIDATION');
+      expect(res.body).toContain('environment');
+    }
+  });
+
+  it('answers 401 ERR_UNAUTHORIZED without a token', async () => {
+    expectError(await get({}, '/v1/developer/payments/balance?environment=LIVE'), 401, 'ERR_UNAUTHORIZED');
+  });
+});
+
+describe('GET /v1/developer/settlements', () => {
+  it("lists the partner's settlements of the environment, filtered by status; bad filters 400", async () => {
+    const s = await settledPartner();
+    const res = await get(s.partner.auth, '/v1/developer/settlements?environment=SANDBOX');
+    expect(res.statusCode, res.body).toBe(200);
+    const page = res.json();
+    expect(page).toMatchObject({ page: 1, pageSize: 20, total: 1 });
+    expect(page.items[0]).toMatchObject({ id: s.settlementId, status: 'AWAITING_REMITTANCE', collectionsCount: 1 });
+    expect((await get(s.partner.auth, '/v1/developer/settlements?environment=LIVE')).json().total).toBe(0);
+    expect((await get(s.partner.auth, '/v1/developer/settlements?environment=SANDBOX&status=SETTLED')).json().total).toBe(0);
+    for (const q of ['', '?environment=SANDBOX&status=PAID', '?environment=SANDBOX&pageSize=51', '?environment=SANDBOX&x=1']) {
+      expectError(await get(s.partner.auth, `/v1/developer/settlements${q}`), 400, 'ERR_VALIDATION');
+    }
+    // Another partner sees none of them.
+    const other = await createPartner(t.ctx);
+    expect((await get(other.auth, '/v1/developer/settlements?environment=SANDBOX')).json().total).toBe(0);
+  });
+});
+
+describe('GET /v1/developer/settlements/{id}, /lines, /lines.csv', () => {
+  it('answers the statement, its lines (paged) and its CSV; another partner 404, an unknown id 404', async () => {
+    const s = await settledPartner();
+    const one = await get(s.partner.auth, `/v1/developer/settlements/${s.settlementId}`);
+    expect(one.statusCode, one.body).toBe(200);
+    const settlement = one.json();
+    expect(settlement.dueQepik - settlement.remittedQepik).toBe(settlement.outstandingQepik);
+
+    const lines = await get(s.partner.auth, `/v1/developer/settlements/${s.settlementId}/lines?pageSize=1`);
+    expect(lines.statusCode, lines.body).toBe(200);
+    expect(lines.json()).toMatchObject({ page: 1, pageSize: 1, total: 1 });
+    expect(lines.json().items[0]).toMatchObject({
+      type: 'COD_COLLECTION',
+      orderCode: s.codCode,
+      amountQepik: settlement.collectedQepik,
+    });
+    expectError(await get(s.partner.auth, `/v1/developer/settlements/${s.settlementId}/lines?page=0`), 400, 'ERR_VALIDATION');
+
+    const csv = await get(s.partner.auth, `/v1/developer/settlements/${s.settlementId}/lines.csv`);
+    expect(csv.statusCode, csv.body).toBe(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers['content-disposition']).toBe(`attachment; filename="${s.settlementId}-lines.csv"`);
+    const rows = csv.body.split('\r\n');
+    expect(rows[0]).toBe('id,type,orderCode,paymentIntentId,expectedQepik,amountQepik,note,reference,at');
+    expect(rows[1]).toContain(`,COD_COLLECTION,${s.codCode},`);
+
+    const other = await createPartner(t.ctx);
+    for (const suffix of ['', '/lines', '/lines.csv']) {
+      expectError(await get(other.auth, `/v1/developer/settlements/${s.settlementId}${suffix}`), 404, 'ERR_NOT_FOUND');
+      expectError(await get(s.partner.auth, `/v1/developer/settlements/stl_unknown${suffix}`), 404, 'ERR_NOT_FOUND');
+      expectError(await get({}, `/v1/developer/settlements/${s.settlementId}${suffix}`), 401, 'ERR_UNAUTHORIZED');
+    }
+  });
+});
+
+describe('GET /v1/developer/orders/{code}/payment-intent', () => {
+  it("answers the order's intent (COD collected and on the settlement, CARD awaiting capture); another partner 404", async () => {
+    const s = await settledPartner();
+    const cod = await get(s.partner.auth, `/v1/developer/orders/${s.codCode}/payment-intent`);
+    expect(cod.statusCode, cod.body).toBe(200);
+    expect(cod.json()).toMatchObject({
+      orderCode: s.codCode,
+      environment: 'sandbox',
+      method: 'COD',
+      status: 'COLLECTED',
+      settlementId: s.settlementId,
+    });
+    const card = await get(s.partner.auth, `/v1/developer/orders/${s.cardCode}/payment-intent`);
+    expect(card.json()).toMatchObject({ method: 'CARD', status: 'REQUIRES_CAPTURE', amountReceivedQepik: 0, settlementId: null });
+
+    const other = await createPartner(t.ctx);
+    expectError(await get(other.auth, `/v1/developer/orders/${s.codCode}/payment-intent`), 404, 'ERR_NOT_FOUND');
+    expectError(await get(s.partner.auth, '/v1/developer/orders/NOPE-1/payment-intent'), 404, 'ERR_NOT_FOUND');
+    expectError(await get({}, `/v1/developer/orders/${s.codCode}/payment-intent`), 401, 'ERR_UNAUTHORIZED');
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The portal's Payments page (docs/payments.md, "Developer portal reads"), from a sandbox CARD and a
+ * COD order to a SETTLED statement: the orders are made and moved through the sandbox API as a partner
+ * would (capture the card, deliver the cash order, close the sandbox period, remit what is
+ * outstanding), then read in real headless Chromium against the real app on a real port.
+ *
+ * Screenshots at 1366×900 and 390×844 go to artifacts/screenshots/payments-*.png.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
+import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
+import { seriousFindings } from './axe.js';
+import { CHROMIUM, hasChromium, openPortalBrowser, type PortalBrowser, sidewaysOverflow, signInWithCode } from './chromium.js';
+import { ensurePortalBuilt } from './portal-build.js';
+
+const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
+const TIMEOUT = 180_000;
+const WIDE = { width: 1366, height: 900 };
+const NARROW = { width: 390, height: 844 };
+
+if (!hasChromium) console.warn(`payments end-to-end test skipped: ${CHROMIUM} is absent`);
+
+/** Manat with two decimals from integer qəpik, by string surgery (independent of the portal's code). */
+function manat(qepik: number): string {
+  const digits = String(Math.abs(qepik)).padStart(3, '0');
+  return `${qepik < 0 ? '−' : ''}${digits.slice(0, -2)}.${digits.slice(-2)} AZN`;
+}
+const plain = (text: string) => text.replaceAll(',', '').trim();
+
+describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { timeout: TIMEOUT }, () => {
+  let t: TestApp;
+  let browser: PortalBrowser;
+  let page: Page;
+  let origin: string;
+  let partner: TestPartner;
+  let key: TestKey;
+
+  beforeAll(async () => {
+    ensurePortalBuilt();
+    mkdirSync(SHOTS, { recursive: true });
+    t = await createTestApp();
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
+    partner = await createPartner(t.ctx, 'Caspian Couriers');
+    key = await createKey(t.ctx, partner.id, {
+      environment: 'SANDBOX',
+      scopes: ['orders:read', 'logistics:write', 'payments:read'],
+    });
+    browser = await openPortalBrowser(origin);
+    page = browser.page;
+  }, 240_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  const call = async (url: string, payload: unknown, status: number) => {
+    const res = await t.sandbox.inject({ method: 'POST', url, headers: key.headers, payload: payload as never });
+    expect(res.statusCode, `${url}: ${res.body}`).toBe(status);
+    return res.json();
+  };
+
+  /** Both widths: a screenshot, no serious or critical axe finding, nothing scrolling sideways on the phone. */
+  async function look(name: string) {
+    for (const [size, viewport] of [
+      ['desktop', WIDE],
+      ['phone', NARROW],
+    ] as const) {
+      await page.setViewportSize(viewport);
+      await page.screenshot({ path: join(SHOTS, `payments-${name}-${size}.png`), fullPage: true });
+      expect(await seriousFindings(page), `axe on ${name} at ${size}`).toEqual([]);
+      if (size === 'phone') expect(await sidewaysOverflow(page), `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
+    }
+    await page.setViewportSize(WIDE);
+  }
+
+  it('shows cash awaiting remittance, then the SETTLED statement with its lines, links and CSV', async () => {
+    const card = await call('/v1/partner/sandbox/orders', { paymentMethod: 'CARD' }, 201);
+    const captured = await call(`/v1/partner/sandbox/orders/${card.code}/payment/capture`, undefined, 200);
+    expect(captured).toMatchObject({ method: 'CARD', status: 'SUCCEEDED' });
+    const cod = await call('/v1/partner/sandbox/orders', { paymentMethod: 'COD' }, 201);
+    for (const type of ['PICKED_UP', 'EN_ROUTE', 'DELIVERED']) await call(`/v1/partner/orders/${cod.code}/events`, { type }, 201);
+    const settlement = await call('/v1/partner/sandbox/settlements', {}, 201);
+    expect(settlement).toMatchObject({ status: 'AWAITING_REMITTANCE', collectionsCount: 1 });
+    const due = settlement.dueQepik as number;
+    expect(due).toBeGreaterThan(0);
+
+    await page.goto(`${origin}/portal`);
+    await signInWithCode(page, partner.phone, TEST_OTP);
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Payments' }).click();
+    await page.getByRole('heading', { name: 'Payments', level: 1 }).waitFor();
+    // Live first: nothing there for this partner.
+    await expect.poll(() => page.getByTestId('awaiting-remittance').innerText()).toBe('0.00 AZN');
+    await page.getByRole('radio', { name: 'Sandbox' }).check();
+    await expect.poll(async () => plain(await page.getByTestId('awaiting-remittance').innerText())).toBe(manat(due));
+    expect(await page.getByTestId('cash-on-hand').innerText()).toBe('0.00 AZN');
+    const row = page.locator(`tr[data-settlement-id="${settlement.id}"]`);
+    expect(await row.getByText('Awaiting remittance').count()).toBe(1);
+    await look('awaiting');
+
+    await call(`/v1/partner/sandbox/settlements/${settlement.id}/remittances`, { amountQepik: due, reference: 'BANK-77' }, 201);
+    await page.reload();
+    await expect.poll(() => row.getByText('Settled', { exact: true }).count()).toBe(1);
+    await expect.poll(() => page.getByTestId('awaiting-remittance').innerText()).toBe('0.00 AZN');
+    await look('settled-list');
+
+    await row.getByRole('link').click();
+    await page.getByRole('heading', { name: /^Statement / }).waitFor();
+    expect(await page.getByTestId('statement-status').innerText()).toBe('Settled');
+    expect(plain(await page.getByTestId('sum-due').innerText())).toBe(manat(due));
+    expect(plain(await page.getByTestId('sum-remitted').innerText())).toBe(manat(due));
+    expect(await page.getByTestId('sum-outstanding').innerText()).toBe('0.00 AZN');
+    const collection = page.locator('tr[data-line-type="COD_COLLECTION"]');
+    await collection.waitFor();
+    expect(await collection.getByRole('link').innerText()).toBe(cod.code);
+    expect(await page.locator('tr[data-line-type="REMITTANCE"]').innerText()).toContain('Reference BANK-77');
+    await look('statement');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe(`${settlement.id}-lines.csv`);
+    const csv = readFileSync((await download.path()) as string, 'utf8').split('\r\n');
+    expect(csv[0]).toBe('id,type,orderCode,paymentIntentId,expectedQepik,amountQepik,note,reference,at');
+    expect(csv[1]).toContain(`,COD_COLLECTION,${cod.code},`);
+    expect(csv[2]).toContain(`,REMITTANCE,,,,${due},,BANK-77,`);
+
+    // A collection opens its order, which shows its payment, settled on this statement.
+    await collection.getByRole('link').click();
+    await page.getByTestId('order-payment').waitFor();
+    expect(await page.getByTestId('payment-status').innerText()).toBe('Cash collected and settled');
+    expect(await page.getByTestId('order-payment').getByRole('link', { name: settlement.id }).count()).toBe(1);
+    await look('order-cod');
+
+    // The card order has no proof yet; its captured payment still shows.
+    await page.goto(`${origin}/portal/orders/${card.code}/proof`);
+    await page.getByTestId('order-payment').waitFor();
+    expect(await page.getByTestId('payment-status').innerText()).toBe('Paid by card');
+    expect(plain(await page.getByTestId('payment-received').innerText())).toContain(manat(captured.amountReceivedQepik));
+    expect(browser.pageErrors).toEqual([]);
+  });
+});
