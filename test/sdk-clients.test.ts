@@ -789,6 +789,21 @@ describe('payments', () => {
       body: { amountQepik: settlement.outstandingQepik, reference: 'SDK-1' },
     });
     expect(remitted.type).toBe('REMITTANCE');
+
+    // The same money as the partner's user reads it (the portal's Payments page).
+    const balance = await dev.GET('/v1/developer/payments/balance', { params: { query: { environment: 'SANDBOX' } } });
+    expect(balance.codOnHandQepik).toBe(0);
+    const settlements = await dev.GET('/v1/developer/settlements', { params: { query: { environment: 'SANDBOX' } } });
+    expect(settlements.items[0].id).toBe(settlement.id);
+    const path = { params: { path: { id: settlement.id } } };
+    expect((await dev.GET('/v1/developer/settlements/{id}', path)).status).toBe('SETTLED');
+    expect((await dev.GET('/v1/developer/settlements/{id}/lines', path)).items[0].orderCode).toBe(cod.code);
+    const devCsv = await dev.GET('/v1/developer/settlements/{id}/lines.csv', { ...path, parseAs: 'text' });
+    expect(String(devCsv)).toBe(
+      String(await sandbox.GET('/v1/partner/settlements/{id}/lines.csv', { ...path, parseAs: 'text' })),
+    );
+    const intent = await dev.GET('/v1/developer/orders/{code}/payment-intent', { params: { path: { code: card.code } } });
+    expect(intent.id).toBe(captured.id);
   });
 });
 
