@@ -11,13 +11,13 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { TRACKING_UPDATED_EVENT, type TrackingUpdate } from '../src/modules/tracking/tracking-buffer.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
+import { freshServerDatabase } from './server-db.js';
 
 const run = promisify(execFile);
 const arg = (name: string, fallback: string) =>
@@ -32,24 +32,9 @@ async function main() {
   let drop: (() => Promise<void>) | null = null;
   let url: string | null = null;
   if (DB_MODE === 'server') {
-    const base = process.env.DATABASE_URL;
-    if (!base) throw new Error('--db=server needs DATABASE_URL');
-    const name = `bench_pings_${Date.now()}_${randomUUID().slice(0, 8)}`;
-    const admin = new URL(base);
-    admin.pathname = '/postgres';
-    const c = new pg.Client({ connectionString: admin.toString() });
-    await c.connect();
-    await c.query(`CREATE DATABASE "${name}"`);
-    await c.end();
-    const u = new URL(base);
-    u.pathname = `/${name}`;
-    url = u.toString();
-    drop = async () => {
-      const d = new pg.Client({ connectionString: admin.toString() });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await d.end();
-    };
+    const fresh = await freshServerDatabase();
+    url = fresh.url;
+    drop = fresh.drop;
   }
   const prefix = `bench:${randomUUID()}`;
   const config = loadConfig({
