@@ -6,8 +6,9 @@
  * A refused handshake (connect_error 'ERR_UNAUTHORIZED', typically an expired access token) and a
  * server-side disconnect (the server ends a connection whose token expired) get a token refresh and a
  * reconnect; Socket.IO retries neither by itself. Transport failures are retried by Socket.IO with its
- * own backoff. After a reconnect, subscribers are told
- * (onReconnect) so they can reload what they may have missed while offline.
+ * own backoff. Whenever the connection becomes live, the first time included, subscribers are told
+ * (onReconnect) so they can reload what they may have missed while offline: a screen that loaded before
+ * the first connection joined its rooms would otherwise miss the updates of that gap for good.
  */
 import { io, type Socket } from 'socket.io-client';
 import { freshAccessToken, getSession, onSessionChange, refreshSession } from './api';
@@ -26,7 +27,6 @@ type Handler<E extends keyof RealtimeEvents> = (payload: RealtimeEvents[E]) => v
 
 let socket: Socket | null = null;
 let status: RealtimeStatus = 'off';
-let everConnected = false;
 let refusedInARow = 0;
 const statusListeners = new Set<() => void>();
 const reconnectListeners = new Set<() => void>();
@@ -40,7 +40,6 @@ function setStatus(next: RealtimeStatus): void {
 
 function start(): void {
   if (socket) return;
-  everConnected = false;
   refusedInARow = 0;
   setStatus('connecting');
   const s = io('/realtime', {
@@ -53,8 +52,7 @@ function start(): void {
   s.on('connect', () => {
     refusedInARow = 0;
     setStatus('live');
-    if (everConnected) for (const l of reconnectListeners) l();
-    everConnected = true;
+    for (const l of reconnectListeners) l();
   });
   s.on('disconnect', (reason) => {
     if (reason === 'io client disconnect') return; // our own stop()
