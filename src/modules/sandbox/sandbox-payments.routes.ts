@@ -23,13 +23,13 @@ import { sandboxScopeOf } from './sandbox-key.js';
 import { bodyOptional } from './sandbox-partner.routes.js';
 
 const tags = ['partner'];
+const SANDBOX_ONLY = ' Sandbox API only (SANDBOX keys with payments:read); on the live API: 403 ERR_API_KEY_ENVIRONMENT.';
 
 /** The key moves the payment, within its own sandbox orders. */
 function keyActor(request: FastifyRequest): PaymentActor {
   const key = apiKeyOf(request);
   return { actorId: key.id, scope: sandboxScopeOf(key) };
 }
-const SANDBOX_ONLY = ' Sandbox API only (SANDBOX keys with payments:read); on the live API: 403 ERR_API_KEY_ENVIRONMENT.';
 
 export const sandboxPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const deps = app.ctx;
