@@ -28,43 +28,26 @@
  * scrape every 5 s) and off (the same API built without them) instead, the request log on in both; the
  * ratio is printed in the "on/off" column. The webhook fan-out is not part of that comparison.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
-import { Session } from 'node:inspector/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import Fastify from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
-import { Metrics } from '../src/metrics/metrics.js';
-import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
-import { newId } from '../src/shared/ids.js';
-import { startWorker } from '../src/worker/worker.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { arg } from './args.js';
-import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
+import { type Compared, figuresTable } from './figures.js';
+import { KEYS_EACH, PARTNERS, seedHotPaths } from './hot-paths-seed.js';
 import { durablePaths, startBytesRoute, startDurableWriteRoute } from './limits.js';
+import { load } from './load-generator.js';
+import { injectedCpuTable, metricsHookCost } from './metrics-cost.js';
+import { Rounds } from './rounds.js';
 import { benchScale } from './scale.js';
-import {
-  checkSeededSample,
-  type SeedDb,
-  type SeededKey,
-  seedDb,
-  seededCode,
-  seedOrders,
-  seedPartnersAndKeys,
-  seedZone,
-} from './seed.js';
 import { freshServerDatabase } from './server-db.js';
+import { benchWebhooks } from './webhook-fanout.js';
 import { benchOperatorWrites, writesTable } from './writes.js';
-
-const run = promisify(execFile);
 
 const DB_MODE = arg('db', 'embedded') as 'embedded' | 'server';
 const DURATION = Number(arg('duration', '5')); // seconds per measurement
@@ -73,97 +56,14 @@ const ORDERS = Number(arg('orders', '100000'));
 const ROUNDS = Number(arg('rounds', '3'));
 const ONLY = arg('only', '').split(',').filter(Boolean);
 const EVENT_ORDERS = Number(arg('event-orders', '12000'));
-const WEBHOOKS = Number(arg('webhooks', '5'));
-const LATENCY_CHANGES = Number(arg('latency-changes', '300'));
-const BURST_CHANGES = Number(arg('burst-changes', '1000'));
-const WEBHOOK_CHANGES = LATENCY_CHANGES + BURST_CHANGES;
-/** The webhook fan-out runs twice: changes made through the API with the request log on, then off. */
-const WEBHOOK_RUNS = ['on', 'off'] as const;
 const PROFILE = process.argv.includes('--profile');
-/** What the on/off pairs compare: the request log (REQUEST_LOG) or the Prometheus metrics (METRICS_PORT). */
-const COMPARE = arg('compare', 'log') as 'log' | 'metrics';
+const COMPARE = arg('compare', 'log') as Compared;
 const OFF_NOTE = COMPARE === 'metrics' ? 'METRICS_PORT=off' : 'REQUEST_LOG=off';
 const WRITE_SIZES = arg('write-sizes', '10000,100000,1000000').split(',').map(Number);
 const WRITE_CONNECTIONS = Number(arg('write-connections', '16'));
-/** Reads are spread over the keys of several partners. */
-const PARTNERS = 5;
-const KEYS_EACH = 20;
-
-interface Figure {
-  name: string;
-  requestsPerSec: number;
-  p50: number;
-  p99: number;
-  ratio: number | null;
-  /** Ratio to the path's own limit (same rounds), when it has one. */
-  limit?: { name: string; requestsPerSec: number; ratio: number };
-  non2xx: number;
-  /** CPU µs per request by process (bench/cpu.ts); null where not measured. */
-  cpu: CpuPerRequest | null;
-  /** Request log on, against the same path with it off in the same rounds (median of per-round ratios). */
-  log?: { offRequestsPerSec: number; ratio: number; dropped: number };
-  note?: string;
-}
-
-/** Runs one load generator; the scenario goes through a file (a list of keys and paths outgrows argv). */
-async function load(scenario: Record<string, unknown>) {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-load-'));
-  const file = join(dir, 'scenario.json');
-  writeFileSync(file, JSON.stringify(scenario));
-  let stdout: string;
-  try {
-    ({ stdout } = await run(process.execPath, ['bench/load.mjs', `@${file}`], { maxBuffer: 64 * 1024 * 1024 }));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  if (process.env.BENCH_DEBUG) console.log(stdout.length > 2000 ? `${stdout.slice(0, 2000)}…` : stdout);
-  return JSON.parse(stdout) as {
-    requests: number;
-    total: number;
-    p50: number;
-    p99: number;
-    non2xx: number;
-    errors: number;
-    duration: number;
-    codes?: string[];
-  };
-}
-
-/**
- * `--profile`: the CPU profile of this process (the API) from now until `stop`, written to
- * bench/results/profiles/<scenario>.cpuprofile. Sampling costs some throughput: figures of a profiled
- * run are not comparable with others.
- */
-async function startProfile(): Promise<{ stop: (scenario: string) => Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    stop: async (scenario) => {
-      const { profile } = await session.post('Profiler.stop');
-      session.disconnect();
-      const dir = 'bench/results/profiles';
-      mkdirSync(dir, { recursive: true });
-      const file = `${dir}/${scenario.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '')}.cpuprofile`;
-      writeFileSync(file, JSON.stringify(profile));
-      console.log(`profile: ${file}`);
-    },
-  };
-}
 
 function wanted(name: string): boolean {
   return ONLY.length === 0 || ONLY.includes(name);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : Number.NaN;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 /** The scenarios of the main database (everything but `writes`). */
@@ -219,29 +119,6 @@ async function main() {
   console.log(`\nwritten: ${file}`);
 }
 
-/**
- * What metrics cost in CPU, independent of the machine's load (throughput ratios on a busy machine are
- * noise): the per-request update (plugins/http-metrics.ts) over a realistic spread of series, and one
- * scrape of the resulting registry.
- */
-async function metricsHookCost(): Promise<{ observeUs: number; scrapeMs: number }> {
-  const metrics = new Metrics();
-  const routes = ['/v1/partner/me', '/v1/partner/orders', '/v1/partner/orders/:code', '/v1/partner/orders/:code/events'];
-  const cpuUs = () => {
-    const u = process.cpuUsage();
-    return u.user + u.system;
-  };
-  const calls = 1_000_000;
-  for (let i = 0; i < 100_000; i++) metrics.observeRequest('live', routes[i & 3], 'GET', i % 50 ? 200 : 404, 1.5);
-  const t0 = cpuUs();
-  for (let i = 0; i < calls; i++) metrics.observeRequest('live', routes[i & 3], 'GET', i % 50 ? 200 : 404, (i % 100) / 10);
-  const observeUs = (cpuUs() - t0) / calls;
-  await metrics.render();
-  const t1 = cpuUs();
-  for (let i = 0; i < 20; i++) await metrics.render();
-  return { observeUs, scrapeMs: (cpuUs() - t1) / 20 / 1000 };
-}
-
 /** Every scenario but `writes`, on a database seeded with ORDERS orders. */
 async function benchMain(bareUrl: string, printed: string[]): Promise<Record<string, unknown>> {
   const server = DB_MODE === 'server' ? await freshServerDatabase() : null;
@@ -292,7 +169,7 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
   console.log(
     `database: ${ctx.db.kind}${ctx.redis ? ' + redis' : ''}; seeding ${ORDERS} orders over ${PARTNERS * KEYS_EACH} keys of ${PARTNERS} partners…`,
   );
-  const seeded = await seed(ctx, server?.url ?? null, ORDERS, EVENT_ORDERS);
+  const seeded = await seedHotPaths(ctx, server?.url ?? null, ORDERS, EVENT_ORDERS);
   console.log(`seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
   const headers = { 'x-api-key': seeded.key };
   const readKeys = seeded.readKeys.map((k) => k.key);
@@ -311,119 +188,19 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
     JSON.stringify({ order: firstOrder, previousStatus: 'PACKED' }),
   );
 
-  const figures: Figure[] = [];
-  const bares: number[] = [];
-  const limitFigures = new Map<string, number[]>();
-  const print = (f: Figure) => {
-    figures.push(f);
-    console.log(
-      `${f.name.padEnd(44)} ${String(f.requestsPerSec).padStart(7)} req/s  p50 ${String(f.p50).padStart(5)} ms  p99 ${String(f.p99).padStart(5)} ms  ${f.ratio === null ? '' : `×${f.ratio.toFixed(2)}`}${f.limit ? `  ×${f.limit.ratio.toFixed(2)} of ${f.limit.name}` : ''}${f.log ? `  ${COMPARE} on/off ×${f.log.ratio.toFixed(2)} (off ${f.log.offRequestsPerSec} req/s, dropped ${f.log.dropped})` : ''}${f.non2xx ? `  non-2xx ${f.non2xx}` : ''}`,
-    );
-  };
   const common = { connections: CONNECTIONS, duration: DURATION };
-  const servers = { postgres: ctx.db.kind === 'server', redis: Boolean(ctx.redis) };
-  const zeroCpu = (): CpuTotals => ({ api: 0, postgres: 0, redis: 0 });
-  /** One load run, with the CPU it made each process use added to `cpu`. */
-  const measured = async (scenario: Record<string, unknown>, cpu: CpuTotals) => {
-    const before = cpuSample();
-    const result = await load(scenario);
-    addCpu(cpu, before);
-    return result;
-  };
-  const bareCpu = zeroCpu();
-  let bareRequests = 0;
-  const limitCpu = new Map<string, { cpu: CpuTotals; requests: number }>();
-
-  /**
-   * This VM's throughput drifts a lot from minute to minute, so each scenario runs in ROUNDS rounds, each
-   * right after a bare-route measurement (and its own limit's, when it has one); the ratios are the
-   * medians of the per-round ratios.
-   */
-  const compare = async (
-    name: string,
-    scenario: (round: number, log: 'on' | 'off') => Record<string, unknown>,
-    note?: string,
-    limit?: { name: string; scenario: (round: number) => Record<string, unknown> },
-  ) => {
-    type Result = Awaited<ReturnType<typeof load>>;
-    const rounds: Array<{ bare: number; limit: number | null; r: Result; off: Result }> = [];
-    const cpu = zeroCpu();
-    const cpuOff = zeroCpu();
-    const droppedBefore = await droppedSoFar();
-    for (let round = 0; round < ROUNDS; round++) {
-      const bare = await measured({ ...common, url: bareUrl }, bareCpu);
-      bares.push(bare.requests);
-      bareRequests += bare.total;
-      let limitRate: number | null = null;
-      if (limit) {
-        const own = limitCpu.get(limit.name) ?? { cpu: zeroCpu(), requests: 0 };
-        const l = await measured({ ...common, ...limit.scenario(round) }, own.cpu);
-        own.requests += l.total;
-        limitCpu.set(limit.name, own);
-        limitRate = l.requests;
-        limitFigures.set(limit.name, [...(limitFigures.get(limit.name) ?? []), l.requests]);
-      }
-      // Log on and off back to back, in alternating order (the machine drifts within a round too).
-      const runOn = async () => {
-        const profiling = PROFILE && round === 0 ? await startProfile() : null;
-        const r = await measured({ ...common, ...scenario(round, 'on') }, cpu);
-        if (profiling) await profiling.stop(name);
-        return r;
-      };
-      const runOff = async () => {
-        const profiling = PROFILE && round === 0 ? await startProfile() : null;
-        const r = await measured({ ...common, ...scenario(round, 'off') }, cpuOff);
-        if (profiling) await profiling.stop(`${name} (${COMPARE} off)`);
-        return r;
-      };
-      let r: Result;
-      let off: Result;
-      if (round % 2 === 0) {
-        r = await runOn();
-        off = await runOff();
-      } else {
-        off = await runOff();
-        r = await runOn();
-      }
-      rounds.push({ bare: bare.requests, limit: limitRate, r, off });
-    }
-    // Whatever the log still holds is written before the drops are counted.
-    await ctx.requestLog.flush();
-    const dropped = (await droppedSoFar()) - droppedBefore;
-    /** The figure of one variant's runs (log on or off), against the bare route of the same rounds. */
-    const summary = (variant: 'r' | 'off', totals: CpuTotals): Omit<Figure, 'name'> => ({
-      requestsPerSec: Math.round(median(rounds.map((x) => x[variant].requests))),
-      p50: median(rounds.map((x) => x[variant].p50)),
-      p99: median(rounds.map((x) => x[variant].p99)),
-      ratio: median(rounds.map((x) => x[variant].requests / x.bare)),
-      non2xx: rounds.reduce((n, x) => n + x[variant].non2xx, 0),
-      cpu: perRequest(
-        totals,
-        rounds.reduce((n, x) => n + x[variant].total, 0),
-        servers,
-      ),
-    });
-    print({
-      name,
-      ...summary('r', cpu),
-      ...(limit
-        ? {
-            limit: {
-              name: limit.name,
-              requestsPerSec: Math.round(median(rounds.map((x) => x.limit as number))),
-              ratio: median(rounds.map((x) => x.r.requests / (x.limit as number))),
-            },
-          }
-        : {}),
-      log: {
-        offRequestsPerSec: Math.round(median(rounds.map((x) => x.off.requests))),
-        ratio: median(rounds.map((x) => x.r.requests / x.off.requests)),
-        dropped,
-      },
-      note,
-    });
-    print({ name: `${name} (${COMPARE} off)`, ...summary('off', cpuOff), note: OFF_NOTE });
-  };
+  const rounds = new Rounds({
+    rounds: ROUNDS,
+    common,
+    bareUrl,
+    servers: { postgres: ctx.db.kind === 'server', redis: Boolean(ctx.redis) },
+    profile: PROFILE,
+    compare: COMPARE,
+    offNote: OFF_NOTE,
+    droppedSoFar,
+    flushLog: () => ctx.requestLog.flush(),
+  });
+  const compare = rounds.compare.bind(rounds);
   const BYTES_LIMIT = `(a) bare route, the list's ${listBytes.length} bytes`;
   const DURABLE_LIMIT = '(b) bare route, one durable statement';
 
@@ -432,35 +209,14 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
   await load({ ...common, duration: 2, url: base, paths: ['/v1/partner/me'], apiKeys: readKeys });
 
   if (COMPARE === 'metrics') {
-    // CPU per request through app.inject, one at a time, metrics on and off alternating: the same
-    // routing, hooks and handlers without sockets or a load generator, far less disturbed by a busy
-    // machine than a throughput ratio.
     const single = seeded.sample;
-    const injected: Array<[string, typeof app, typeof app, string[], string[]]> = [
+    const table = await injectedCpuTable([
       ['GET /v1/partner/me', app, appOff, ['/v1/partner/me'], readKeys],
       ['GET /v1/partner/orders?pageSize=50', app, appOff, ['/v1/partner/orders?pageSize=50'], readKeys],
       ['GET /v1/partner/orders/{code}', app, appOff, single.paths, single.apiKeys],
-    ];
-    const rows: string[] = ['| path (app.inject) | CPU µs/req metrics on | off | on/off |', '|---|---:|---:|---:|'];
-    for (const [name, on, off, paths, keys] of injected) {
-      const cpu = { on: 0, off: 0 };
-      const n = 2_000;
-      // Rounds 0 and 1 warm up (JIT, the key and order caches) and are not counted.
-      for (let round = 0; round < 8; round++) {
-        const variant = round % 2 === 0 ? 'on' : 'off';
-        const target = variant === 'on' ? on : off;
-        const t0 = process.cpuUsage();
-        for (let i = 0; i < n; i++) {
-          const j = round * n + i;
-          await target.inject({ method: 'GET', url: paths[j % paths.length], headers: { 'x-api-key': keys[j % keys.length] } });
-        }
-        const d = process.cpuUsage(t0);
-        if (round >= 2) cpu[variant] += (d.user + d.system) / n / 3;
-      }
-      rows.push(`| ${name} | ${cpu.on.toFixed(1)} | ${cpu.off.toFixed(1)} | ${(cpu.off / cpu.on).toFixed(3)} |`);
-    }
-    console.log(rows.join('\n'));
-    printed.push(rows.join('\n'));
+    ]);
+    console.log(table);
+    printed.push(table);
   }
 
   if (wanted('me'))
@@ -512,42 +268,12 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
       { name: DURABLE_LIMIT, scenario: () => ({ url: durableLimit.url, method: 'POST', paths: durablePaths() }) },
     );
   }
-  if (bares.length === 0) {
-    const bare = await measured({ ...common, url: bareUrl }, bareCpu);
-    bares.push(bare.requests);
-    bareRequests += bare.total;
-  }
-  const limitRows: Figure[] = [...limitFigures].map(([name, rates]) => {
-    const own = limitCpu.get(name);
-    return {
-      name,
-      requestsPerSec: Math.round(median(rates)),
-      p50: 0,
-      p99: 0,
-      ratio: median(rates) / median(bares),
-      non2xx: 0,
-      cpu: own ? perRequest(own.cpu, own.requests, servers) : null,
-      note: `median of ${rates.length} runs, min ${Math.round(Math.min(...rates))}, max ${Math.round(Math.max(...rates))}`,
-    };
-  });
-  figures.unshift(
-    {
-      name: 'bare Fastify route (limit)',
-      requestsPerSec: Math.round(median(bares)),
-      p50: 0,
-      p99: 0,
-      ratio: 1,
-      non2xx: 0,
-      cpu: perRequest(bareCpu, bareRequests, servers),
-      note: `median of ${bares.length} runs, min ${Math.round(Math.min(...bares))}, max ${Math.round(Math.max(...bares))}`,
-    },
-    ...limitRows,
-  );
+  const figures = await rounds.allFigures();
   let webhookFigures: Record<string, Record<string, number>> | null = null;
   if (wanted('webhooks') && COMPARE === 'log') webhookFigures = await benchWebhooks(ctx, urls.cached, seeded);
   if (scrapes) clearInterval(scrapes);
 
-  printed.push(table(figures, webhookFigures));
+  printed.push(figuresTable(figures, webhookFigures, COMPARE));
   await app.close();
   await direct.close();
   await appOff.close();
@@ -564,235 +290,6 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
     figures,
     webhooks: webhookFigures,
   };
-}
-
-function table(figures: Figure[], webhooks: Record<string, Record<string, number>> | null): string {
-  const lines = [
-    `| path | req/s | p50 ms | p99 ms | ratio to bare | ratio to its limit | ${COMPARE} on/off | CPU µs/req: API | PostgreSQL | Redis |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ];
-  const us = (v: number | null | undefined) => (v === null || v === undefined ? '—' : v.toFixed(0));
-  for (const f of figures) {
-    const limitRow = f.name.startsWith('bare') || f.name.startsWith('(');
-    lines.push(
-      `| ${f.name} | ${f.requestsPerSec} | ${limitRow ? '—' : f.p50} | ${limitRow ? '—' : f.p99} | ${(f.ratio ?? 1).toFixed(2)} | ${f.limit ? `${f.limit.ratio.toFixed(2)} of ${f.limit.name.slice(0, 3)}` : '—'} | ${f.log ? `${f.log.ratio.toFixed(2)}${f.log.dropped ? ` (${f.log.dropped} dropped)` : ''}` : '—'} | ${us(f.cpu?.api)} | ${us(f.cpu?.postgres)} | ${us(f.cpu?.redis)} |`,
-    );
-  }
-  if (webhooks) {
-    const runs = Object.keys(webhooks);
-    lines.push(
-      '',
-      `| webhook fan-out | ${runs.map((r) => `log ${r}`).join(' | ')} |`,
-      `|---|${runs.map(() => '---:').join('|')}|`,
-    );
-    for (const k of Object.keys(webhooks[runs[0]])) {
-      const cell = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
-      lines.push(`| ${k} | ${runs.map((r) => cell(webhooks[r][k])).join(' | ')} |`);
-    }
-  }
-  return lines.join('\n');
-}
-
-interface Seeded {
-  ms: number;
-  /** The events and webhook scenarios' key (the first of the read keys). */
-  key: string;
-  keyId: string;
-  partnerId: string;
-  readKeys: SeededKey[];
-  /** Single-order reads: paths and the key allowed to read each, in step. */
-  sample: { paths: string[]; apiKeys: string[] };
-  eventCodes: string[];
-  webhookCodes: string[];
-  adminToken: string;
-}
-
-/**
- * Seeds PARTNERS × KEYS_EACH LIVE keys (every scope, no practical rate limit), ORDERS orders shared
- * among them (order g on key g mod keys), then the events' and webhooks' orders on the first key, in bulk
- * SQL (bench/seed.ts), and an operator.
- */
-async function seed(
-  ctx: Awaited<ReturnType<typeof createContext>>,
-  url: string | null,
-  orders: number,
-  eventOrders: number,
-): Promise<Seeded> {
-  const t0 = Date.now();
-  const now = ctx.clock.now();
-  const db: SeedDb = await seedDb(url, ctx.db);
-  try {
-    const adminId = newId();
-    await db.query(`INSERT INTO users (id, phone, role, created_at) VALUES ($1, '+994509999999', 'ADMIN', $2)`, [adminId, now]);
-    const keys = await seedPartnersAndKeys(db, PARTNERS, KEYS_EACH, now);
-    const zoneId = await seedZone(db, now);
-    await seedOrders(db, { from: 1, to: orders }, { keyIds: keys.map((k) => k.id), zoneId, now, progress: true });
-    await seedOrders(
-      db,
-      { from: orders + 1, to: orders + eventOrders + WEBHOOK_CHANGES * WEBHOOK_RUNS.length },
-      { keyIds: [keys[0].id], zoneId, now },
-    );
-    await checkSeededSample(db);
-    await db.query('ANALYZE');
-    const sampleOrders = Array.from({ length: 2000 }, (_, i) => 1 + Math.floor((i * orders) / 2000));
-    const eventCodes = Array.from({ length: eventOrders }, (_, i) => seededCode(orders + 1 + i));
-    const webhookCodes = Array.from({ length: WEBHOOK_CHANGES * WEBHOOK_RUNS.length }, (_, i) =>
-      seededCode(orders + eventOrders + 1 + i),
-    );
-    const adminToken = await signAccessToken(ctx.secrets.jwtKey, ctx.clock, { userId: adminId, role: 'ADMIN', partnerId: null });
-    return {
-      ms: Date.now() - t0,
-      key: keys[0].key,
-      keyId: keys[0].id,
-      partnerId: keys[0].partnerId,
-      readKeys: keys,
-      sample: {
-        paths: sampleOrders.map((g) => `/v1/partner/orders/${seededCode(g)}`),
-        apiKeys: sampleOrders.map((g) => keys[g % keys.length].key),
-      },
-      eventCodes,
-      webhookCodes,
-      adminToken,
-    };
-  } finally {
-    await db.close();
-  }
-}
-
-/**
- * Webhook fan-out: WEBHOOKS endpoints subscribed to order.status_changed on the bench key, a local
- * receiver answering 204 at once, and WEBHOOK_CHANGES order status changes made through the partner API,
- * once through the API with the request log on and once with it off (`bases`).
- * Deliveries/s = all deliveries / (last receipt − first change); latency = receipt − API answer of the
- * change that caused it.
- */
-async function benchWebhooks(
-  ctx: Awaited<ReturnType<typeof createContext>>,
-  bases: Record<(typeof WEBHOOK_RUNS)[number], string>,
-  seeded: Seeded,
-): Promise<Record<string, Record<string, number>>> {
-  const base = bases.on;
-  const receipts = new Map<string, number[]>();
-  let received = 0;
-  const receiver = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      res.statusCode = 204;
-      res.end();
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        const code = body?.data?.order?.code as string | undefined;
-        if (code) {
-          const list = receipts.get(code) ?? [];
-          list.push(at);
-          receipts.set(code, list);
-        }
-      } catch {}
-      received++;
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
-  // Earlier scenarios left outbox rows behind; the endpoints created below must not receive that backlog.
-  await ctx.db.query('UPDATE outbox SET processed_at = $1 WHERE processed_at IS NULL', [ctx.clock.now()]);
-  const partnerToken = await signAccessToken(ctx.secrets.jwtKey, ctx.clock, {
-    userId: (
-      await ctx.db.query<{ id: string }>(
-        `INSERT INTO users (id, phone, role, partner_id, created_at) VALUES ($1, '+994508888888', 'PARTNER', $2, now()) RETURNING id`,
-        [newId(), seeded.partnerId],
-      )
-    )[0].id,
-    role: 'PARTNER',
-    partnerId: seeded.partnerId,
-  });
-  const auth = { authorization: `Bearer ${partnerToken}`, 'content-type': 'application/json' };
-  // The key carries up to 5 webhooks; more endpoints use more keys of the same partner.
-  for (let i = 0; i < WEBHOOKS; i++) {
-    const res = await fetch(`${base}/v1/developer/webhooks`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ apiKeyId: seeded.keyId, url: `${url}?n=${i}`, events: ['order.status_changed'] }),
-    });
-    if (res.status !== 201) {
-      console.log(`webhook ${i}: ${res.status} ${await res.text()}`);
-      break;
-    }
-  }
-  const hooks = (await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks'))[0].n;
-  const sentAt = new Map<string, number>();
-  const change = async (api: string, code: string) => {
-    const res = await fetch(`${api}/v1/partner/orders/${code}/events`, {
-      method: 'POST',
-      headers: { 'x-api-key': seeded.key, 'content-type': 'application/json' },
-      body: '{"type":"PICKED_UP"}',
-    });
-    await res.arrayBuffer();
-    if (res.status !== 201) throw new Error(`event on ${code}: HTTP ${res.status}`);
-    sentAt.set(code, performance.now());
-  };
-  const waitFor = async (count: number) => {
-    const deadline = performance.now() + 120_000;
-    while (received < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  };
-
-  const out: Record<string, Record<string, number>> = {};
-  for (const [run, log] of WEBHOOK_RUNS.entries()) {
-    console.log(`webhook fan-out, changes through the API with the request log ${log}:`);
-    const codes = seeded.webhookCodes.slice(run * WEBHOOK_CHANGES, (run + 1) * WEBHOOK_CHANGES);
-    out[log] = await webhookRun(bases[log], codes, log);
-  }
-  receiver.close();
-  return out;
-
-  async function webhookRun(api: string, codes: string[], log: string): Promise<Record<string, number>> {
-    // Latency: the worker runs; changes arrive at a steady pace (one in flight) and each is timed from the
-    // API's answer to the receipt of its deliveries.
-    let worker = startWorker(ctx);
-    const latencyCodes = codes.slice(0, LATENCY_CHANGES);
-    const start = received;
-    for (const code of latencyCodes) {
-      await change(api, code);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    await waitFor(start + latencyCodes.length * hooks);
-    const latencies: number[] = [];
-    for (const code of latencyCodes) {
-      const sent = sentAt.get(code);
-      for (const at of receipts.get(code) ?? []) if (sent !== undefined) latencies.push(at - sent);
-    }
-    latencies.sort((a, b) => a - b);
-
-    // Throughput: with the worker stopped, a burst of changes fills the outbox; then the worker starts and
-    // fans out and delivers all of them.
-    await worker.stop();
-    const burstCodes = codes.slice(LATENCY_CHANGES);
-    const queue = [...burstCodes];
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        for (let code = queue.shift(); code; code = queue.shift()) await change(api, code);
-      }),
-    );
-    const before = received;
-    const profiling = PROFILE ? await startProfile() : null;
-    const t0 = performance.now();
-    worker = startWorker(ctx);
-    await waitFor(before + burstCodes.length * hooks);
-    const t1 = performance.now();
-    if (profiling) await profiling.stop(`webhook fan-out burst (log ${log})`);
-    await worker.stop();
-
-    const figures = {
-      endpoints: hooks,
-      'deliveries in the burst': received - before,
-      'deliveries/s': Math.round(((received - before) / (t1 - t0)) * 1000),
-      'change→receipt p50 ms': Math.round(percentile(latencies, 50) * 10) / 10,
-      'change→receipt p99 ms': Math.round(percentile(latencies, 99) * 10) / 10,
-    };
-    for (const [k, v] of Object.entries(figures)) console.log(`${k.padEnd(34)} ${v}`);
-    return figures;
-  }
 }
 
 main().catch((err) => {

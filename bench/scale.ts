@@ -25,36 +25,17 @@ import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { newId } from '../src/shared/ids.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { arg } from './args.js';
-import { type SeedDb, type SeededKey, seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
+import { type Measured, measured } from './figures.js';
+import type { Load } from './load-generator.js';
+import { DAY_MS, DELIVERIES, findSeeded, LOG_ROWS, loadAverage, ORDERS, seedLists } from './scale-seed.js';
+import { seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
 import { freshServerDatabase } from './server-db.js';
-
-type Load = (scenario: Record<string, unknown>) => Promise<{
-  requests: number;
-  total: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-}>;
 
 const DURATION = Number(arg('duration', '10'));
 const READERS = Number(arg('readers', '8'));
-const LOG_ROWS = Number(arg('log-rows', '10000000'));
-const ORDERS = Number(arg('scale-orders', '1000000'));
-const DELIVERIES = Number(arg('scale-deliveries', '1000000'));
 const TENANT_SECONDS = Number(arg('tenant-seconds', '30'));
 const KEEP = process.argv.includes('--keep');
 const REUSE = arg('reuse', '');
-const DAY_MS = 86_400_000;
-const LOG_DAYS = 35;
-
-interface Row {
-  name: string;
-  requestsPerSec: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
 
 async function startApi(url: string, prefix: string): Promise<{ ctx: AppContext; base: string; close: () => Promise<void> }> {
   const config = loadConfig({
@@ -84,7 +65,7 @@ async function startApi(url: string, prefix: string): Promise<{ ctx: AppContext;
 export async function benchScale(options: { load: Load; only: string }): Promise<void> {
   const parts = options.only ? options.only.split(',') : ['lists', 'tenants'];
   const prefix = `bench:${newId()}`;
-  console.log(`scale scenario; load average before: ${await loadAverage()}`);
+  console.log(`scale scenario; load average before: ${loadAverage()}`);
   if (parts.includes('tenants')) {
     const server = await freshServerDatabase();
     try {
@@ -104,14 +85,7 @@ export async function benchScale(options: { load: Load; only: string }): Promise
   }
 }
 
-async function loadAverage(): Promise<string> {
-  const { loadavg } = await import('node:os');
-  return loadavg()
-    .map((v) => v.toFixed(2))
-    .join(' ');
-}
-
-function printRow(r: Row): void {
+function printRow(r: Measured): void {
   console.log(
     `${r.name.padEnd(58)} ${String(r.requestsPerSec).padStart(6)} req/s  p50 ${String(r.p50).padStart(5)} ms  p99 ${String(r.p99).padStart(5)} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}`,
   );
@@ -174,10 +148,10 @@ async function benchLists(load: Load, url: string, prefix: string, seed: boolean
         params: [b.id],
       },
     ];
-    const rows: Row[] = [];
+    const rows: Measured[] = [];
     const measure = async (name: string, paths: string[], headers: Record<string, string> = bearer) => {
       const r = await load({ url: api.base, connections: READERS, duration: DURATION, headers, paths });
-      const row = { name, requestsPerSec: Math.round(r.requests), p50: r.p50, p99: r.p99, non2xx: r.non2xx };
+      const row = measured(name, r);
       rows.push(row);
       printRow(row);
     };
@@ -204,128 +178,11 @@ async function benchLists(load: Load, url: string, prefix: string, seed: boolean
       `/v1/developer/webhooks/${webhookId}/deliveries?status=DELIVERED&page=10000&pageSize=50`,
     ]);
     await measure('key usage: 35 days', [`/v1/developer/keys/${a.id}/usage?days=35`]);
-    console.log(`load average after: ${await loadAverage()}`);
+    console.log(`load average after: ${loadAverage()}`);
   } finally {
     await db.close();
     await api.close();
   }
-}
-
-interface SeededLists {
-  keys: SeededKey[];
-  webhookId: string;
-  now: Date;
-}
-
-async function seedLists(db: SeedDb): Promise<SeededLists> {
-  const now = new Date();
-  const t0 = Date.now();
-  const keys = await seedPartnersAndKeys(db, 1, 3, now);
-  const [a] = keys;
-  console.log(`seeding ${LOG_ROWS} logged requests…`);
-  await seedRequestLog(
-    db,
-    a.partnerId,
-    keys.map((k) => k.id),
-    now,
-  );
-  console.log(`  done in ${((Date.now() - t0) / 1000).toFixed(0)} s; ${ORDERS} orders…`);
-  const zoneId = await seedZone(db, now);
-  await seedOrders(db, { from: 1, to: ORDERS }, { keyIds: [a.id], zoneId, now, progress: true });
-  console.log(`  done at ${((Date.now() - t0) / 1000).toFixed(0)} s; ${DELIVERIES} deliveries…`);
-  const webhookId = await seedDeliveries(db, a.partnerId, a.id, now);
-  console.log(`  done at ${((Date.now() - t0) / 1000).toFixed(0)} s; VACUUM ANALYZE…`);
-  // What autovacuum does to insert-only tables on its own; done now so the run does not wait for it.
-  for (const table of ['request_log', 'orders', 'webhook_deliveries', 'order_counts', 'webhook_delivery_counts', 'api_keys']) {
-    await db.query(`VACUUM ANALYZE ${table}`);
-  }
-  // The keys' full values are known only now; a reuse finds them in this table.
-  await db.query('CREATE TABLE bench_scale_keys (position int, id uuid, key text)');
-  await db.query(
-    'INSERT INTO bench_scale_keys SELECT i, k.id, k.key FROM jsonb_to_recordset($1::jsonb) AS k(id uuid, key text, i int)',
-    [JSON.stringify(keys.map((k, i) => ({ id: k.id, key: k.key, i })))],
-  );
-  console.log(`seeded in ${((Date.now() - t0) / 1000).toFixed(0)} s; load average ${await loadAverage()}`);
-  return { keys, webhookId, now };
-}
-
-/** The seeded partner, keys and webhook of a kept database (`--reuse`). */
-async function findSeeded(db: SeedDb): Promise<SeededLists> {
-  const keys = await db.query<{ id: string; key: string; partner_id: string }>(
-    'SELECT b.id, b.key, k.partner_id FROM bench_scale_keys b JOIN api_keys k ON k.id = b.id ORDER BY b.position',
-  );
-  const [{ id: webhookId }] = await db.query<{ id: string }>('SELECT id FROM webhooks LIMIT 1');
-  const [{ now }] = await db.query<{ now: Date }>('SELECT max(created_at) AS now FROM request_log');
-  return {
-    keys: keys.map((k) => ({ id: k.id, key: k.key, partnerId: k.partner_id })),
-    webhookId,
-    now: new Date(now.getTime() + 1),
-  };
-}
-
-/**
- * LOG_ROWS requests of one partner, one every 35 days / LOG_ROWS going back from `now`, in day-sized
- * statements. Keys 60/30/10 %; statuses 200 85 %, 201 5 %, 404 4 %, 400 3 %, 429 2 %, 500 0.5 %, 503 0.5 %;
- * methods GET, POST for the events and creations, DELETE 1 %; paths /me, the list, an order, its events.
- */
-async function seedRequestLog(db: SeedDb, partnerId: string, keyIds: string[], now: Date): Promise<void> {
-  const nowMs = now.getTime();
-  const stepMs = (LOG_DAYS * DAY_MS) / LOG_ROWS;
-  const days = new Set<string>();
-  for (let d = 0; d <= LOG_DAYS + 1; d++) days.add(new Date(nowMs - d * DAY_MS).toISOString().slice(0, 10));
-  await db.query('SELECT request_log_ensure_day(d::date) FROM unnest($1::text[]) AS d', [[...days]]);
-  const perStatement = Math.ceil(LOG_ROWS / LOG_DAYS);
-  for (let from = 0; from < LOG_ROWS; from += perStatement) {
-    const to = Math.min(LOG_ROWS, from + perStatement) - 1;
-    await db.query(
-      `INSERT INTO request_log (id, created_at, partner_id, api_key_id, environment, method, path, query, status_code, error_code,
-                                duration_ms, ip, user_agent, idempotency_key, request_body, response_body)
-       SELECT 'req_' || lpad(to_hex(ms), 12, '0') || lpad(to_hex(g % 16777216), 6, '0') || substr(md5(g::text), 1, 14),
-              timestamptz 'epoch' + ms * interval '1 millisecond', $4::uuid,
-              ($5::uuid[])[CASE WHEN g % 10 < 6 THEN 1 WHEN g % 10 < 9 THEN 2 ELSE 3 END], 'LIVE',
-              m.method, m.path, NULL, s.code, s.err, 12.5, '10.0.0.1', 'bench/1.0', NULL,
-              CASE WHEN s.code >= 400 OR m.method <> 'GET' THEN '{}' END,
-              CASE WHEN s.code >= 400 THEN '{"statusCode":' || s.code || '}' END
-         FROM generate_series($1::bigint, $2::bigint) g,
-              LATERAL (SELECT ($3::bigint - (g * $6::float8)::bigint) AS ms) t,
-              LATERAL (SELECT CASE WHEN g % 200 < 170 THEN 200 WHEN g % 200 < 180 THEN 201 WHEN g % 200 < 188 THEN 404
-                                   WHEN g % 200 < 194 THEN 400 WHEN g % 200 < 198 THEN 429 WHEN g % 200 = 198 THEN 500 ELSE 503 END AS code) s0,
-              LATERAL (SELECT s0.code, CASE s0.code WHEN 404 THEN 'ERR_NOT_FOUND' WHEN 400 THEN 'ERR_VALIDATION'
-                                   WHEN 429 THEN 'ERR_RATE_LIMITED' WHEN 500 THEN 'ERR_INTERNAL' WHEN 503 THEN 'ERR_DEPENDENCY_UNAVAILABLE' END AS err) s,
-              LATERAL (SELECT CASE WHEN g % 100 = 7 THEN 'DELETE' WHEN s.code = 201 OR g % 100 < 10 THEN 'POST' ELSE 'GET' END AS method,
-                              CASE WHEN g % 10 < 3 THEN '/v1/partner/me' WHEN g % 10 < 7 THEN '/v1/partner/orders'
-                                   ELSE '/v1/partner/orders/B' || lpad((g % 100000)::text, 8, '0') || CASE WHEN g % 10 = 9 THEN '/events' ELSE '' END
-                              END AS path) m`,
-      [from, to, nowMs, partnerId, keyIds, stepMs],
-    );
-    if ((from / perStatement) % 5 === 4) console.log(`  ${to + 1} requests`);
-  }
-}
-
-/** One webhook of `keyId` with DELIVERIES deliveries (DELIVERED 90 %, FAILED 5 %, DEAD 5 %), one a second back. */
-async function seedDeliveries(db: SeedDb, partnerId: string, keyId: string, now: Date): Promise<string> {
-  const webhookId = newId();
-  await db.query(
-    `INSERT INTO webhooks (id, partner_id, api_key_id, url, events, secret_ciphertext, is_active, created_at, updated_at)
-     VALUES ($1, $2, $3, 'https://hooks.example.com/bench', ARRAY['order.status_changed'], 'unused', true, $4, $4)`,
-    [webhookId, partnerId, keyId, now],
-  );
-  const chunk = 100_000;
-  for (let from = 1; from <= DELIVERIES; from += chunk) {
-    await db.query(
-      `INSERT INTO webhook_deliveries (id, webhook_id, partner_id, event_id, event_type, body, status, attempts, status_code, last_error,
-                                       next_attempt_at, created_at, delivered_at, updated_at)
-       SELECT gen_random_uuid(), $3, $4, 'evt_bench_' || g, 'order.status_changed', '{"id":"evt_bench_' || g || '"}',
-              s.status, 1, CASE s.status WHEN 'DELIVERED' THEN 200 ELSE 500 END,
-              CASE s.status WHEN 'DELIVERED' THEN NULL ELSE 'HTTP 500' END, NULL, c.at,
-              CASE s.status WHEN 'DELIVERED' THEN c.at END, c.at
-         FROM generate_series($1::int, $2::int) g,
-              LATERAL (SELECT $5::timestamptz - g * interval '1 second' AS at) c,
-              LATERAL (SELECT CASE WHEN g % 20 = 0 THEN 'FAILED' WHEN g % 20 = 1 THEN 'DEAD' ELSE 'DELIVERED' END AS status) s`,
-      [from, Math.min(DELIVERIES, from + chunk - 1), webhookId, partnerId, now],
-    );
-  }
-  return webhookId;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -369,7 +226,7 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
     return { paths, apiKeys };
   };
   const phases = { 'one tenant (3 keys)': mix(one), '200 tenants (600 keys)': mix(many) };
-  const results: Record<string, Array<{ first: Row; rest: Row }>> = {};
+  const results: Record<string, Array<{ first: Measured; rest: Measured }>> = {};
   console.log(
     `\n200 tenants against one: ${READERS * 2} connections, first 10 s then ${TENANT_SECONDS - 10} s, fresh API each phase`,
   );
@@ -382,13 +239,7 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
       const first = await load({ ...scenario, duration: 10 });
       const rest = await load({ ...scenario, duration: TENANT_SECONDS - 10 });
       await api.close();
-      const row = (r: typeof first, part: string): Row => ({
-        name: `${name} ${part}`,
-        requestsPerSec: Math.round(r.requests),
-        p50: r.p50,
-        p99: r.p99,
-        non2xx: r.non2xx,
-      });
+      const row = (r: typeof first, part: string) => measured(`${name} ${part}`, r);
       results[name] = [...(results[name] ?? []), { first: row(first, 'first 10 s'), rest: row(rest, 'after') }];
       printRow(row(first, `round ${round + 1}, first 10 s`));
       printRow(row(rest, `round ${round + 1}, after`));
@@ -396,7 +247,7 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
   }
   const [oneName, manyName] = Object.keys(phases);
   for (const part of ['first', 'rest'] as const) {
-    const mean = (name: string, f: (r: Row) => number) =>
+    const mean = (name: string, f: (r: Measured) => number) =>
       results[name].reduce((s, r) => s + f(r[part]), 0) / results[name].length;
     console.log(
       `${part === 'first' ? 'first 10 s' : 'after     '}: throughput ×${(mean(manyName, (r) => r.requestsPerSec) / mean(oneName, (r) => r.requestsPerSec)).toFixed(2)}, p99 ×${(mean(manyName, (r) => r.p99) / mean(oneName, (r) => r.p99)).toFixed(2)} (200 tenants / one)`,

@@ -23,16 +23,9 @@ import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { newId } from '../src/shared/ids.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
+import type { Load, LoadResult } from './load-generator.js';
 import { type SeedDb, seedDb, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
-
-export interface LoadResult {
-  requests: number;
-  total: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  codes?: string[];
-}
+import { median } from './stats.js';
 
 export interface WriteFigure {
   orders: number;
@@ -54,18 +47,13 @@ export interface WriteBenchOptions {
   duration: number;
   connections: number;
   bareUrl: string;
-  load: (scenario: Record<string, unknown>) => Promise<LoadResult>;
+  load: Load;
   /** A throw-away database of the server (null: embedded). */
   database: { url: string; drop: () => Promise<void> } | null;
   redisUrl: string | null;
 }
 
 const STATUS_WALK = ['VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'];
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : Number.NaN;
-}
 
 export async function benchOperatorWrites(options: WriteBenchOptions): Promise<WriteFigure[]> {
   const { database } = options;
@@ -183,7 +171,7 @@ export async function benchOperatorWrites(options: WriteBenchOptions): Promise<W
         const walk =
           codes.length >= options.connections
             ? await options.load(walkScenario(codes))
-            : { requests: 0, total: 0, p50: Number.NaN, p99: Number.NaN, non2xx: 0 };
+            : { requests: 0, total: 0, p50: Number.NaN, p99: Number.NaN, non2xx: 0, errors: 0, duration: 0 };
         addCpu(walkCpu, before);
         rounds.push({ bare: bare.requests, create, walk, walkBare: walkBare.requests });
       }

@@ -32,6 +32,8 @@ import pg from 'pg';
 import { from as copyStreamFrom } from 'pg-copy-streams';
 import { DependencyHealth } from '../dependencies.js';
 import { AppError } from '../errors.js';
+import { isUnavailableError, POOL_BUSY, translate } from './db-errors.js';
+import { startListening } from './listen-connection.js';
 
 // int8 (counts, qəpik sums) as JS numbers: every value we store is far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -115,50 +117,6 @@ export function statementTimeoutOf(timeoutMs: number): number {
 const connectionStatementTimeout = new WeakMap<pg.PoolClient, number>();
 /** TCP keepalive probes on idle connections start after this (a silent peer is found, then dropped). */
 const KEEPALIVE_DELAY_MS = 10_000;
-
-// SQLSTATE classes that mean "the database is not reachable or not usable right now", as opposed to
-// an error in the statement: 08 connection exception, 53 insufficient resources, 57 operator
-// intervention (shutdown, crash recovery), 58 system error. Except 57014, a statement cancelled (by
-// its statement_timeout): the server is there and said so.
-const UNAVAILABLE_SQLSTATE = /^(08|53|57|58)/;
-const QUERY_CANCELED = '57014';
-const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
-/** pg-pool's error when no connection came free in time: the pool is busy, the database may be fine. */
-const POOL_BUSY = /timeout exceeded when trying to connect/;
-
-/** Whether `err` is a statement the server cancelled (past its statement_timeout). */
-export function isQueryCanceled(err: unknown): boolean {
-  if (err instanceof AppError) return err.code === 'ERR_QUERY_TIMEOUT';
-  return err instanceof Error && (err as { code?: unknown }).code === QUERY_CANCELED;
-}
-
-export function isUnavailableError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  if (err instanceof AppError) return err.code === 'ERR_DEPENDENCY_UNAVAILABLE';
-  const code = (err as { code?: unknown }).code;
-  if (code === QUERY_CANCELED) return false;
-  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODES.has(code))) return true;
-  return /Connection terminated|connection timeout|Cannot use a pool after calling end|PGlite is closed|Client was closed|not queryable|did not answer within|timeout exceeded when trying to connect/i.test(
-    err.message,
-  );
-}
-
-function translate(err: unknown): unknown {
-  if (err instanceof AppError) return err;
-  if (isQueryCanceled(err)) {
-    return Object.assign(
-      new AppError('ERR_QUERY_TIMEOUT', 'The request took too long to answer and was cancelled; narrow it or try again'),
-      { cause: err },
-    );
-  }
-  if (isUnavailableError(err)) {
-    // The driver's error stays as the cause: for the log and for start-up's message, never for a body.
-    return Object.assign(new AppError('ERR_DEPENDENCY_UNAVAILABLE', 'The database is unavailable; try again shortly'), {
-      cause: err,
-    });
-  }
-  return err;
-}
 
 async function run<R>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]): Promise<R[]> {
   try {
@@ -366,83 +324,6 @@ class PoolDb implements Db {
     await this.pool.end().catch(() => {});
     await this.shared.onClose();
   }
-}
-
-/**
- * A LISTEN connection that outlives outages. It is a client of its own, not one of the pool's (it is
- * held for the life of the process). Errors end it; a new one is opened after 250 ms, doubling up to 2 s.
- */
-function startListening(
-  config: pg.ClientConfig,
-  health: DependencyHealth,
-  channels: readonly string[],
-  onNotification: (channel: string, payload: string) => void,
-  onListening?: () => void,
-): () => Promise<void> {
-  let stopped = false;
-  let client: pg.Client | null = null;
-  let timer: NodeJS.Timeout | null = null;
-  let backoffMs = 250;
-
-  const retry = () => {
-    if (stopped || timer) return;
-    timer = setTimeout(() => {
-      timer = null;
-      void open();
-    }, backoffMs);
-    timer.unref();
-    backoffMs = Math.min(backoffMs * 2, 2_000);
-  };
-
-  const open = async () => {
-    if (stopped) return;
-    const token = health.begin();
-    const c = new pg.Client(config);
-    client = c;
-    let lost = false;
-    const lose = (err: unknown) => {
-      if (lost) return;
-      lost = true;
-      if (client === c) client = null;
-      if (isUnavailableError(err)) health.failed(err, token);
-      c.end().catch(() => {});
-      retry();
-    };
-    c.on('error', lose);
-    c.on('end', () => lose(new Error('Connection terminated unexpectedly')));
-    c.on('notification', (msg) => onNotification(msg.channel, msg.payload ?? ''));
-    try {
-      await c.connect();
-      for (const channel of channels) await c.query(`LISTEN ${channel}`);
-    } catch (err) {
-      lose(err);
-      return;
-    }
-    if (stopped || lost) {
-      if (!lost) c.end().catch(() => {});
-      return;
-    }
-    health.succeeded(token);
-    backoffMs = 250;
-    try {
-      onListening?.();
-    } catch {
-      // The caller's catch-up is its own business; listening goes on.
-    }
-  };
-
-  void open();
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    const c = client;
-    client = null;
-    if (c) {
-      c.removeAllListeners('notification');
-      c.removeAllListeners('end');
-      await c.end().catch(() => {});
-    }
-  };
 }
 
 export async function openDb(options: DbOptions): Promise<Db> {

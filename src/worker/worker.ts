@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
-import { isUnavailableError } from '../db/db.js';
+import { isUnavailableError } from '../db/db-errors.js';
 import { attemptDelivery } from '../modules/webhooks/delivery/attempt.js';
 import { EndpointLimits } from '../modules/webhooks/delivery/endpoint-limits.js';
 import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';

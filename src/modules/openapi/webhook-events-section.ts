@@ -4,7 +4,8 @@
  * (src/modules/webhooks/event-catalog.ts), the schemas the worker serialises bodies with: each kind,
  * when it fires, its envelope schema (Redoc's <SchemaDefinition> of the component) and an example.
  */
-import { EVENT_DESCRIPTIONS, EVENT_SCHEMAS, EVENT_TYPES, exampleEnvelope } from '../webhooks/event-catalog.js';
+import { EVENT_DESCRIPTIONS, EVENT_SCHEMAS, EVENT_TYPES } from '../webhooks/event-catalog.js';
+import { exampleEnvelope } from '../webhooks/event-samples.js';
 
 export const WEBHOOK_EVENTS_TAG = 'Webhook events';
 

@@ -101,6 +101,50 @@ export function isStorableError(err: AppError): boolean {
   return err.statusCode < 500 && err.statusCode !== 429;
 }
 
+/** How an idempotent change ended: its answer (new or replayed), or the error to throw once committed. */
+export type IdempotentOutcome<T> = { kind: 'ok'; answer: T; replayed: boolean } | { kind: 'error'; error: AppError };
+
+/**
+ * Runs `change` under the claimed key `scope`, inside the transaction `q` of the change: a repeat gets
+ * the stored answer instead (a stored error answer as its AppError, marked Idempotent-Replayed);
+ * otherwise `change` runs under the savepoint `savepoint` and its answer is stored with `statusCode`.
+ * A storable error (isStorableError) undoes the change back to the savepoint and is stored as the
+ * answer: the caller throws it after COMMIT, so that the stored answer is kept. Any other error
+ * propagates and rolls the whole transaction back.
+ */
+export async function runIdempotentChange<T>(
+  scope: IdempotencyScope,
+  now: Date,
+  savepoint: string,
+  statusCode: number,
+  change: () => Promise<{ answer: T; json: string }>,
+  q: Queryable,
+): Promise<IdempotentOutcome<T>> {
+  const claim = await claimIdempotencyKey(scope, now, q);
+  if (claim.kind === 'replay') {
+    if (claim.statusCode >= 400) {
+      const stored = claim.response as { code: AppError['code']; message: string; details?: never };
+      return {
+        kind: 'error',
+        error: new AppError(stored.code, stored.message, stored.details, { 'Idempotent-Replayed': 'true' }),
+      };
+    }
+    return { kind: 'ok', answer: claim.response as T, replayed: true };
+  }
+  await q.query(`SAVEPOINT ${savepoint}`);
+  try {
+    const { answer, json } = await change();
+    await saveIdempotentResponse(scope, statusCode, json, q);
+    return { kind: 'ok', answer, replayed: false };
+  } catch (err) {
+    if (!(err instanceof AppError) || !isStorableError(err)) throw err;
+    await q.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
+    const envelope = { statusCode: err.statusCode, code: err.code, message: err.message, details: err.details };
+    await saveIdempotentResponse(scope, err.statusCode, JSON.stringify(envelope), q);
+    return { kind: 'error', error: err };
+  }
+}
+
 /** Deletes idempotency rows older than 24 h (the worker calls it periodically); returns how many. */
 export async function purgeExpiredIdempotencyKeys(now: Date | number, db: Queryable | Db): Promise<number> {
   const nowMs = typeof now === 'number' ? now : now.getTime();

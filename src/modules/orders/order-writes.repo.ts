@@ -1,17 +1,15 @@
 /**
- * Order SQL, writes: creation, the row locks the rules run on, status changes, assignment. Every
- * statement that writes outbox rows takes the change's OutboxTx (outbox.ts, commitOrderChange) and
- * marks it, so its consumers are woken after COMMIT; none NOTIFYs. The partner event path locks orders
- * THROUGH the key's scope (`lockVisibleOrder(s)`, visibility.ts): an order the key may not see is
- * never locked. The Queryable (or OutboxTx) comes LAST, as in every repo.
+ * Order SQL, writes: creation, status changes, assignment (the row locks they run under are in
+ * order-locks.repo.ts). Every statement that writes outbox rows takes the change's OutboxTx (outbox.ts,
+ * commitOrderChange) and marks it, so its consumers are woken after COMMIT; none NOTIFYs. The Queryable
+ * (or OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
-import { prepared } from '../../db/prepared.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
 import { newOrderIntentSql, statusChangeIntentSql } from '../payments/intent-hooks.js';
 import type { PartnerCustomer } from './orders.schemas.js';
 import { OUTBOX_INSERT, type OutboxTx, outboxOrderDataSql } from './outbox.js';
-import { type PartnerOrderPieces, type PartnerOrderScope, scopeConditions } from './visibility.js';
+import type { PartnerOrderPieces } from './visibility.js';
 
 export interface NewOrder {
   id: string;
@@ -60,9 +58,8 @@ const NEW_ORDER_INTENT = newOrderIntentSql({
  *
  * The order row is rendered once: it is inserted with its items' and timeline's texts already made by
  * the read model's own functions (0006) and `pv_last_event` set to its last timeline entry, so the
- * items and timeline triggers find nothing to re-render (migration 0014; before, a creation rendered
- * the order three times and took five statements). Timeline ids come from the table's sequence in
- * this statement.
+ * items and timeline triggers find nothing to re-render (migration 0014). Timeline ids come from the
+ * table's sequence in this statement.
  */
 export async function insertNewOrderRow(
   order: NewOrder,
@@ -155,101 +152,6 @@ export interface OrderEventRow {
   apiKeyId?: string | null;
 }
 
-/** The columns the rules need, read with a row lock (SELECT … FOR UPDATE) for the rest of the transaction. */
-export interface LockedOrder {
-  id: string;
-  code: string;
-  environment: ApiKeyEnvironment;
-  status: OrderStatus;
-  paymentMethod: PaymentMethod;
-  codAmountQepik: number;
-  failedAttempts: number;
-  assignedKeyId: string | null;
-  batchCode: string | null;
-}
-
-interface LockedRow {
-  id: string;
-  code: string;
-  environment: ApiKeyEnvironment;
-  status: OrderStatus;
-  payment_method: PaymentMethod;
-  cod_amount_qepik: number;
-  failed_attempts: number;
-  assigned_key_id: string | null;
-  batch_code: string | null;
-}
-
-const LOCKED_COLUMNS =
-  'id, code, environment, status, payment_method, cod_amount_qepik, failed_attempts, assigned_key_id, batch_code';
-
-function lockedOrder(r: LockedRow): LockedOrder {
-  return {
-    id: r.id,
-    code: r.code,
-    environment: r.environment,
-    status: r.status,
-    paymentMethod: r.payment_method,
-    codAmountQepik: Number(r.cod_amount_qepik),
-    failedAttempts: r.failed_attempts,
-    assignedKeyId: r.assigned_key_id,
-    batchCode: r.batch_code,
-  };
-}
-
-/**
- * Locks the order row (the operator's status change: an operator sees every order): a concurrent change
- * of the same order waits here until this transaction ends, then reads the committed row, so of two
- * racing changes the second sees the first's outcome.
- */
-export async function lockOrderByCode(code: string, q: Queryable): Promise<LockedOrder | null> {
-  const rows = await prepared<LockedRow>(`SELECT ${LOCKED_COLUMNS} FROM orders WHERE code = $1 FOR UPDATE`, [code], q);
-  return rows[0] ? lockedOrder(rows[0]) : null;
-}
-
-const lockVisible = (kind: 'key' | 'all') =>
-  `SELECT ${LOCKED_COLUMNS} FROM orders o WHERE ${['o.code = $1', ...scopeConditions(kind, { environment: '$2', keyId: '$3' }, 'probe')].join(' AND ')} FOR UPDATE`;
-const LOCK_VISIBLE = { key: lockVisible('key'), all: lockVisible('all') };
-
-/**
- * Locks the order `code` if `scope` may see it (as lockOrderByCode, through the scope: an order of
- * another key or environment is neither locked nor read); null when there is none the scope sees.
- */
-export async function lockVisibleOrder(scope: PartnerOrderScope, code: string, q: Queryable): Promise<LockedOrder | null> {
-  const rows =
-    scope.keyId === null
-      ? await prepared<LockedRow>(LOCK_VISIBLE.all, [code, scope.environment], q)
-      : await prepared<LockedRow>(LOCK_VISIBLE.key, [code, scope.environment, scope.keyId], q);
-  return rows[0] ? lockedOrder(rows[0]) : null;
-}
-
-/**
- * Locks several orders, each through its own scope (as lockVisibleOrder; codes distinct), in code order:
- * the order every multi-row locker uses, batches.repo.ts included, so two of them never wait for each
- * other in a cycle. Returns the locked orders by code; a code its scope does not see is left out.
- */
-export async function lockVisibleOrders(
-  wanted: ReadonlyArray<{ scope: PartnerOrderScope; code: string }>,
-  q: Queryable,
-): Promise<Map<string, LockedOrder>> {
-  // Planned on every call (not `prepared`): a generic plan for a set of codes, made while the table
-  // was small, can be a sequential scan. The codes are probed on the unique index (`code = ANY`); the
-  // scopes are joined to the rows found.
-  const rows = await q.query<LockedRow>(
-    `SELECT ${LOCKED_COLUMNS.split(', ')
-      .map((c) => `o.${c}`)
-      .join(', ')}
-       FROM orders o
-       JOIN unnest($1::text[], $2::text[], $3::uuid[]) AS s(code, environment, key_id)
-         ON s.code = o.code AND o.environment = s.environment AND (s.key_id IS NULL OR o.assigned_key_id = s.key_id)
-      WHERE o.code = ANY($1::text[])
-      ORDER BY o.code
-        FOR UPDATE OF o`,
-    [wanted.map((w) => w.code), wanted.map((w) => w.scope.environment), wanted.map((w) => w.scope.keyId)],
-  );
-  return new Map(rows.map((r) => [r.code, lockedOrder(r)]));
-}
-
 export interface StatusChange {
   orderId: string;
   environment: ApiKeyEnvironment;
@@ -262,6 +164,13 @@ export interface StatusChange {
 }
 
 /**
+ * What the changes do to their orders' payment intents, in the same statement (docs/payments.md).
+ * Placed before `out`: PostgreSQL runs the WITH items nobody reads in reverse order, so the order's own
+ * events get the lower outbox ids and are delivered first.
+ */
+const STATUS_CHANGE_INTENT = statusChangeIntentSql('input');
+
+/**
  * Status changes of distinct orders in ONE statement (the caller holds their row locks): per change the
  * timeline entry, the order (status, updated_at, a failed attempt for FAILED, and the entry appended to
  * its stored timeline, so the trigger renders the PartnerOrder once, see migration 0006), and the
@@ -272,13 +181,6 @@ export interface StatusChange {
  * and a generic plan of that join made while the table was small is a hash join over a sequential
  * scan of `orders`, kept for the session's life (docs/performance.md, 'Operator writes').
  */
-/**
- * What the changes do to their orders' payment intents, in the same statement (docs/payments.md).
- * Placed before `out`: PostgreSQL runs the WITH items nobody reads in reverse order, so the order's own
- * events get the lower outbox ids and are delivered first.
- */
-const STATUS_CHANGE_INTENT = statusChangeIntentSql('input');
-
 export async function recordStatusChanges(changes: StatusChange[], tx: OutboxTx): Promise<Map<string, PartnerOrderPieces>> {
   const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
   const rows = await tx.query<PartnerOrderPieces & { id: string }>(
@@ -345,45 +247,6 @@ export async function recordStatusChange(change: StatusChange, tx: OutboxTx): Pr
   return pieces;
 }
 
-export interface AssignableKey {
-  id: string;
-  environment: ApiKeyEnvironment;
-  revokedAt: Date | null;
-}
-
-/**
- * The order to assign, locked (as lockOrderByCode), and the key it is to be assigned to, in one
- * statement; `order` null: no such order; `key` null: no such key. The one statement here that reads
- * api_keys: reading the key by itself (keys.repo.ts) would cost the operator's assignment a round trip
- * (docs/performance.md, 'Operator writes').
- */
-export async function lockOrderForAssignment(
-  code: string,
-  apiKeyId: string,
-  q: Queryable,
-): Promise<{ order: LockedOrder | null; key: AssignableKey | null }> {
-  const rows = await q.query<
-    LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
-  >(
-    `SELECT ${LOCKED_COLUMNS.split(', ')
-      .map((c) => `o.${c}`)
-      .join(', ')}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
-       FROM orders o LEFT JOIN api_keys k ON k.id = $2
-      WHERE o.code = $1
-        FOR UPDATE OF o`,
-    [code, apiKeyId],
-  );
-  const r = rows[0];
-  if (!r) return { order: null, key: null };
-  return {
-    order: lockedOrder(r),
-    key:
-      r.key_id === null
-        ? null
-        : { id: r.key_id, environment: r.key_environment as ApiKeyEnvironment, revokedAt: r.key_revoked_at },
-  };
-}
-
 /**
  * Assigns the order (locked by the caller) to the key and writes its `order.assigned_to_partner`
  * outbox event carrying the new snapshot, in one statement; returns the order's new pieces.
@@ -425,4 +288,17 @@ export async function moveOrders(partnerId: string, fromKeyId: string, toKeyId: 
     [partnerId, fromKeyId, toKeyId],
   );
   return rows[0].n;
+}
+
+/**
+ * The order's part of a payment's statement (payments.repo.ts: capture, refund): a WITH item `alias`
+ * setting the order's paymentStatus, given SQL expressions (`from`: WITH items the status reads),
+ * RETURNING the order's id. The intent and its order so change together, in one statement
+ * (docs/payments.md).
+ */
+export function orderPaymentStatusSql(alias: string, e: { orderId: string; status: string; at: string; from?: string }): string {
+  return `${alias} AS (
+       UPDATE orders SET payment_status = ${e.status}, updated_at = ${e.at}${e.from ? ` FROM ${e.from}` : ''}
+        WHERE orders.id = ${e.orderId} RETURNING orders.id
+     )`;
 }

@@ -12,6 +12,7 @@ import type { ResolvedKey } from '../keys/key.types.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
 import { parseInstant, parseOptionalInstant } from './instants.js';
 import { commitOrderChange, type OrderChangeDeps } from './order-change.js';
+import { type LockedOrder, lockOrderByCode, lockOrderForAssignment } from './order-locks.repo.js';
 import {
   findAdminOrderByCode,
   listVisibleOrders,
@@ -22,9 +23,6 @@ import {
 import {
   assignOrderToKey,
   insertNewOrderRow,
-  type LockedOrder,
-  lockOrderByCode,
-  lockOrderForAssignment,
   type NewOrder,
   type OrderEventRow,
   recordStatusChange,

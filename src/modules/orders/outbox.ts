@@ -5,8 +5,8 @@
  * Writing. Every order change writes its events IN THE SAME TRANSACTION as the change (or in the same
  * statement), so an event exists exactly when its change committed. Rows are written only through an
  * `OutboxTx`, which only commitOrderChange (order-change.ts) hands out: the statements that write rows
- * (`appendOutbox` here; the order statements of order-writes.repo.ts, which build their rows with
- * `OUTBOX_INSERT` and `outboxOrderDataSql`) mark it, and after COMMIT commitOrderChange wakes the
+ * (`appendOutbox` and `appendPartnerOutbox` here; the order, payment and tracking statements, which
+ * build their rows with `OUTBOX_INSERT` and `outboxOrderDataSql`) mark it, and after COMMIT commitOrderChange wakes the
  * consumers (`outboxCommitted`). That is the one wake-up protocol: nothing NOTIFYs inside a transaction.
  *
  * Waking. In-process: `events.emit(OUTBOX_EVENT)`. Other processes (PostgreSQL server): NOTIFY
@@ -177,4 +177,25 @@ export function outboxCommitted(deps: OutboxSignalDeps): void {
       });
   };
   send();
+}
+
+/**
+ * Appends events addressed to a partner rather than to an order's key (`settlement.*`), in order, all
+ * with the same `data`, in the transaction of the change they describe.
+ */
+export async function appendPartnerOutbox(
+  partnerId: string,
+  environment: ApiKeyEnvironment,
+  events: Array<{ eventId: string; type: WebhookEvent }>,
+  data: Record<string, unknown>,
+  createdAt: Date,
+  tx: OutboxTx,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at, partner_id)
+     SELECT e.event_id, e.type, $3, NULL, NULL, $4::jsonb, $5, $6
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS e(event_id, type, n) ORDER BY e.n`,
+    [events.map((e) => e.eventId), events.map((e) => e.type), environment, JSON.stringify(data), createdAt, partnerId],
+  );
+  tx.wroteOutbox();
 }

@@ -7,19 +7,13 @@
  * Events with one keep a transaction of their own: the key is claimed and the answer stored with the
  * change, under a savepoint (idempotency.ts).
  */
-import { AppError } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { checkEventProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
-import {
-  claimIdempotencyKey,
-  type IdempotencyScope,
-  isStorableError,
-  requestHash,
-  saveIdempotentResponse,
-} from './idempotency.js';
+import { type IdempotencyScope, requestHash, runIdempotentChange } from './idempotency.js';
 import { commitOrderChange } from './order-change.js';
-import { lockVisibleOrder, recordStatusChange } from './order-writes.repo.js';
+import { lockVisibleOrder } from './order-locks.repo.js';
+import { recordStatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto, PartnerOrder } from './orders.schemas.js';
 import type { OrdersDeps } from './orders.service.js';
 import { checkEventBody, eventTarget, partnerEventChange } from './partner-event-rules.js';
@@ -57,44 +51,30 @@ export async function recordPartnerEvent(
     requestHash: requestHash(`POST /v1/partner/orders/${code}/events`, body),
   };
 
-  type Outcome = { kind: 'ok'; result: PartnerEventResult } | { kind: 'error'; error: AppError };
-  const outcome = await commitOrderChange<Outcome>(deps, async (tx) => {
+  const outcome = await commitOrderChange(deps, (tx) => {
     const now = deps.clock.now();
-    const claim = await claimIdempotencyKey(idem, now, tx);
-    if (claim.kind === 'replay') {
-      if (claim.statusCode >= 400) {
-        const stored = claim.response as { code: AppError['code']; message: string; details?: never };
-        return {
-          kind: 'error',
-          error: new AppError(stored.code, stored.message, stored.details, { 'Idempotent-Replayed': 'true' }),
-        };
-      }
-      return { kind: 'ok', result: { order: claim.response as PartnerOrder, replayed: true } };
-    }
-    // The change runs under a savepoint so a refused event can be undone while its answer is kept.
-    await tx.query('SAVEPOINT partner_event');
-    try {
-      // The row lock serialises racing events on one order: the loser waits, then sees the new status.
-      const locked = await lockVisibleOrder(scopeOf(key, environment), code, tx);
-      const found = eventTarget(key, environment, code, locked, tx);
-      const target = found instanceof Promise ? await found : found;
-      const change = partnerEventChange(target, body, now);
-      const proofFound = proofOfEvent(target.key, change.orderId, body, now, tx);
-      const proof = proofFound ? await proofFound : null;
-      const pieces = await recordStatusChange(change, tx);
-      if (proof) await recordProofs([proof], tx);
-      tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
-      const json = orderTextAsSeenBy(key, pieces);
-      await saveIdempotentResponse(idem, 201, json, tx);
-      return { kind: 'ok', result: { order: json, replayed: false } };
-    } catch (err) {
-      if (!(err instanceof AppError) || !isStorableError(err)) throw err;
-      await tx.query('ROLLBACK TO SAVEPOINT partner_event');
-      const envelope = { statusCode: err.statusCode, code: err.code, message: err.message, details: err.details };
-      await saveIdempotentResponse(idem, err.statusCode, JSON.stringify(envelope), tx);
-      return { kind: 'error', error: err };
-    }
+    return runIdempotentChange<PartnerEventResult['order']>(
+      idem,
+      now,
+      'partner_event',
+      201,
+      async () => {
+        // The row lock serialises racing events on one order: the loser waits, then sees the new status.
+        const locked = await lockVisibleOrder(scopeOf(key, environment), code, tx);
+        const found = eventTarget(key, environment, code, locked, tx);
+        const target = found instanceof Promise ? await found : found;
+        const change = partnerEventChange(target, body, now);
+        const proofFound = proofOfEvent(target.key, change.orderId, body, now, tx);
+        const proof = proofFound ? await proofFound : null;
+        const pieces = await recordStatusChange(change, tx);
+        if (proof) await recordProofs([proof], tx);
+        tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
+        const json = orderTextAsSeenBy(key, pieces);
+        return { answer: json, json };
+      },
+      tx,
+    );
   });
   if (outcome.kind === 'error') throw outcome.error;
-  return outcome.result;
+  return { order: outcome.answer, replayed: outcome.replayed };
 }

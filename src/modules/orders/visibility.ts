@@ -11,7 +11,7 @@
  *    - `scopeOf(key, environment)` → `PartnerOrderScope`: the same rule for one partner request, in the
  *      form the SQL takes (`scopeConditions`); the read cache versions answers by it too. Partner reads
  *      and the partner event path select and lock orders THROUGH it (order-reads.repo.ts,
- *      order-writes.repo.ts `lockVisibleOrder(s)`), so an order the key may not see is never even read.
+ *      order-locks.repo.ts `lockVisibleOrder(s)`), so an order the key may not see is never even read.
  * 2. What of an order. The customer (name, phone, address) only with the scope `orders:pii`.
  *    - `seesCustomer(key)`, `orderAsSeenBy(key, order)` on a PartnerOrder object (fan-out, realtime,
  *      sandbox helper); `orderTextAsSeenBy(key, pieces)` on the stored JSON pieces (partner events);

@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { errorResponses } from '../../shared/schemas.js';
 import { IdempotencyHeaders, OrderCodeParams } from '../orders/orders.schemas.js';
+import { intentAnswer, REFUND_REQUEST, refundResponses } from './payment-route-parts.js';
 import {
   AdjustmentDto,
   CreateSettlementDto,
@@ -13,7 +14,6 @@ import {
   PageOfSettlement,
   PartnerIdParams,
   PaymentIntent,
-  RefundDto,
   RemittanceDto,
   Settlement,
   SettlementIdParams,
@@ -58,11 +58,8 @@ export const adminPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request, reply) => {
-      const result = await capturePayment(deps, operator(request), request.params.code, request.headers['idempotency-key']);
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return result.intent;
-    },
+    async (request, reply) =>
+      intentAnswer(reply, await capturePayment(deps, operator(request), request.params.code, request.headers['idempotency-key'])),
   );
 
   app.post(
@@ -75,36 +72,15 @@ export const adminPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "amountQepik ≥ 1 and at most captured − refunded (400 ERR_REFUND_AMOUNT_EXCEEDS); the order's paymentStatus becomes PARTIALLY_REFUNDED, then REFUNDED. COD: 409 ERR_REFUND_ORDER_NOT_ELIGIBLE; not SUCCEEDED: 409 ERR_REFUND_INVALID_STATE. Optional Idempotency-Key (24 h).",
         tags,
         operationId: 'refundPayment',
-        params: OrderCodeParams,
-        headers: IdempotencyHeaders,
-        body: RefundDto,
-        response: {
-          200: PaymentIntent,
-          ...errorResponses(
-            'ERR_VALIDATION',
-            'ERR_BAD_REQUEST',
-            'ERR_REFUND_AMOUNT_EXCEEDS',
-            401,
-            403,
-            'ERR_NOT_FOUND',
-            'ERR_REFUND_ORDER_NOT_ELIGIBLE',
-            'ERR_REFUND_INVALID_STATE',
-            'ERR_IDEMPOTENCY_CONFLICT',
-          ),
-        },
+        ...REFUND_REQUEST,
+        response: refundResponses('ERR_IDEMPOTENCY_CONFLICT'),
       },
     },
-    async (request, reply) => {
-      const result = await refundPayment(
-        deps,
-        operator(request),
-        request.params.code,
-        request.body,
-        request.headers['idempotency-key'],
-      );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return result.intent;
-    },
+    async (request, reply) =>
+      intentAnswer(
+        reply,
+        await refundPayment(deps, operator(request), request.params.code, request.body, request.headers['idempotency-key']),
+      ),
   );
 
   app.post(

@@ -7,6 +7,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment, PaymentMethod } from '../../shared/schemas.js';
+import { orderPaymentStatusSql } from '../orders/order-writes.repo.js';
 import { OUTBOX_INSERT, type OutboxTx } from '../orders/outbox.js';
 import { type PartnerOrderScope, scopeConditions, scopeKind } from '../orders/visibility.js';
 import type { PaymentIntent, PaymentIntentStatus } from './payments.schemas.js';
@@ -165,9 +166,7 @@ export async function captureIntent(intent: LockedIntent, eventId: string, now: 
     `WITH p AS (
        UPDATE payment_intents p SET status = 'SUCCEEDED', amount_received_qepik = amount_qepik, captured_at = $2, updated_at = $2
         WHERE id = $1 RETURNING payment_intent_json(p) AS j
-     ), o AS (
-       UPDATE orders SET payment_status = 'PAID', updated_at = $2 WHERE id = $3 RETURNING id
-     ), ev AS (
+     ), ${orderPaymentStatusSql('o', { orderId: '$3', status: "'PAID'", at: '$2' })}, ev AS (
        ${OUTBOX_INSERT}
        SELECT $4, 'payment_intent.succeeded', $5, o.id, $6, jsonb_build_object('paymentIntent', p.j), $2 FROM p, o
      )
@@ -197,10 +196,12 @@ export async function refundIntent(
        UPDATE payment_intents p SET amount_refunded_qepik = amount_refunded_qepik + $8, updated_at = $2
         WHERE id = $1
        RETURNING payment_intent_json(p) AS j, amount_refunded_qepik = amount_received_qepik AS all_refunded
-     ), o AS (
-       UPDATE orders SET payment_status = CASE WHEN p.all_refunded THEN 'REFUNDED' ELSE 'PARTIALLY_REFUNDED' END, updated_at = $2
-         FROM p WHERE orders.id = $3 RETURNING orders.id
-     ), ev AS (
+     ), ${orderPaymentStatusSql('o', {
+       orderId: '$3',
+       status: "CASE WHEN p.all_refunded THEN 'REFUNDED' ELSE 'PARTIALLY_REFUNDED' END",
+       at: '$2',
+       from: 'p',
+     })}, ev AS (
        ${OUTBOX_INSERT}
        SELECT $4, 'payment_intent.refunded', $5, o.id, $6, jsonb_build_object('paymentIntent', p.j), $2 FROM p, o
      )

@@ -6,13 +6,7 @@
 import { AppError, notFound } from '../../errors.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
-import {
-  claimIdempotencyKey,
-  type IdempotencyScope,
-  isStorableError,
-  requestHash,
-  saveIdempotentResponse,
-} from '../orders/idempotency.js';
+import { type IdempotencyScope, requestHash, runIdempotentChange } from '../orders/idempotency.js';
 import { parseInstant } from '../orders/instants.js';
 import { commitOrderChange, type OrderTx } from '../orders/order-change.js';
 import type { OrdersDeps } from '../orders/orders.service.js';
@@ -120,34 +114,21 @@ async function idempotent(
 ): Promise<{ intent: PaymentIntent; replayed: boolean }> {
   if (idempotencyKey === undefined) return { intent: await commitOrderChange(deps, fn), replayed: false };
   const idem: IdempotencyScope = { apiKeyId: actor.actorId, key: idempotencyKey, requestHash: requestHash(target, body) };
-  type Outcome = { kind: 'ok'; intent: PaymentIntent; replayed: boolean } | { kind: 'error'; error: AppError };
-  const outcome = await commitOrderChange<Outcome>(deps, async (tx) => {
-    const claim = await claimIdempotencyKey(idem, deps.clock.now(), tx);
-    if (claim.kind === 'replay') {
-      if (claim.statusCode >= 400) {
-        const stored = claim.response as { code: AppError['code']; message: string; details?: never };
-        return {
-          kind: 'error',
-          error: new AppError(stored.code, stored.message, stored.details, { 'Idempotent-Replayed': 'true' }),
-        };
-      }
-      return { kind: 'ok', intent: claim.response as PaymentIntent, replayed: true };
-    }
-    await tx.query('SAVEPOINT payment_change');
-    try {
-      const intent = await fn(tx);
-      await saveIdempotentResponse(idem, 200, JSON.stringify(intent), tx);
-      return { kind: 'ok', intent, replayed: false };
-    } catch (err) {
-      if (!(err instanceof AppError) || !isStorableError(err)) throw err;
-      await tx.query('ROLLBACK TO SAVEPOINT payment_change');
-      const envelope = { statusCode: err.statusCode, code: err.code, message: err.message, details: err.details };
-      await saveIdempotentResponse(idem, err.statusCode, JSON.stringify(envelope), tx);
-      return { kind: 'error', error: err };
-    }
-  });
+  const outcome = await commitOrderChange(deps, (tx) =>
+    runIdempotentChange(
+      idem,
+      deps.clock.now(),
+      'payment_change',
+      200,
+      async () => {
+        const intent = await fn(tx);
+        return { answer: intent, json: JSON.stringify(intent) };
+      },
+      tx,
+    ),
+  );
   if (outcome.kind === 'error') throw outcome.error;
-  return { intent: outcome.intent, replayed: outcome.replayed };
+  return { intent: outcome.answer, replayed: outcome.replayed };
 }
 
 // --- Partner reads -----------------------------------------------------------------------------------

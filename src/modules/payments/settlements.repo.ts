@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import type { OutboxTx } from '../orders/outbox.js';
+import { appendPartnerOutbox, type OutboxTx } from '../orders/outbox.js';
 import type { Settlement, SettlementLine, SettlementStatus } from './payments.schemas.js';
 
 /**
@@ -167,20 +167,8 @@ export async function appendSettlementEvents(
   tx: OutboxTx,
 ): Promise<void> {
   if (events.length === 0) return;
-  await tx.query(
-    `INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at, partner_id)
-     SELECT e.event_id, e.type, $3, NULL, NULL, $4::jsonb, $5, $6
-       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS e(event_id, type, n) ORDER BY e.n`,
-    [
-      events.map((e) => e.eventId),
-      events.map((e) => e.type),
-      settlement.environment === 'live' ? 'LIVE' : 'SANDBOX',
-      JSON.stringify({ settlement }),
-      now,
-      partnerId,
-    ],
-  );
-  tx.wroteOutbox();
+  const environment = settlement.environment === 'live' ? 'LIVE' : 'SANDBOX';
+  await appendPartnerOutbox(partnerId, environment, events, { settlement }, now, tx);
 }
 
 /** One settlement of the partner in the environment (either, when null); null for another partner's, or none. */

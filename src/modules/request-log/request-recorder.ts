@@ -30,7 +30,8 @@
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
-import { type Db, isUnavailableError } from '../../db/db.js';
+import type { Db } from '../../db/db.js';
+import { isUnavailableError } from '../../db/db-errors.js';
 import { dayOf } from '../usage/usage-recorder.js';
 import { addMinuteCounts, ensureDayPartitions, insertEntries, type MinuteCounts } from './request-log.repo.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogEntry, type RequestLogged, summaryOf } from './request-log.types.js';

@@ -11,7 +11,7 @@ import { isUuid } from '../../shared/ids.js';
 import type { ApiKeyScope } from '../../shared/schemas.js';
 import { findActsForKeyId, findKey, type KeyRecord } from '../keys/keys.repo.js';
 import type { BatchScope } from '../orders/batches.repo.js';
-import { lockVisibleOrder } from '../orders/order-writes.repo.js';
+import { lockVisibleOrder } from '../orders/order-locks.repo.js';
 import type { PlatformMover } from '../orders/orders.service.js';
 import type { PartnerOrderScope } from '../orders/visibility.js';
 

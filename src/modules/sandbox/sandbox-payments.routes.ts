@@ -4,25 +4,32 @@
  * keys with payments:read only; on the live API every route answers 403 ERR_API_KEY_ENVIRONMENT.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { apiKeyOf } from '../../plugins/api-key-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { IdempotencyHeaders, OrderCodeParams } from '../orders/orders.schemas.js';
+import { intentAnswer, REFUND_REQUEST, refundResponses } from '../payments/payment-route-parts.js';
 import {
   PaymentIntent,
-  RefundDto,
   SandboxRemittanceDto,
   Settlement,
   SettlementIdParams,
   SettlementLine,
 } from '../payments/payments.schemas.js';
-import { capturePayment, refundPayment } from '../payments/payments.service.js';
+import { capturePayment, type PaymentActor, refundPayment } from '../payments/payments.service.js';
 import { addRemittance, createSettlement } from '../payments/settlements.service.js';
 import { sandboxScopeOf } from './sandbox-key.js';
 import { bodyOptional } from './sandbox-partner.routes.js';
 
 const tags = ['partner'];
 const SANDBOX_ONLY = ' Sandbox API only (SANDBOX keys with payments:read); on the live API: 403 ERR_API_KEY_ENVIRONMENT.';
+
+/** The key moves the payment, within its own sandbox orders. */
+function keyActor(request: FastifyRequest): PaymentActor {
+  const key = apiKeyOf(request);
+  return { actorId: key.id, scope: sandboxScopeOf(key) };
+}
 
 export const sandboxPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const deps = app.ctx;
@@ -45,17 +52,8 @@ export const sandboxPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request, reply) => {
-      const key = apiKeyOf(request);
-      const result = await capturePayment(
-        deps,
-        { actorId: key.id, scope: sandboxScopeOf(key) },
-        request.params.code,
-        request.headers['idempotency-key'],
-      );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return result.intent;
-    },
+    async (request, reply) =>
+      intentAnswer(reply, await capturePayment(deps, keyActor(request), request.params.code, request.headers['idempotency-key'])),
   );
 
   app.post(
@@ -67,37 +65,15 @@ export const sandboxPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: `As the marketplace's refund: amountQepik at most captured − refunded. Only this key's sandbox orders; others 404.${SANDBOX_ONLY}`,
         tags,
         operationId: 'refundSandboxPayment',
-        params: OrderCodeParams,
-        headers: IdempotencyHeaders,
-        body: RefundDto,
-        response: {
-          200: PaymentIntent,
-          ...errorResponses(
-            'ERR_VALIDATION',
-            'ERR_BAD_REQUEST',
-            'ERR_REFUND_AMOUNT_EXCEEDS',
-            401,
-            403,
-            'ERR_NOT_FOUND',
-            'ERR_REFUND_ORDER_NOT_ELIGIBLE',
-            'ERR_REFUND_INVALID_STATE',
-            429,
-          ),
-        },
+        ...REFUND_REQUEST,
+        response: refundResponses(429),
       },
     },
-    async (request, reply) => {
-      const key = apiKeyOf(request);
-      const result = await refundPayment(
-        deps,
-        { actorId: key.id, scope: sandboxScopeOf(key) },
-        request.params.code,
-        request.body,
-        request.headers['idempotency-key'],
-      );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return result.intent;
-    },
+    async (request, reply) =>
+      intentAnswer(
+        reply,
+        await refundPayment(deps, keyActor(request), request.params.code, request.body, request.headers['idempotency-key']),
+      ),
   );
 
   app.post(

@@ -19,7 +19,8 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
-import { type Db, isUnavailableError } from '../../db/db.js';
+import type { Db } from '../../db/db.js';
+import { isUnavailableError } from '../../db/db-errors.js';
 import { markKeysUsed } from '../keys/keys.repo.js';
 import { addUsage, readUsageOfKeys, type UsageIncrement } from './usage.repo.js';
 import type { DailyUsage, UsageRecorder } from './usage.types.js';

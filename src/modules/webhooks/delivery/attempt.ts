@@ -20,7 +20,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import type { AppContext } from '../../../context.js';
-import { isUnavailableError } from '../../../db/db.js';
+import { isUnavailableError } from '../../../db/db-errors.js';
 import { ended, eventLinks, type Tracing } from '../../../tracing/tracing.js';
 import type { ClaimedDelivery } from '../queue/claim-due-deliveries.js';
 import { toDeveloperDelivery } from '../queue/delivery-rows.js';

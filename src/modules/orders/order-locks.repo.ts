@@ -1,0 +1,145 @@
+/**
+ * Order SQL, row locks: the columns the rules run on, read with SELECT … FOR UPDATE for the rest of the
+ * caller's transaction. The partner event path locks orders THROUGH the key's scope
+ * (`lockVisibleOrder(s)`, visibility.ts): an order the key may not see is never locked. Multi-row locks
+ * are taken in code order, so two lockers never wait for each other in a cycle. The Queryable comes
+ * LAST, as in every repo.
+ */
+import type { Queryable } from '../../db/db.js';
+import { prepared } from '../../db/prepared.js';
+import type { ApiKeyEnvironment, OrderStatus, PaymentMethod } from '../../shared/schemas.js';
+import { type PartnerOrderScope, scopeConditions } from './visibility.js';
+
+/** The columns the rules need, read with a row lock (SELECT … FOR UPDATE) for the rest of the transaction. */
+export interface LockedOrder {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  paymentMethod: PaymentMethod;
+  codAmountQepik: number;
+  failedAttempts: number;
+  assignedKeyId: string | null;
+  batchCode: string | null;
+}
+
+interface LockedRow {
+  id: string;
+  code: string;
+  environment: ApiKeyEnvironment;
+  status: OrderStatus;
+  payment_method: PaymentMethod;
+  cod_amount_qepik: number;
+  failed_attempts: number;
+  assigned_key_id: string | null;
+  batch_code: string | null;
+}
+
+const LOCKED_COLUMNS =
+  'id, code, environment, status, payment_method, cod_amount_qepik, failed_attempts, assigned_key_id, batch_code';
+
+function lockedOrder(r: LockedRow): LockedOrder {
+  return {
+    id: r.id,
+    code: r.code,
+    environment: r.environment,
+    status: r.status,
+    paymentMethod: r.payment_method,
+    codAmountQepik: Number(r.cod_amount_qepik),
+    failedAttempts: r.failed_attempts,
+    assignedKeyId: r.assigned_key_id,
+    batchCode: r.batch_code,
+  };
+}
+
+/**
+ * Locks the order row (the operator's status change: an operator sees every order): a concurrent change
+ * of the same order waits here until this transaction ends, then reads the committed row, so of two
+ * racing changes the second sees the first's outcome.
+ */
+export async function lockOrderByCode(code: string, q: Queryable): Promise<LockedOrder | null> {
+  const rows = await prepared<LockedRow>(`SELECT ${LOCKED_COLUMNS} FROM orders WHERE code = $1 FOR UPDATE`, [code], q);
+  return rows[0] ? lockedOrder(rows[0]) : null;
+}
+
+const lockVisible = (kind: 'key' | 'all') =>
+  `SELECT ${LOCKED_COLUMNS} FROM orders o WHERE ${['o.code = $1', ...scopeConditions(kind, { environment: '$2', keyId: '$3' }, 'probe')].join(' AND ')} FOR UPDATE`;
+const LOCK_VISIBLE = { key: lockVisible('key'), all: lockVisible('all') };
+
+/**
+ * Locks the order `code` if `scope` may see it (as lockOrderByCode, through the scope: an order of
+ * another key or environment is neither locked nor read); null when there is none the scope sees.
+ */
+export async function lockVisibleOrder(scope: PartnerOrderScope, code: string, q: Queryable): Promise<LockedOrder | null> {
+  const rows =
+    scope.keyId === null
+      ? await prepared<LockedRow>(LOCK_VISIBLE.all, [code, scope.environment], q)
+      : await prepared<LockedRow>(LOCK_VISIBLE.key, [code, scope.environment, scope.keyId], q);
+  return rows[0] ? lockedOrder(rows[0]) : null;
+}
+
+/**
+ * Locks several orders, each through its own scope (as lockVisibleOrder; codes distinct), in code order:
+ * the order every multi-row locker uses, batches.repo.ts included, so two of them never wait for each
+ * other in a cycle. Returns the locked orders by code; a code its scope does not see is left out.
+ */
+export async function lockVisibleOrders(
+  wanted: ReadonlyArray<{ scope: PartnerOrderScope; code: string }>,
+  q: Queryable,
+): Promise<Map<string, LockedOrder>> {
+  // Planned on every call (not `prepared`): a generic plan for a set of codes, made while the table
+  // was small, can be a sequential scan. The codes are probed on the unique index (`code = ANY`); the
+  // scopes are joined to the rows found.
+  const rows = await q.query<LockedRow>(
+    `SELECT ${LOCKED_COLUMNS.split(', ')
+      .map((c) => `o.${c}`)
+      .join(', ')}
+       FROM orders o
+       JOIN unnest($1::text[], $2::text[], $3::uuid[]) AS s(code, environment, key_id)
+         ON s.code = o.code AND o.environment = s.environment AND (s.key_id IS NULL OR o.assigned_key_id = s.key_id)
+      WHERE o.code = ANY($1::text[])
+      ORDER BY o.code
+        FOR UPDATE OF o`,
+    [wanted.map((w) => w.code), wanted.map((w) => w.scope.environment), wanted.map((w) => w.scope.keyId)],
+  );
+  return new Map(rows.map((r) => [r.code, lockedOrder(r)]));
+}
+
+export interface AssignableKey {
+  id: string;
+  environment: ApiKeyEnvironment;
+  revokedAt: Date | null;
+}
+
+/**
+ * The order to assign, locked (as lockOrderByCode), and the key it is to be assigned to, in one
+ * statement; `order` null: no such order; `key` null: no such key. The one statement here that reads
+ * api_keys: reading the key by itself (keys.repo.ts) would cost the operator's assignment a round trip
+ * (docs/performance.md, 'Operator writes').
+ */
+export async function lockOrderForAssignment(
+  code: string,
+  apiKeyId: string,
+  q: Queryable,
+): Promise<{ order: LockedOrder | null; key: AssignableKey | null }> {
+  const rows = await q.query<
+    LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
+  >(
+    `SELECT ${LOCKED_COLUMNS.split(', ')
+      .map((c) => `o.${c}`)
+      .join(', ')}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
+       FROM orders o LEFT JOIN api_keys k ON k.id = $2
+      WHERE o.code = $1
+        FOR UPDATE OF o`,
+    [code, apiKeyId],
+  );
+  const r = rows[0];
+  if (!r) return { order: null, key: null };
+  return {
+    order: lockedOrder(r),
+    key:
+      r.key_id === null
+        ? null
+        : { id: r.key_id, environment: r.key_environment as ApiKeyEnvironment, revokedAt: r.key_revoked_at },
+  };
+}
