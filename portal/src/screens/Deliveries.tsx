@@ -9,8 +9,11 @@
  * Redeliver shows itself: the row is reset at once (PENDING, 0 attempts) and keeps a "queued again at"
  * line, so an attempt that fails again a moment later does not look as if nothing happened.
  */
+
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
+import type { DeveloperDelivery, DeveloperWebhook, WebhookDeliveryStatus } from '@partner-logistics/sdk/types';
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
-import { type ApiError, api } from '../api';
+import { developer, toApiError } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { LiveIndicator } from '../components/LiveIndicator';
 import { Pager } from '../components/Pager';
@@ -21,10 +24,10 @@ import { TestEventPicker } from '../components/TestEventPicker';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
 import { upsert } from '../delivery-log';
 import { formatDateTime, formatTime } from '../format';
-import { toApiError, useResource } from '../hooks';
+import { queryKeys, useApiQuery, useKeysAndWebhooks } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
-import { DELIVERY_STATUSES, type DeveloperDelivery, type DeveloperWebhook, type WebhookDeliveryStatus } from '../types';
+import { DELIVERY_STATUSES } from '../types';
 import { STATUS_TONE } from './DeliveryDetail';
 import { WebhookStatus } from './Webhooks';
 
@@ -33,7 +36,7 @@ const PAGE_SIZE = 20;
 export function Deliveries({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
   const [page, setPage] = useState(1);
-  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const [actionError, setActionError] = useState<PartnerApiError | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [changed, setChanged] = useState<Record<string, number>>({});
   // Rows redelivered from this page: when, shown in the row until the page is left.
@@ -41,14 +44,11 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
   const [recovering, setRecovering] = useState<DeveloperWebhook | null>(null);
   const filterId = useId();
 
-  const hook = useResource(async () => {
-    const [webhooks, keys] = await Promise.all([api.listWebhooks(), api.listKeys()]);
-    const webhook = webhooks.find((w) => w.id === webhookId) ?? null;
-    return { webhook, key: webhook ? (keys.find((k) => k.id === webhook.apiKeyId) ?? null) : null };
-  }, [webhookId]);
-  const deliveries = useResource(
-    () => api.listDeliveries(webhookId, { status: status || undefined, page, pageSize: PAGE_SIZE }),
-    [webhookId, status, page],
+  const hook = useKeysAndWebhooks();
+  const deliveries = useApiQuery(
+    [...queryKeys.webhookDeliveries(webhookId), status, page],
+    () => developer.webhooks.listDeliveries(webhookId, { status: status || undefined, page, pageSize: PAGE_SIZE }),
+    { live: true },
   );
   const { setData, reload } = deliveries;
   usePageTitle('Delivery log');
@@ -87,14 +87,6 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     [webhookId, show],
   );
   useEffect(() => onReconnect(() => void reload()), [reload]);
-  const { setData: setHook } = hook;
-  useEffect(
-    () =>
-      subscribe('webhook.updated', ({ webhook }) => {
-        if (webhook.id === webhookId) setHook((h) => h && { ...h, webhook });
-      }),
-    [webhookId, setHook],
-  );
 
   const redeliver = async (d: DeveloperDelivery) => {
     setActionError(null);
@@ -107,7 +99,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     // Said at once: the delivery may be delivered (which clears the note) before the answer is back.
     setNote(`Delivery of ${d.event} queued again.`);
     try {
-      applyAnswer(await api.redeliver(d.id), before);
+      applyAnswer(await developer.deliveries.redeliver(d.id), before);
     } catch (err) {
       setNote(null);
       setActionError(toApiError(err));
@@ -118,7 +110,8 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
 
   if (hook.error && !hook.data) return <LoadError error={hook.error} onRetry={() => void hook.reload()} />;
   if (!hook.data) return <Loading label="Loading webhook…" />;
-  const { webhook, key } = hook.data;
+  const webhook = hook.data.webhooks.find((w) => w.id === webhookId);
+  const key = webhook && hook.data.keys.find((k) => k.id === webhook.apiKeyId);
   if (!webhook) {
     return (
       <>

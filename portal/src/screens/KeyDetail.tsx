@@ -1,8 +1,10 @@
 /**
  * One key: its details and its usage (requests, 4xx, 5xx per UTC day for 7 or 35 days, plus totals).
  */
+
+import type { DeveloperKeyUsage } from '@partner-logistics/sdk/types';
 import { useMemo, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { EnvironmentBadge, KeyScopes } from '../components/KeyBadges';
 import { KeyStatus } from '../components/KeyStatus';
@@ -14,12 +16,11 @@ import { formatDateTime, formatDay, formatNumber } from '../format';
 import { queryKeys, useApiQuery, useKeys } from '../query';
 import { dayLink } from '../request-log';
 import { Link, navigate } from '../router';
-import type { DeveloperKeyUsage } from '../types';
 
 export function KeyDetail({ keyId }: { keyId: string }) {
   const keys = useKeys();
   const [days, setDays] = useState<Period>(7);
-  const usage = useApiQuery(queryKeys.keyUsage(keyId, days), () => api.keyUsage(keyId, days));
+  const usage = useApiQuery(queryKeys.keyUsage(keyId, days), () => developer.keys.usage(keyId, { days }));
   const key = keys.data?.find((k) => k.id === keyId);
   usePageTitle(key ? `${key.name} usage` : 'Key usage');
 

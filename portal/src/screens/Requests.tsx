@@ -5,18 +5,18 @@
  * requests arriving on the realtime channel ('request.logged') that match the filters appear on top of
  * the first page. What the log left out (overload, the live tail's 50 a second) is counted above.
  */
+
+import type { DeveloperKey, DeveloperRequest } from '@partner-logistics/sdk/types';
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatNumber, formatShortDateTime } from '../format';
-import { useResource } from '../hooks';
 import { queryKeys, useApiQuery, useKeys } from '../query';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
 import { filtersFrom, formatDuration, formatRequestTime, matches, requestsLink, statusTone } from '../request-log';
 import { Link, navigate, useSearch } from '../router';
-import type { DeveloperKey, DeveloperRequest, Page } from '../types';
 import './Requests.css';
 import { Filters } from '../components/RequestFilters';
 
@@ -31,15 +31,17 @@ export function Requests() {
   const [fresh, setFresh] = useState<Record<string, true>>({});
 
   const keys = useKeys();
-  const log = useResource(() => api.listRequests(filters, page, PAGE_SIZE), [filters, page]);
-  const drops = useApiQuery(queryKeys.requestLogDrops, api.requestLogDrops);
+  // The URL's filters go to the API as they are: a method it does not know is answered ERR_VALIDATION.
+  const query = { ...filters, page, pageSize: PAGE_SIZE } as Parameters<typeof developer.requests.list>[0];
+  const log = useApiQuery([...queryKeys.requests, filters, page], () => developer.requests.list(query), { live: true });
+  const drops = useApiQuery(queryKeys.requestLogDrops, () => developer.GET('/v1/developer/requests/drops'));
   const { setData, reload } = log;
 
   // Live tail: matching requests go on top of the first page as they arrive.
   const onLogged = useCallback(
     ({ request }: { request: DeveloperRequest }) => {
       if (!matches(request, filters)) return;
-      setData((p: Page<DeveloperRequest> | undefined) => {
+      setData((p) => {
         if (!p || p.items.some((r) => r.id === request.id)) return p;
         return { ...p, total: p.total + 1, items: [request, ...p.items].slice(0, p.pageSize) };
       });
