@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
 import { createTestApp, TEST_OTP, type TestApp, type TestAppOptions } from '../harness.js';
 import { seriousFindings } from './axe.js';
 import { DESKTOP, openPortalBrowser, PHONE, type PortalBrowser, sidewaysOverflow, signInWithCode } from './chromium.js';
@@ -68,6 +69,21 @@ export async function startPortalRun(options: PortalRunOptions = {}): Promise<Po
       await t.close();
     },
   };
+}
+
+/** A run whose one partner (Caspian Couriers) holds one sandbox key with these scopes. */
+export async function startWithSandboxKey(
+  scopes: NonNullable<Parameters<typeof createKey>[2]>['scopes'],
+): Promise<PortalRun & { partner: TestPartner; key: TestKey }> {
+  let partner: TestPartner | undefined;
+  let key: TestKey | undefined;
+  const run = await startPortalRun({
+    seed: async (t) => {
+      partner = await createPartner(t.ctx, 'Caspian Couriers');
+      key = await createKey(t.ctx, partner.id, { environment: 'SANDBOX', scopes });
+    },
+  });
+  return { ...run, partner: partner as TestPartner, key: key as TestKey };
 }
 
 export interface Received {
