@@ -10,32 +10,19 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
+import type { TestKey, TestPartner } from '../factories.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
-import {
-  AXE_WIDTHS,
-  atBothWidths,
-  callJson,
-  nav,
-  type PortalRun,
-  type Receiver,
-  signIn,
-  startPortalRun,
-  startReceiver,
-} from './portal-run.js';
+import { bothWidths, LIVE_URL, type NewcomerRun, startNewcomerRun } from './newcomer-run.js';
+import { callJson, nav, sandboxCall, signIn } from './portal-run.js';
 
-const LIVE_URL = 'https://partners.example.test';
-const SANDBOX_URL = 'https://sandbox.partners.example.test';
 const STEP_TIMEOUT = 150_000;
 
 if (!hasChromium) console.warn(`newcomer keys end-to-end tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in the portal', { timeout: STEP_TIMEOUT }, () => {
-  let run: PortalRun;
-  let receiver: Receiver;
+  let run: NewcomerRun;
   let page: Page;
   let origin: string;
-  let sandboxOrigin: string;
   let partner: TestPartner;
   let simulatorKey: TestKey;
   let liveKeyId = '';
@@ -44,48 +31,15 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
   const url = (path: string) => `${origin}${path}`;
   /** A developer-API call as the partner (bearer token). */
   const developer = (method: string, path: string, body?: unknown) => callJson(url(path), partner.auth, method, body);
-  /** The partner's own system calling the sandbox API. */
-  const sandboxCall = (key: string, method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string) =>
-    callJson(
-      `${sandboxOrigin}${path}`,
-      { 'x-api-key': key, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
-      method,
-      body,
-    );
-  /** The page at both widths of the accessibility rule, each screenshot kept and scanned with axe. */
-  const bothWidths = (name: string, atPhone?: () => Promise<void>) =>
-    atBothWidths(page, `newcomer-${name}`, { widths: AXE_WIDTHS, axe: true, firstScreen: true, atPhone });
 
   beforeAll(async () => {
-    run = await startPortalRun({
-      env: { PUBLIC_URL: LIVE_URL, SANDBOX_PUBLIC_URL: SANDBOX_URL },
-      sandbox: true,
-      worker: { pollIntervalMs: 100 },
-    });
-    ({ page, origin, sandboxOrigin } = run);
-    receiver = await startReceiver();
-    partner = await createPartner(run.t.ctx, 'Ganja Express');
-    // The key that can run the simulator first; a newer read-only sandbox key after it.
-    simulatorKey = await createKey(run.t.ctx, partner.id, {
-      environment: 'SANDBOX',
-      name: 'Dispatch sandbox',
-      scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
-    });
-    run.t.clock.advance(1);
-    await createKey(run.t.ctx, partner.id, {
-      environment: 'SANDBOX',
-      name: 'Reporting sandbox',
-      scopes: ['orders:read'],
-    });
-    await page.setViewportSize(AXE_WIDTHS.desktop);
+    run = await startNewcomerRun();
+    ({ page, origin, partner, simulatorKey } = run);
     await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   }, 240_000);
 
-  afterAll(async () => {
-    await run?.close();
-    await receiver?.close();
-  });
+  afterAll(() => run?.close());
 
   it('will not let the new key’s dialog go without “I have copied it”; it shows the key’s real base URL', async () => {
     await nav(page, 'API keys');
@@ -105,7 +59,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     expect(await reveal.isVisible()).toBe(true);
     await page.mouse.click(5, 5);
     expect(await reveal.isVisible()).toBe(true);
-    await bothWidths('key-created-dialog');
+    await bothWidths(page, 'key-created-dialog');
     await reveal.getByRole('button', { name: 'I have copied it' }).click();
     await reveal.waitFor({ state: 'hidden' });
     liveKeyId = (await page.locator('tr[data-key-name="Dispatch live"]').getAttribute('data-key-id')) ?? '';
@@ -114,7 +68,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     await page.locator(`tr[data-key-id="${liveKeyId}"]`).getByRole('link', { name: 'Dispatch live', exact: true }).click();
     await page.getByTestId('base-url-live').getByText(LIVE_URL).waitFor();
     expect(await page.getByTestId('base-url-sandbox').count()).toBe(0);
-    await bothWidths('key-detail');
+    await bothWidths(page, 'key-detail');
   });
 
   it('says a webhook URL error once, clears it on typing, and keeps the secret dialog until “I have copied it”', async () => {
@@ -129,12 +83,12 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     const text = (await dialog.textContent()) ?? '';
     expect(text.match(/must use https/g)?.length, text).toBe(1);
     expect(await dialog.locator('.notice-error').count()).toBe(0);
-    await bothWidths('webhook-url-error');
+    await bothWidths(page, 'webhook-url-error');
     await field.fill('http://example.com/hook2');
     expect(await dialog.locator('[data-error-code]').count()).toBe(0);
     expect(await dialog.getByText(/must use https/).count()).toBe(0);
 
-    await field.fill(receiver.url);
+    await field.fill(run.receiver.url);
     for (const event of ['order.assigned_to_partner', 'order.status_changed']) {
       expect(await dialog.getByRole('checkbox', { name: new RegExp(event.replace('.', '\\.')) }).isChecked()).toBe(true);
     }
@@ -153,7 +107,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
 
     // A second webhook: two health cards, each named by its endpoint.
     await group.getByRole('button', { name: /Add webhook/ }).click();
-    await dialog.getByLabel('Endpoint URL').fill(`${receiver.url}/second`);
+    await dialog.getByLabel('Endpoint URL').fill(`${run.receiver.url}/second`);
     await dialog.getByRole('button', { name: 'Create webhook' }).click();
     await reveal.getByRole('button', { name: 'I have copied it' }).click();
     await group.locator('li[data-webhook-id]').nth(1).waitFor();
@@ -162,11 +116,11 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
       .evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')));
     expect(healthNames).toHaveLength(2);
     expect(new Set(healthNames).size).toBe(2);
-    await bothWidths('webhooks');
+    await bothWidths(page, 'webhooks');
   });
 
   it('counts a delivery’s attempts one way everywhere and drops the “queued again” note once it is delivered', async () => {
-    receiver.answerWith(500);
+    run.receiver.answerWith(500);
     const test = await developer('POST', `/v1/developer/webhooks/${webhookId}/test`, { event: 'ping' });
     expect(test.status).toBe(200);
     const deliveryId = String(test.body.id);
@@ -182,30 +136,30 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     await row.getByTestId('delivery-requeued').waitFor();
     expect(await row.getByTestId('delivery-attempts').textContent()).toBe('1');
     // Queued again and delivered: recovered, the note goes.
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     await row.getByRole('button', { name: /Redeliver/ }).click();
     await page.locator(`tr[data-delivery-id="${deliveryId}"][data-status="DELIVERED"]`).waitFor({ timeout: 30_000 });
     await row.getByTestId('delivery-requeued').waitFor({ state: 'detached' });
     expect(await page.getByText(/queued again\./).count()).toBe(0);
     expect(await row.getByTestId('delivery-attempts').textContent()).toBe('1');
-    await bothWidths('deliveries');
+    await bothWidths(page, 'deliveries');
 
     await row.getByRole('link', { name: /Details/ }).click();
     const history = page.getByRole('heading', { name: /Attempt history/ });
     await history.waitFor();
     expect(await history.textContent()).toContain('3 in all rounds');
     expect(await page.getByRole('heading', { name: /^Attempts/ }).count()).toBe(0);
-    await bothWidths('delivery-detail');
+    await bothWidths(page, 'delivery-detail');
   });
 
   it('tells a rotated key apart, keeps its status to one short line, and charts it with its successor as one integration', async () => {
     // The partner calls with the key, rotates it, and calls with both.
-    expect((await sandboxCall(simulatorKey.key, 'GET', '/v1/partner/me')).status).toBe(200);
+    expect((await sandboxCall(run, simulatorKey.key, 'GET', '/v1/partner/me')).status).toBe(200);
     const rotated = await developer('POST', `/v1/developer/keys/${simulatorKey.id}/rotate`);
     expect(rotated.status).toBe(200);
     const successorKey = String(rotated.body.key);
-    expect((await sandboxCall(successorKey, 'GET', '/v1/partner/me')).status).toBe(200);
-    expect((await sandboxCall(simulatorKey.key, 'GET', '/v1/partner/me')).status).toBe(200);
+    expect((await sandboxCall(run, successorKey, 'GET', '/v1/partner/me')).status).toBe(200);
+    expect((await sandboxCall(run, simulatorKey.key, 'GET', '/v1/partner/me')).status).toBe(200);
     await run.t.ctx.usage.flush();
 
     await nav(page, 'API keys');
@@ -217,7 +171,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     const badge = old.getByTestId('key-status').locator('.badge');
     expect(await badge.textContent()).toBe('Rotated');
     expect((await badge.boundingBox())?.height ?? 99).toBeLessThan(32);
-    await bothWidths('keys-rotated');
+    await bothWidths(page, 'keys-rotated');
 
     await nav(page, 'Usage');
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
@@ -234,7 +188,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     );
     const series = ((await chart.getAttribute('data-series')) ?? '').split('\n');
     expect(series.filter((s) => s.startsWith('Dispatch sandbox'))).toHaveLength(1);
-    await bothWidths('usage');
+    await bothWidths(page, 'usage');
   });
 
   it('folds the Requests filters into a drawer on a phone and labels its times', async () => {
@@ -243,7 +197,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     expect(await page.getByTestId('filters-drawer').count()).toBe(0);
     expect(await page.getByLabel('Error code').isVisible()).toBe(true);
     expect(await page.locator('.log-filters').textContent()).toMatch(/Your time \(UTC\)/);
-    await bothWidths('requests', async () => {
+    await bothWidths(page, 'requests', async () => {
       const drawer = page.getByTestId('filters-drawer');
       await drawer.waitFor();
       expect(await page.getByLabel('Error code').isVisible()).toBe(false);
@@ -257,7 +211,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     await page.locator('a.request-link').first().click();
     await page.getByRole('heading', { level: 1 }).waitFor();
     expect(page.url()).toMatch(/\/portal\/requests\/[^/]+$/);
-    await bothWidths('request-detail');
+    await bothWidths(page, 'request-detail');
   });
 
   it('raised no uncaught error and no Content-Security-Policy violation in the page', () => {

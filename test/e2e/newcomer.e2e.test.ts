@@ -12,39 +12,26 @@
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
+import type { TestKey, TestPartner } from '../factories.js';
 import { TEST_OTP } from '../harness.js';
 import { seriousFindings } from './axe.js';
 import { CHROMIUM, hasChromium, signInWithCode } from './chromium.js';
-import {
-  AXE_WIDTHS,
-  atBothWidths,
-  callJson,
-  nav,
-  type PortalRun,
-  type Receiver,
-  SHOTS,
-  startPortalRun,
-  startReceiver,
-} from './portal-run.js';
+import { bothWidths, LIVE_URL, type NewcomerRun, SANDBOX_URL, startNewcomerRun } from './newcomer-run.js';
+import { AXE_WIDTHS, nav, SHOTS, sandboxCall } from './portal-run.js';
 
 // Browser globals used inside page callbacks (this file is compiled with the Node libraries only).
 declare const document: { body: { innerText: string } };
 
 const DESKTOP = AXE_WIDTHS.desktop;
 const PHONE = AXE_WIDTHS.phone;
-const LIVE_URL = 'https://partners.example.test';
-const SANDBOX_URL = 'https://sandbox.partners.example.test';
 const STEP_TIMEOUT = 150_000;
 
 if (!hasChromium) console.warn(`newcomer end-to-end tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!hasChromium)('a new partner developer’s path through the portal', { timeout: STEP_TIMEOUT }, () => {
-  let run: PortalRun;
-  let receiver: Receiver;
+  let run: NewcomerRun;
   let page: Page;
   let origin: string;
-  let sandboxOrigin: string;
   let partner: TestPartner;
   let simulatorKey: TestKey;
   let readOnlyKey: TestKey;
@@ -52,17 +39,6 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
   let packed = '';
 
   const url = (path: string) => `${origin}${path}`;
-  /** The partner's own system calling the sandbox API. */
-  const sandboxCall = (key: string, method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string) =>
-    callJson(
-      `${sandboxOrigin}${path}`,
-      { 'x-api-key': key, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
-      method,
-      body,
-    );
-  /** The page at both widths of the accessibility rule, each screenshot kept and scanned with axe. */
-  const bothWidths = (name: string, atPhone?: () => Promise<void>) =>
-    atBothWidths(page, `newcomer-${name}`, { widths: AXE_WIDTHS, axe: true, firstScreen: true, atPhone });
 
   /** No serious or critical axe finding on the page as it is now. */
   async function expectAxeClean(what: string) {
@@ -72,38 +48,16 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
   const orderCard = (code: string): Locator => page.locator(`li[data-order-code="${code}"]`);
 
   beforeAll(async () => {
-    run = await startPortalRun({
-      env: { PUBLIC_URL: LIVE_URL, SANDBOX_PUBLIC_URL: SANDBOX_URL },
-      sandbox: true,
-      worker: { pollIntervalMs: 100 },
-    });
-    ({ page, origin, sandboxOrigin } = run);
-    receiver = await startReceiver();
-    partner = await createPartner(run.t.ctx, 'Ganja Express');
-    // The key that can run the simulator first; a newer read-only sandbox key after it.
-    simulatorKey = await createKey(run.t.ctx, partner.id, {
-      environment: 'SANDBOX',
-      name: 'Dispatch sandbox',
-      scopes: ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'],
-    });
-    run.t.clock.advance(1);
-    readOnlyKey = await createKey(run.t.ctx, partner.id, {
-      environment: 'SANDBOX',
-      name: 'Reporting sandbox',
-      scopes: ['orders:read'],
-    });
-    await page.setViewportSize(AXE_WIDTHS.desktop);
+    run = await startNewcomerRun();
+    ({ page, origin, partner, simulatorKey, readOnlyKey } = run);
   }, 240_000);
 
-  afterAll(async () => {
-    await run?.close();
-    await receiver?.close();
-  });
+  afterAll(() => run?.close());
 
   it('signs in; the Docs page shows the live and sandbox base URLs, in every snippet, and both signature schemes', async () => {
     await page.goto(url('/portal'));
     await page.getByLabel('Phone number').waitFor();
-    await bothWidths('sign-in');
+    await bothWidths(page, 'sign-in');
     await signInWithCode(page, partner.phone, TEST_OTP);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
 
@@ -135,7 +89,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
       expect(text).toContain(words);
     }
     expect(text).toContain('new Webhook(secret).verify(body, headers)');
-    await bothWidths('docs');
+    await bothWidths(page, 'docs');
   });
 
   it('opens the Sandbox page on the key that can run the simulator, says why the other cannot, and offers no useless retry', async () => {
@@ -162,7 +116,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
       .waitFor();
     expect(await page.getByLabel('Sandbox key').inputValue()).toBe(simulatorKey.id);
     expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
-    await bothWidths('sandbox-key-choice');
+    await bothWidths(page, 'sandbox-key-choice');
   });
 
   it('says a sandbox error once, in plain words, and clears it when the input changes or a later action succeeds', async () => {
@@ -176,7 +130,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     expect(body).not.toMatch(/must be <=|<= 20/);
     expect(await page.locator('[role="alert"]').count()).toBe(0);
     expect(await count.getAttribute('aria-invalid')).toBe('true');
-    await bothWidths('sandbox-count-error');
+    await bothWidths(page, 'sandbox-count-error');
     // Changing the input clears it.
     await count.fill('2');
     expect(await form.locator('.field-error').count()).toBe(0);
@@ -216,10 +170,11 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     // twice with one Idempotency-Key (an item whose hint takes two lines at desktop width).
     const since = new Date(run.t.clock.nowMs() - 3_600_000).toISOString();
     expect(
-      (await sandboxCall(simulatorKey.key, 'GET', `/v1/partner/orders?updatedSince=${encodeURIComponent(since)}`)).status,
+      (await sandboxCall(run, simulatorKey.key, 'GET', `/v1/partner/orders?updatedSince=${encodeURIComponent(since)}`)).status,
     ).toBe(200);
     for (let i = 0; i < 2; i++) {
       const sent = await sandboxCall(
+        run,
         simulatorKey.key,
         'POST',
         `/v1/partner/orders/${packed}/events`,
@@ -241,7 +196,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     // One click, one cancel.
     await cancel.click();
     await page.locator(`li[data-order-code="${placed}"][data-status="CANCELLED"]`).waitFor();
-    await bothWidths('sandbox-orders');
+    await bothWidths(page, 'sandbox-orders');
   });
 
   it('lists the Events in lifecycle order with an index, and renders the descriptions', async () => {
@@ -257,7 +212,7 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     expect(await page.locator('main').evaluate((el) => (el as unknown as { innerText: string }).innerText)).not.toContain('`');
     await index.getByRole('link', { name: 'order.delivered' }).click();
     expect(page.url()).toContain('#kind-order.delivered');
-    await bothWidths('events');
+    await bothWidths(page, 'events');
   });
 
   it('the reference (/docs) has valid examples per event type, a way back to the portal, and passes axe at both widths', async () => {

@@ -27,8 +27,10 @@ export interface PortalRun {
   sandboxOrigin: string;
   browser: PortalBrowser;
   page: Page;
+  /** A webhook endpoint of the partner's (startReceiver). */
+  receiver: Receiver;
   url(path: string): string;
-  /** Ends the browser, the worker and the app. */
+  /** Ends the browser, the worker, the receiver and the app. */
   close(): Promise<void>;
 }
 
@@ -38,6 +40,8 @@ export interface PortalRunOptions {
   sandbox?: boolean;
   /** Run the webhook worker, with these options. */
   worker?: Parameters<typeof startWorker>[1];
+  /** How the webhook endpoint answers (startReceiver's options). */
+  receiver?: ReceiverOptions;
   /** Given the app before the browser opens (a partner, keys, a webhook). */
   seed?: (t: TestApp, origin: string) => Promise<void>;
 }
@@ -54,6 +58,7 @@ export async function startPortalRun(options: PortalRunOptions = {}): Promise<Po
     sandboxOrigin = `http://127.0.0.1:${(t.sandbox.server.address() as AddressInfo).port}`;
   }
   const worker: Worker | undefined = options.worker ? startWorker(t.ctx, options.worker) : undefined;
+  const receiver = await startReceiver(options.receiver);
   await options.seed?.(t, origin);
   const browser = await openPortalBrowser(origin);
   return {
@@ -62,10 +67,12 @@ export async function startPortalRun(options: PortalRunOptions = {}): Promise<Po
     sandboxOrigin,
     browser,
     page: browser.page,
+    receiver,
     url: (path) => `${origin}${path}`,
     async close() {
       await browser.close();
       await worker?.stop();
+      await receiver.close();
       await t.close();
     },
   };
@@ -91,13 +98,15 @@ export interface Received {
   body: string;
 }
 
-/**
- * A webhook endpoint: records every request and answers with the status it is told (200 at first),
- * with `reply(status)` as the body (plain "ok" / "nope" unless given).
- */
-export async function startReceiver(
-  options: { path?: string; reply?: (status: number) => { headers: Record<string, string>; body: string } } = {},
-) {
+export interface ReceiverOptions {
+  /** The endpoint's path (default /hook). */
+  path?: string;
+  /** The answer to a request while the endpoint answers `status` (plain "ok" / "nope" unless given). */
+  reply?: (status: number) => { headers: Record<string, string>; body: string };
+}
+
+/** A webhook endpoint: records every request and answers with the status it is told (200 at first). */
+export async function startReceiver(options: ReceiverOptions = {}) {
   const received: Received[] = [];
   let status = 200;
   const reply = options.reply ?? ((s: number) => ({ headers: { 'content-type': 'text/plain' }, body: s < 300 ? 'ok' : 'nope' }));
@@ -136,6 +145,34 @@ export async function callJson(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> };
+}
+
+/** The partner's own system calling the sandbox API with a key (and an Idempotency-Key, when given). */
+export function sandboxCall(
+  run: PortalRun,
+  key: string,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  idempotencyKey?: string,
+): ReturnType<typeof callJson> {
+  const headers = { 'x-api-key': key, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) };
+  return callJson(`${run.sandboxOrigin}${path}`, headers, method, body);
+}
+
+/** A webhook of the key to the run's receiver, for order events, made through the developer API. */
+export async function addWebhook(
+  run: PortalRun,
+  partner: TestPartner,
+  apiKeyId: string,
+): Promise<{ id: string; secret: string }> {
+  const created = await callJson(run.url('/v1/developer/webhooks'), partner.auth, 'POST', {
+    apiKeyId,
+    url: run.receiver.url,
+    events: ['order.assigned_to_partner', 'order.status_changed', 'order.delivered'],
+  });
+  expect(created.status).toBe(201);
+  return { id: String(created.body.id), secret: String(created.body.secret) };
 }
 
 /** Opens the portal and signs in with the phone number and the test one-time code. */

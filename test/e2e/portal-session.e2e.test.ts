@@ -11,16 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser, type TestPartner } from '../factories.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
-import {
-  atBothWidths,
-  callJson,
-  nav,
-  type PortalRun,
-  type Receiver,
-  signIn,
-  startPortalRun,
-  startReceiver,
-} from './portal-run.js';
+import { addWebhook, atBothWidths, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
 // Browser globals used inside page.evaluate callbacks (this file is compiled with the Node libraries only).
 declare const localStorage: { getItem(key: string): string | null };
@@ -31,7 +22,6 @@ const STEP_TIMEOUT = 90_000;
 
 describe.skipIf(!hasChromium)('the portal session in headless Chromium', { timeout: STEP_TIMEOUT }, () => {
   let run: PortalRun;
-  let receiver: Receiver;
   let page: Page;
   let context: BrowserContext;
   let origin: string;
@@ -48,24 +38,14 @@ describe.skipIf(!hasChromium)('the portal session in headless Chromium', { timeo
     run = await startPortalRun({ worker: {} });
     ({ page, origin } = run);
     context = run.browser.context;
-    receiver = await startReceiver();
     partner = await createPartner(run.t.ctx, 'Caspian Couriers');
     const key = await createKey(run.t.ctx, partner.id, { name: 'Dispatch system' });
-    const created = await callJson(url('/v1/developer/webhooks'), partner.auth, 'POST', {
-      apiKeyId: key.id,
-      url: receiver.url,
-      events: ['order.assigned_to_partner', 'order.status_changed', 'order.delivered'],
-    });
-    expect(created.status).toBe(201);
-    webhookId = String(created.body.id);
+    webhookId = (await addWebhook(run, partner, key.id)).id;
     await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   }, 240_000);
 
-  afterAll(async () => {
-    await run?.close();
-    await receiver?.close();
-  });
+  afterAll(() => run?.close());
 
   it('refreshes an expired access token silently, for API calls and for the realtime channel', async () => {
     const before = await page.evaluate(() => JSON.parse(localStorage.getItem('partner-portal.session') ?? '{}').refreshToken);

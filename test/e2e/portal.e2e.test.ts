@@ -1,7 +1,7 @@
 /**
  * The developer portal end to end, in real headless Chromium (Debian's /usr/bin/chromium through
  * playwright-core; never a downloaded browser) against the real app on a real port, with the webhook
- * worker running and a local webhook receiver. The steps build on each other, in order, like a
+ * worker running and a local webhook run.receiver. The steps build on each other, in order, like a
  * developer's first session: sign in, create a key, call the partner API with it, add a webhook, watch
  * a ping arrive live, watch a failure and redeliver it, read usage, rotate and revoke. The session's
  * own rules (an expired access token, a lost session, signing out, an account that is not a partner)
@@ -15,7 +15,7 @@ import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { createPartner, type TestPartner } from '../factories.js';
 import { TEST_OTP } from '../harness.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
-import { atBothWidths, nav, type PortalRun, type Receiver, screenshot, startPortalRun, startReceiver } from './portal-run.js';
+import { atBothWidths, nav, type PortalRun, screenshot, startPortalRun } from './portal-run.js';
 
 // Browser globals used inside page.evaluate callbacks, typed just enough: this file is compiled with
 // the Node libraries only, and the callbacks run in the page.
@@ -44,7 +44,6 @@ const STEP_TIMEOUT = 90_000;
 
 describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout: STEP_TIMEOUT }, () => {
   let run: PortalRun;
-  let receiver: Receiver;
   let page: Page;
   let origin: string;
   let partner: TestPartner;
@@ -62,14 +61,10 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
   beforeAll(async () => {
     run = await startPortalRun({ worker: {} });
     ({ page, origin } = run);
-    receiver = await startReceiver();
     partner = await createPartner(run.t.ctx, 'Caspian Couriers');
   }, 240_000);
 
-  afterAll(async () => {
-    await run?.close();
-    await receiver?.close();
-  });
+  afterAll(() => run?.close());
 
   it('signs a partner in with phone and one-time code, showing the API answer to a wrong code first', async () => {
     await page.goto(url('/portal/'));
@@ -183,7 +178,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
       /ERR_VALIDATION|ERR_WEBHOOK_URL_INVALID/,
     );
 
-    await dialog.getByLabel('Endpoint URL').fill(receiver.url);
+    await dialog.getByLabel('Endpoint URL').fill(run.receiver.url);
     await dialog.getByRole('button', { name: 'Create webhook' }).click();
     const reveal = page.getByRole('dialog', { name: 'Webhook created' });
     await reveal.waitFor();
@@ -196,7 +191,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     const card = group.locator('li[data-webhook-id]');
     await card.waitFor();
     webhookId = (await card.getAttribute('data-webhook-id')) ?? '';
-    expect(await card.textContent()).toContain(receiver.url);
+    expect(await card.textContent()).toContain(run.receiver.url);
     expect(await card.textContent()).toContain('Active');
     expect(await page.locator('body').textContent()).not.toContain(signingSecret);
     await atBothWidths(page, 'webhooks');
@@ -207,7 +202,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     await card.getByRole('button', { name: 'Edit' }).click();
     const dialog = page.getByRole('dialog', { name: 'Edit webhook' });
     await dialog.waitFor();
-    expect(await dialog.getByLabel('Endpoint URL').inputValue()).toBe(receiver.url);
+    expect(await dialog.getByLabel('Endpoint URL').inputValue()).toBe(run.receiver.url);
     await dialog.getByRole('checkbox', { name: /order\.delivered/ }).check();
     await dialog.getByRole('button', { name: 'Save changes' }).click();
     await dialog.waitFor({ state: 'hidden' });
@@ -233,7 +228,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
       window.__sameDocument = true;
     });
 
-    const before = receiver.received.length;
+    const before = run.receiver.received.length;
     const [answer] = await Promise.all([
       page.waitForResponse(
         (r) => r.url().endsWith(`/v1/developer/webhooks/${webhookId}/test`) && r.request().method() === 'POST',
@@ -250,7 +245,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     expect(await row.locator('th').textContent()).toBe('ping');
     expect(await page.evaluate(() => window.__sameDocument)).toBe(true);
 
-    const ping = receiver.received[before];
+    const ping = run.receiver.received[before];
     expect(ping).toBeDefined();
     expect(ping.headers['x-partner-event']).toBe('ping');
     expect(ping.headers['x-partner-delivery']).toBe(queued.id);
@@ -261,7 +256,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
   });
 
   it('shows a failing attempt as FAILED with the HTTP status, then redelivers it live', async () => {
-    receiver.answerWith(500);
+    run.receiver.answerWith(500);
     const [answer] = await Promise.all([
       page.waitForResponse(
         (r) => r.url().endsWith(`/v1/developer/webhooks/${webhookId}/test`) && r.request().method() === 'POST',
@@ -288,7 +283,7 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     await page.getByLabel('Status', { exact: true }).selectOption('');
     await page.locator('tbody tr').nth(1).waitFor();
 
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     await row.getByRole('button', { name: /Redeliver/ }).click();
     await page.locator(`tr[data-delivery-id="${failedId}"][data-status="DELIVERED"]`).waitFor();
     expect(await row.getByTestId('delivery-http').textContent()).toBe('200');

@@ -1,7 +1,7 @@
 /**
  * From a new sandbox key to a complete go-live checklist, in real headless Chromium (Debian's
  * /usr/bin/chromium through playwright-core) against the real app on real ports, with the webhook
- * worker and a local webhook receiver. Only the portal (key, webhook, test orders, the marketplace's
+ * worker and a local webhook run.receiver. Only the portal (key, webhook, test orders, the marketplace's
  * moves) and a scripted partner client (its own calls to the sandbox API with the key the portal showed
  * once) are used: no operator, no database writes. Steps build on each other, in order.
  *
@@ -11,16 +11,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartner, type TestPartner } from '../factories.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
-import {
-  atBothWidths,
-  callJson,
-  nav,
-  type PortalRun,
-  type Receiver,
-  signIn,
-  startPortalRun,
-  startReceiver,
-} from './portal-run.js';
+import { atBothWidths, nav, type PortalRun, sandboxCall, signIn, startPortalRun } from './portal-run.js';
 
 // Browser globals used inside page callbacks (this file is compiled with the Node libraries only).
 declare const document: { querySelectorAll(selector: string): { length: number } };
@@ -38,10 +29,8 @@ interface Envelope {
 
 describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live checklist', { timeout: STEP_TIMEOUT }, () => {
   let run: PortalRun;
-  let receiver: Receiver;
   let page: Page;
   let origin: string;
-  let sandboxOrigin: string;
   let partner: TestPartner;
 
   // What the steps hand to each other.
@@ -54,14 +43,9 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
 
   /** The partner's own system: a call to the sandbox API with the key. */
   const partnerCall = (method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string) =>
-    callJson(
-      `${sandboxOrigin}${path}`,
-      { 'x-api-key': sandboxKey, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
-      method,
-      body,
-    );
+    sandboxCall(run, sandboxKey, method, path, body, idempotencyKey);
   /** What the receiver was sent: the event envelopes. */
-  const events = () => receiver.received.map((r) => JSON.parse(r.body) as Envelope);
+  const events = () => run.receiver.received.map((r) => JSON.parse(r.body) as Envelope);
 
   async function event(code: string, body: Record<string, unknown>, idempotencyKey?: string) {
     const res = await partnerCall('POST', `/v1/partner/orders/${code}/events`, body, idempotencyKey);
@@ -95,16 +79,12 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   }
 
   beforeAll(async () => {
-    run = await startPortalRun({ sandbox: true, worker: { pollIntervalMs: 100 } });
-    ({ page, origin, sandboxOrigin } = run);
-    receiver = await startReceiver({ path: '/hooks/partner' });
+    run = await startPortalRun({ sandbox: true, worker: { pollIntervalMs: 100 }, receiver: { path: '/hooks/partner' } });
+    ({ page, origin } = run);
     partner = await createPartner(run.t.ctx, 'Caspian Couriers');
   }, 240_000);
 
-  afterAll(async () => {
-    await run?.close();
-    await receiver?.close();
-  });
+  afterAll(() => run?.close());
 
   it('signs in and creates a sandbox key, shown once', async () => {
     await signIn(page, origin, partner.phone);
@@ -131,7 +111,7 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     const group = page.locator(`section[data-key-id="${keyId}"]`);
     await group.getByRole('button', { name: /Add webhook/ }).click();
     const dialog = page.getByRole('dialog', { name: /Add a webhook/ });
-    await dialog.getByLabel('Endpoint URL').fill(receiver.url);
+    await dialog.getByLabel('Endpoint URL').fill(run.receiver.url);
     for (const event of ['order.placed', 'order.delivered', 'order.cancelled', 'batch.completed']) {
       await dialog.getByRole('checkbox', { name: new RegExp(event.replace('.', '\\.')) }).check();
     }

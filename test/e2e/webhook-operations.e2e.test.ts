@@ -14,16 +14,7 @@ import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { EVENT_TYPES } from '../../src/modules/webhooks/event-catalog.js';
 import { createKey, createPartner, type TestPartner } from '../factories.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
-import {
-  atBothWidths,
-  callJson,
-  nav,
-  type PortalRun,
-  type Receiver,
-  signIn,
-  startPortalRun,
-  startReceiver,
-} from './portal-run.js';
+import { addWebhook, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
 const STEP_TIMEOUT = 90_000;
 
@@ -31,7 +22,6 @@ if (!hasChromium) console.warn(`webhook operations end-to-end tests skipped: ${C
 
 describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STEP_TIMEOUT }, () => {
   let run: PortalRun;
-  let receiver: Receiver;
   let page: Page;
   let origin: string;
   let partner: TestPartner;
@@ -46,36 +36,28 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   const shotBoth = (name: string) => atBothWidths(page, `webhook-ops-${name}`);
 
   beforeAll(async () => {
-    run = await startPortalRun({ worker: { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 100 } });
-    ({ page, origin } = run);
-    receiver = await startReceiver({
-      reply: (status) => ({
-        headers: { 'content-type': 'application/json', 'x-receiver': 'test' },
-        body: status < 300 ? '{"received":true}' : '{"error":"endpoint is down for maintenance"}',
-      }),
+    run = await startPortalRun({
+      worker: { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 100 },
+      receiver: {
+        reply: (status) => ({
+          headers: { 'content-type': 'application/json', 'x-receiver': 'test' },
+          body: status < 300 ? '{"received":true}' : '{"error":"endpoint is down for maintenance"}',
+        }),
+      },
     });
+    ({ page, origin } = run);
     partner = await createPartner(run.t.ctx, 'Caspian Couriers');
     const key = await createKey(run.t.ctx, partner.id, { name: 'Dispatch system' });
-    const created = await api('POST', '/v1/developer/webhooks', {
-      apiKeyId: key.id,
-      url: receiver.url,
-      events: ['order.assigned_to_partner', 'order.status_changed', 'order.delivered'],
-    });
-    expect(created.status).toBe(201);
-    webhookId = String(created.json.id);
-    secret = String(created.json.secret);
+    ({ id: webhookId, secret } = await addWebhook(run, partner, key.id));
 
     await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   }, 240_000);
 
-  afterAll(async () => {
-    await run?.close();
-    await receiver?.close();
-  });
+  afterAll(() => run?.close());
 
   it('the health card says the endpoint is failing as soon as its deliveries fail, before any is dead', async () => {
-    receiver.answerWith(500);
+    run.receiver.answerWith(500);
     for (let i = 0; i < 5; i++) expect((await api('POST', `/v1/developer/webhooks/${webhookId}/test`)).status).toBe(200);
     await nav(page, 'Webhooks');
     const card = page.locator(`li[data-webhook-id="${webhookId}"]`);
@@ -89,7 +71,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('sends a test event of the picked kind: a signed sample with an evt_test_ id, shown live in the log', async () => {
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     await page.locator(`li[data-webhook-id="${webhookId}"]`).getByRole('link', { name: 'Delivery log' }).click();
     await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
     await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
@@ -102,7 +84,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     ]);
     const queued = (await answer.json()) as { id: string };
     await page.locator(`tr[data-delivery-id="${queued.id}"][data-status="DELIVERED"]`).waitFor();
-    const got = receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.id);
+    const got = run.receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.id);
     expect(got?.headers['x-partner-event']).toBe('order.delivered');
     expect(JSON.parse(got?.body ?? '{}').id).toMatch(/^evt_test_/);
     expect(verifySignature(got?.body ?? '', String(got?.headers['x-partner-signature']), secret)).toBe(true);
@@ -110,7 +92,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('opens a delivery: the payload pretty-printed and every attempt with what was sent and answered, updating live', async () => {
-    receiver.answerWith(503);
+    run.receiver.answerWith(503);
     const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`, { event: 'order.status_changed' });
     const id = String(queued.json.id);
     await page.locator(`tr[data-delivery-id="${id}"][data-status="FAILED"]`).waitFor();
@@ -132,7 +114,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     await shotBoth('delivery-failed');
 
     // Redeliver from the detail: the new attempt appears by itself, accepted, the earlier one kept.
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     await page.getByRole('button', { name: 'Redeliver' }).click();
     await page.locator('[data-testid="detail-status"][data-status="DELIVERED"]').waitFor();
     await page.locator('[data-testid="attempt"][data-attempt="2"]').waitFor();
@@ -146,7 +128,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('a redeliver visibly resets its row, even when the attempt fails again at once', async () => {
-    receiver.answerWith(500);
+    run.receiver.answerWith(500);
     const failed = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);
     const id = String(failed.json.id);
     const row = page.locator(`tr[data-delivery-id="${id}"]`);
@@ -163,7 +145,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('recovers the failed deliveries of a window in one go; they turn DELIVERED live', async () => {
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     const failedBefore = (await api('GET', `/v1/developer/webhooks/${webhookId}/deliveries?status=FAILED&pageSize=50`)).json
       .total as number;
     expect(failedBefore).toBeGreaterThanOrEqual(5);
@@ -214,8 +196,8 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     expect(await page.locator('body').textContent()).not.toContain(rotated);
 
     const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);
-    await expect.poll(() => receiver.received.some((r) => r.headers['x-partner-delivery'] === queued.json.id)).toBe(true);
-    const got = receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.json.id);
+    await expect.poll(() => run.receiver.received.some((r) => r.headers['x-partner-delivery'] === queued.json.id)).toBe(true);
+    const got = run.receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.json.id);
     const header = String(got?.headers['x-partner-signature']);
     expect(header.match(/v1=/g)).toHaveLength(2);
     expect(verifySignature(got?.body ?? '', header, rotated)).toBe(true);
