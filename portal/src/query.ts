@@ -12,7 +12,7 @@
  */
 import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { DeveloperKey, DeveloperWebhook } from '@partner-logistics/sdk/types';
-import { QueryClient, type QueryKey, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, QueryClient, type QueryKey, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useRef } from 'react';
 import { developer, toApiError } from './client';
 import { subscribe } from './realtime';
@@ -58,7 +58,8 @@ export interface Resource<T> {
 
 /**
  * Reads `load` under `queryKey`. `live`: what the realtime channel keeps current is read again each time
- * a screen shows it, never served from an earlier visit alone.
+ * a screen shows it, never served from an earlier visit alone, and a screen moving to other parameters
+ * (another page, filter or period) keeps showing the last answer until the new one is in.
  */
 export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>, options: { live?: boolean } = {}): Resource<T> {
   const client = useQueryClient();
@@ -66,7 +67,11 @@ export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>, optio
   const stable = useRef(queryKey);
   if (JSON.stringify(stable.current) !== JSON.stringify(queryKey)) stable.current = queryKey;
   const key = stable.current;
-  const query = useQuery({ queryKey: key, queryFn: load, ...(options.live ? { staleTime: 0 } : {}) });
+  const query = useQuery({
+    queryKey: key,
+    queryFn: load,
+    ...(options.live ? { staleTime: 0, placeholderData: keepPreviousData } : {}),
+  });
   const { refetch } = query;
   const reload = useCallback(async () => {
     await refetch();

@@ -16,7 +16,7 @@ import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { developer, toApiError } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { LiveIndicator } from '../components/LiveIndicator';
-import { Pager } from '../components/Pager';
+import { PagedTable } from '../components/PagedTable';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
@@ -125,9 +125,6 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     );
   }
 
-  const p = deliveries.data;
-  const pages = p ? Math.max(1, Math.ceil(p.total / p.pageSize)) : 1;
-
   return (
     <>
       <p className="breadcrumb">
@@ -193,96 +190,86 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
         {note}
       </p>
       <ErrorNotice error={actionError} />
-      {deliveries.error && <LoadError error={deliveries.error} onRetry={() => void deliveries.reload()} />}
-      {!p && deliveries.loading && <Loading label="Loading deliveries…" />}
-      {p && p.items.length === 0 && (
-        <Empty>
-          <p>{status ? `No ${status} deliveries.` : 'No deliveries yet. Send a test ping to see one arrive.'}</p>
-        </Empty>
-      )}
-      {p && p.items.length > 0 && (
-        <div className="table-wrap">
-          <table className="table cards-on-phone deliveries" aria-busy={deliveries.loading}>
-            <caption className="visually-hidden">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  Attempts <span className="th-note">this round</span>
+      <PagedTable
+        log={deliveries}
+        page={page}
+        loadingLabel="Loading deliveries…"
+        empty={<p>{status ? `No ${status} deliveries.` : 'No deliveries yet. Send a test ping to see one arrive.'}</p>}
+        tableClass="deliveries"
+        caption="Deliveries, newest first"
+        head={
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">Status</th>
+            <th scope="col">
+              Attempts <span className="th-note">this round</span>
+            </th>
+            <th scope="col">HTTP status</th>
+            <th scope="col">Last error</th>
+            <th scope="col">Created</th>
+            <th scope="col">Delivered</th>
+            <th scope="col">Next attempt</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        }
+        rows={(items) => (
+          <>
+            {items.map((d) => (
+              <tr
+                key={d.id}
+                data-delivery-id={d.id}
+                data-status={d.status}
+                // Two identical animations, alternated, so every update restarts the highlight.
+                className={changed[d.id] ? (changed[d.id] % 2 ? 'flash-a' : 'flash-b') : undefined}
+              >
+                <th scope="row" data-label="Event">
+                  <Link to={`/deliveries/${d.id}`} className="event-link">
+                    <code>{d.event}</code>
+                  </Link>
                 </th>
-                <th scope="col">HTTP status</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Created</th>
-                <th scope="col">Delivered</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {p.items.map((d) => (
-                <tr
-                  key={d.id}
-                  data-delivery-id={d.id}
-                  data-status={d.status}
-                  // Two identical animations, alternated, so every update restarts the highlight.
-                  className={changed[d.id] ? (changed[d.id] % 2 ? 'flash-a' : 'flash-b') : undefined}
-                >
-                  <th scope="row" data-label="Event">
-                    <Link to={`/deliveries/${d.id}`} className="event-link">
-                      <code>{d.event}</code>
-                    </Link>
-                  </th>
-                  <td data-label="Status" data-testid="delivery-status">
-                    <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge>
-                    {requeuedAt[d.id] && (
-                      <span className="requeued" data-testid="delivery-requeued">
-                        Queued again {formatTime(requeuedAt[d.id])}
+                <td data-label="Status" data-testid="delivery-status">
+                  <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge>
+                  {requeuedAt[d.id] && (
+                    <span className="requeued" data-testid="delivery-requeued">
+                      Queued again {formatTime(requeuedAt[d.id])}
+                    </span>
+                  )}
+                </td>
+                <td data-label="Attempts this round" data-testid="delivery-attempts">
+                  {d.attempts}
+                </td>
+                <td data-label="HTTP status" data-testid="delivery-http">
+                  {d.statusCode ?? '—'}
+                </td>
+                <td data-label="Last error" data-testid="delivery-error">
+                  {d.lastError ?? '—'}
+                </td>
+                <td data-label="Created">{formatDateTime(d.createdAt)}</td>
+                <td data-label="Delivered">{formatDateTime(d.deliveredAt)}</td>
+                <td data-label="Next attempt">{formatDateTime(d.nextAttemptAt)}</td>
+                <td className="actions-cell">
+                  <Link to={`/deliveries/${d.id}`} className="button">
+                    Details<span className="visually-hidden"> of {d.event}</span>
+                  </Link>
+                  {d.status !== 'PENDING' && (
+                    <button type="button" onClick={() => void redeliver(d)}>
+                      Redeliver
+                      <span className="visually-hidden">
+                        {' '}
+                        {d.event} of {formatDateTime(d.createdAt)}
                       </span>
-                    )}
-                  </td>
-                  <td data-label="Attempts this round" data-testid="delivery-attempts">
-                    {d.attempts}
-                  </td>
-                  <td data-label="HTTP status" data-testid="delivery-http">
-                    {d.statusCode ?? '—'}
-                  </td>
-                  <td data-label="Last error" data-testid="delivery-error">
-                    {d.lastError ?? '—'}
-                  </td>
-                  <td data-label="Created">{formatDateTime(d.createdAt)}</td>
-                  <td data-label="Delivered">{formatDateTime(d.deliveredAt)}</td>
-                  <td data-label="Next attempt">{formatDateTime(d.nextAttemptAt)}</td>
-                  <td className="actions-cell">
-                    <Link to={`/deliveries/${d.id}`} className="button">
-                      Details<span className="visually-hidden"> of {d.event}</span>
-                    </Link>
-                    {d.status !== 'PENDING' && (
-                      <button type="button" onClick={() => void redeliver(d)}>
-                        Redeliver
-                        <span className="visually-hidden">
-                          {' '}
-                          {d.event} of {formatDateTime(d.createdAt)}
-                        </span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {p && p.total > 0 && (
-        <Pager
-          page={page}
-          pages={pages}
-          summary={`Page ${p.page} of ${pages} · ${p.total} ${p.total === 1 ? 'delivery' : 'deliveries'}`}
-          onPage={setPage}
-        />
-      )}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </>
+        )}
+        summary={(p, pages) => `Page ${p.page} of ${pages} · ${p.total} ${p.total === 1 ? 'delivery' : 'deliveries'}`}
+        onPage={setPage}
+      />
     </>
   );
 }

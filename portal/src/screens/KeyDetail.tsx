@@ -139,24 +139,20 @@ function KeyUsage({ keyId, items, totalRequests }: { keyId: string; items: Devel
   return (
     <>
       <ul className="totals" data-testid="usage-totals">
-        <li>
-          <span className="total-value" data-testid="total-requests">
-            {formatNumber(totalRequests)}
-          </span>
-          <span className="total-label">requests</span>
-        </li>
-        <li>
-          <span className="total-value" data-testid="total-4xx">
-            {formatNumber(totals.clientErrors)}
-          </span>
-          <span className="total-label">4xx answers</span>
-        </li>
-        <li>
-          <span className="total-value" data-testid="total-5xx">
-            {formatNumber(totals.serverErrors)}
-          </span>
-          <span className="total-label">5xx answers</span>
-        </li>
+        {(
+          [
+            ['total-requests', totalRequests, 'requests'],
+            ['total-4xx', totals.clientErrors, '4xx answers'],
+            ['total-5xx', totals.serverErrors, '5xx answers'],
+          ] as const
+        ).map(([testId, value, label]) => (
+          <li key={testId}>
+            <span className="total-value" data-testid={testId}>
+              {formatNumber(value)}
+            </span>
+            <span className="total-label">{label}</span>
+          </li>
+        ))}
       </ul>
       {totalRequests === 0 && <p className="hint">No requests with this key in this period yet.</p>}
       <UsageChart
