@@ -7,12 +7,9 @@
  * Screenshots at 1366×900 and 390×844 go to artifacts/screenshots/payments-*.png.
  */
 import { readFileSync } from 'node:fs';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestKey, TestPartner } from '../factories.js';
-import type { TestApp } from '../harness.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
-import { AXE_WIDTHS, atBothWidths, nav, type PortalRun, signIn, startWithSandboxKey } from './portal-run.js';
+import { AXE_WIDTHS, atBothWidths, nav, type SandboxKeyRun, signIn, startWithSandboxKey } from './portal-run.js';
 
 const TIMEOUT = 180_000;
 
@@ -26,31 +23,24 @@ function manat(qepik: number): string {
 const plain = (text: string) => text.replaceAll(',', '').trim();
 
 describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { timeout: TIMEOUT }, () => {
-  let run: PortalRun & { partner: TestPartner; key: TestKey };
-  let t: TestApp;
-  let page: Page;
-  let origin: string;
-  let partner: TestPartner;
-  let key: TestKey;
+  let run: SandboxKeyRun;
 
   beforeAll(async () => {
     run = await startWithSandboxKey(['orders:read', 'logistics:write', 'payments:read']);
-    ({ t, page, origin, partner, key } = run);
   }, 240_000);
-  afterAll(async () => {
-    await run?.close();
-  });
+  afterAll(() => run?.close());
 
   const call = async (url: string, payload: unknown, status: number) => {
-    const res = await t.sandbox.inject({ method: 'POST', url, headers: key.headers, payload: payload as never });
+    const res = await run.t.sandbox.inject({ method: 'POST', url, headers: run.key.headers, payload: payload as never });
     expect(res.statusCode, `${url}: ${res.body}`).toBe(status);
     return res.json();
   };
 
   /** Both widths: a screenshot, no serious or critical axe finding, nothing scrolling sideways on the phone. */
-  const look = (name: string) => atBothWidths(page, `payments-${name}`, { widths: AXE_WIDTHS, axe: true });
+  const look = (name: string) => atBothWidths(run.page, `payments-${name}`, { widths: AXE_WIDTHS, axe: true });
 
   it('shows cash awaiting remittance, then the SETTLED statement with its lines, links and CSV', async () => {
+    const { page, origin, partner } = run;
     const card = await call('/v1/partner/sandbox/orders', { paymentMethod: 'CARD' }, 201);
     const captured = await call(`/v1/partner/sandbox/orders/${card.code}/payment/capture`, undefined, 200);
     expect(captured).toMatchObject({ method: 'CARD', status: 'SUCCEEDED' });

@@ -78,10 +78,12 @@ export async function startPortalRun(options: PortalRunOptions = {}): Promise<Po
   };
 }
 
+export type SandboxKeyRun = PortalRun & { partner: TestPartner; key: TestKey };
+
 /** A run whose one partner (Caspian Couriers) holds one sandbox key with these scopes. */
 export async function startWithSandboxKey(
   scopes: NonNullable<Parameters<typeof createKey>[2]>['scopes'],
-): Promise<PortalRun & { partner: TestPartner; key: TestKey }> {
+): Promise<SandboxKeyRun> {
   let partner: TestPartner | undefined;
   let key: TestKey | undefined;
   const run = await startPortalRun({

@@ -6,12 +6,9 @@
  * Screenshots at desktop and phone width go to artifacts/screenshots/proof-*.png.
  */
 import { crc32, deflateSync } from 'node:zlib';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestKey, TestPartner } from '../factories.js';
-import type { TestApp } from '../harness.js';
 import { CHROMIUM, DESKTOP, hasChromium, PHONE } from './chromium.js';
-import { type PortalRun, screenshot, signIn, startWithSandboxKey } from './portal-run.js';
+import { type SandboxKeyRun, screenshot, signIn, startWithSandboxKey } from './portal-run.js';
 
 declare const document: { querySelectorAll(selector: string): ArrayLike<{ naturalWidth: number }> };
 
@@ -44,22 +41,15 @@ function png(size: number, rgb: [number, number, number]): Buffer {
 }
 
 describe.skipIf(!hasChromium)('the proof of a sandbox delivery in the portal', { timeout: TIMEOUT }, () => {
-  let run: PortalRun & { partner: TestPartner; key: TestKey };
-  let t: TestApp;
-  let page: Page;
-  let origin: string;
-  let partner: TestPartner;
-  let key: TestKey;
+  let run: SandboxKeyRun;
 
   beforeAll(async () => {
     run = await startWithSandboxKey(['orders:read', 'orders:pii', 'logistics:write']);
-    ({ t, page, origin, partner, key } = run);
   }, 240_000);
-  afterAll(async () => {
-    await run?.close();
-  });
+  afterAll(() => run?.close());
 
   it('shows the coordinates, the distance from the address, the recipient and the photos as thumbnails', async () => {
+    const { t, page, origin, partner, key } = run;
     const call = (method: 'POST', url: string, payload: unknown, headers: Record<string, string> = {}) =>
       t.sandbox.inject({ method, url, headers: { ...key.headers, ...headers }, payload: payload as never });
     const created = await call('POST', '/v1/partner/sandbox/orders', { paymentMethod: 'CARD' });
