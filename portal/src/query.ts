@@ -41,6 +41,7 @@ export const queryKeys = {
   requests: ['developer', 'requests', 'list'] as const,
   request: (requestId: string) => ['developer', 'requests', requestId] as const,
   requestLogDrops: ['developer', 'requests', 'drops'] as const,
+  upload: (uploadId: string) => ['developer', 'uploads', uploadId] as const,
   orderProof: (code: string) => ['developer', 'orders', code, 'proof'] as const,
   orderIntent: (code: string) => ['developer', 'orders', code, 'payment-intent'] as const,
   balance: (environment: string) => ['developer', 'payments', 'balance', environment] as const,
@@ -57,9 +58,10 @@ export interface Resource<T> {
 }
 
 /**
- * Reads `load` under `queryKey`. `live`: what the realtime channel keeps current is read again each time
- * a screen shows it, never served from an earlier visit alone, and a screen moving to other parameters
- * (another page, filter or period) keeps showing the last answer until the new one is in.
+ * Reads `load` under `queryKey`. `live`: what the realtime channel keeps current is read afresh each time
+ * a screen shows it (nothing of an earlier visit is kept: the screen loads as on a first visit), and a
+ * screen moving to other parameters (another page, filter or period) keeps showing the last answer until
+ * the new one is in.
  */
 export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>, options: { live?: boolean } = {}): Resource<T> {
   const client = useQueryClient();
@@ -70,7 +72,7 @@ export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>, optio
   const query = useQuery({
     queryKey: key,
     queryFn: load,
-    ...(options.live ? { staleTime: 0, placeholderData: keepPreviousData } : {}),
+    ...(options.live ? { staleTime: 0, gcTime: 0, placeholderData: keepPreviousData } : {}),
   });
   const { refetch } = query;
   const reload = useCallback(async () => {
@@ -99,26 +101,19 @@ export function useKeys() {
   return useApiQuery(queryKeys.keys, () => developer.keys.list().then((r) => r.items));
 }
 
-/** The partner's webhooks, shared by the webhook list and the delivery log. */
-export function useWebhooks() {
-  return useApiQuery(queryKeys.webhooks, () => developer.webhooks.list().then((r) => r.items), { live: true });
-}
-
-/** The keys and the webhooks together, for the screens that group webhooks by key. */
-export function useKeysAndWebhooks(): Omit<Resource<{ keys: DeveloperKey[]; webhooks: DeveloperWebhook[] }>, 'setData'> {
-  const keys = useKeys();
-  const webhooks = useWebhooks();
-  const { reload: reloadKeys } = keys;
-  const { reload: reloadWebhooks } = webhooks;
-  const reload = useCallback(async () => {
-    await Promise.all([reloadKeys(), reloadWebhooks()]);
-  }, [reloadKeys, reloadWebhooks]);
-  return {
-    data: keys.data && webhooks.data ? { keys: keys.data, webhooks: webhooks.data } : undefined,
-    error: keys.error ?? webhooks.error,
-    loading: keys.loading || webhooks.loading,
-    reload,
-  };
+/**
+ * The keys and the webhooks together, read in one go each time a screen shows them (the webhook list and
+ * the delivery log group webhooks by key); a webhook's realtime update edits it in place (`replaceWebhook`).
+ */
+export function useKeysAndWebhooks(): Resource<{ keys: DeveloperKey[]; webhooks: DeveloperWebhook[] }> {
+  return useApiQuery(
+    queryKeys.webhooks,
+    async () => {
+      const [keys, webhooks] = await Promise.all([developer.keys.list(), developer.webhooks.list()]);
+      return { keys: keys.items, webhooks: webhooks.items };
+    },
+    { live: true },
+  );
 }
 
 /** After a key is created, rotated or revoked: every screen's key list is read again. */

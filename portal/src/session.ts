@@ -1,6 +1,6 @@
 /**
  * The portal's session: a token store the SDK's developer client signs its requests with (its
- * `BearerAuth`, plugged in by client.ts). Rules (docs/portal.md, 'Rules', Sessions):
+ * `BearerAuth`, plugged in by client.ts). Rules (docs/decisions-log.md, 'Portal'):
  * - The session (access token, refresh token, user) is kept in localStorage so a reload or a second tab
  *   stays signed in; the 'storage' event keeps tabs in step (a sign-out in one tab signs out all).
  * - Refresh tokens rotate and presenting a rotated one again revokes the whole family, so two refreshes

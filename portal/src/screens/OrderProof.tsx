@@ -27,7 +27,7 @@ async function photoDataUrl(id: string): Promise<string> {
 }
 
 function Thumbnail({ id, bytes }: { id: string; bytes: number }) {
-  const photo = useApiQuery(['developer', 'uploads', id], () => photoDataUrl(id));
+  const photo = useApiQuery(queryKeys.upload(id), () => photoDataUrl(id));
   const src = photo.data ?? null;
   const failed = photo.error !== null;
   return (
