@@ -7,7 +7,7 @@
  *
  * Rules: no automatic retry (a refused request answers the same again; "Try again" is the screen's,
  * docs/portal.md); an answer stays fresh for 10 s, except what the realtime channel keeps current
- * (`live`), which is read again whenever a screen shows it; the cache is emptied when the session
+ * (`live`), which is read afresh whenever a screen shows it; the cache is emptied when the session
  * ends, so the next account never sees the previous one's data.
  */
 import type { PartnerApiError } from '@partner-logistics/sdk/developer';
@@ -123,8 +123,9 @@ export function invalidateKeys(): Promise<void> {
 
 /** Puts a webhook's new state (an edit's answer, a realtime update) into the shared list. */
 export function replaceWebhook(webhook: DeveloperWebhook): void {
-  queryClient.setQueryData<DeveloperWebhook[]>(queryKeys.webhooks, (list) =>
-    list?.map((w) => (w.id === webhook.id ? webhook : w)),
+  queryClient.setQueryData<{ keys: DeveloperKey[]; webhooks: DeveloperWebhook[] }>(
+    queryKeys.webhooks,
+    (d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === webhook.id ? webhook : w)) },
   );
 }
 
