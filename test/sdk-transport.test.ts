@@ -3,6 +3,7 @@
  * app): a scripted `fetch` answers each attempt, so every rule is checked without a server or a wait.
  */
 import { describe, expect, it } from 'vitest';
+import { PartnerApiError } from '../packages/sdk/src/errors.js';
 import { createTransport, defaultSleep, retryDelayMs } from '../packages/sdk/src/transport.js';
 
 const OPTIONS = { maxAttempts: 3, maxDelayMs: 30_000, baseDelayMs: 500 };
@@ -152,6 +153,47 @@ describe('createTransport', () => {
     expect(signIn.sent[0].headers.get('authorization')).toBeNull();
   });
 
+  it("a token store's own: an awaited token, the 401 handed to renew, and a refusal of the renewed token reported", async () => {
+    let token = 'old';
+    const seen: string[] = [];
+    const refused: string[] = [];
+    const auth = {
+      // A store that refreshes a token about to expire before answering it.
+      accessToken: async () => token,
+      skip: () => false,
+      renew: async (_used: string, response: Response) => {
+        const { code } = (await response.clone().json()) as { code: string };
+        seen.push(code);
+        if (code !== 'ERR_UNAUTHORIZED') return null;
+        token = 'new';
+        return token;
+      },
+      refused: (used: string, response: Response) => refused.push(`${used} ${response.status}`),
+    };
+    const unauthorized = () =>
+      new Response(JSON.stringify({ statusCode: 401, code: 'ERR_UNAUTHORIZED', message: 'x' }), { status: 401 });
+    const revoked = () =>
+      new Response(JSON.stringify({ statusCode: 401, code: 'ERR_API_KEY_REVOKED', message: 'x' }), { status: 401 });
+
+    // Another 401 code is the answer: no renewal, and its body is still there to read.
+    const other = scripted(revoked);
+    const answer = await createTransport(
+      { fetch: other.fetch, sleep },
+      auth,
+    )(new Request('http://api.test/v1/developer/keys/k/rotate'));
+    expect(((await answer.json()) as { code: string }).code).toBe('ERR_API_KEY_REVOKED');
+    expect(other.sent[0].headers.get('authorization')).toBe('Bearer old');
+
+    // The renewed token refused again: the store is told.
+    const twice = scripted(unauthorized, unauthorized);
+    expect(
+      (await createTransport({ fetch: twice.fetch, sleep }, auth)(new Request('http://api.test/v1/developer/keys'))).status,
+    ).toBe(401);
+    expect(twice.sent.map((s) => s.headers.get('authorization'))).toEqual(['Bearer old', 'Bearer new']);
+    expect(seen).toEqual(['ERR_API_KEY_REVOKED', 'ERR_UNAUTHORIZED']);
+    expect(refused).toEqual(['new 401']);
+  });
+
   it('a wait is cut short by the request signal', async () => {
     const controller = new AbortController();
     const { fetch } = scripted(status(503, { 'retry-after': '20' }));
@@ -162,5 +204,21 @@ describe('createTransport', () => {
     await new Promise((resolve) => setImmediate(resolve));
     controller.abort(new Error('stop'));
     await expect(pending).rejects.toThrow('stop');
+  });
+});
+
+describe('PartnerApiError', () => {
+  const error = (code: string, details: unknown) =>
+    new PartnerApiError({ status: 400, code, message: 'x', details, method: 'POST', url: 'http://api.test/v1/developer/keys' });
+
+  it("fieldErrors lists an ERR_VALIDATION answer's fields and their messages, and nothing for another code", () => {
+    const details = [
+      { field: 'name', messages: ['is required'] },
+      { field: 'scopes.0', messages: ['must be one of …'] },
+      'noise',
+    ];
+    expect(error('ERR_VALIDATION', details).fieldErrors).toEqual(details.slice(0, 2));
+    expect(error('ERR_VALIDATION', { field: 'name' }).fieldErrors).toEqual([]);
+    expect(error('ERR_CONFLICT', details).fieldErrors).toEqual([]);
   });
 });

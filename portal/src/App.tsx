@@ -3,7 +3,7 @@
  * the portal itself; the path decides the screen.
  */
 import { type ReactNode, useEffect, useRef, useSyncExternalStore } from 'react';
-import { getSession, onSessionChange, signOut } from './api';
+import { signOut } from './client';
 import { Link, match, navigate, usePath } from './router';
 import { Deliveries } from './screens/Deliveries';
 import { DeliveryDetail } from './screens/DeliveryDetail';
@@ -22,7 +22,8 @@ import { Sandbox } from './screens/Sandbox';
 import { SignIn } from './screens/SignIn';
 import { UsageOverview } from './screens/UsageOverview';
 import { Webhooks } from './screens/Webhooks';
-import type { User } from './types';
+import type { User } from './session';
+import { getSession, onSessionChange } from './session';
 
 const NAV = [
   { to: '/keys', label: 'API keys' },

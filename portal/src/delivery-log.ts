@@ -1,5 +1,6 @@
 /** The delivery log's page model: how a delivery arriving on the realtime channel changes the page shown. */
-import type { DeveloperDelivery, Page, WebhookDeliveryStatus } from './types';
+import type { DeveloperDelivery, WebhookDeliveryStatus } from '@partner-logistics/sdk/types';
+import type { Page } from './types';
 
 /** Puts `d` into the page: replaces its row, or adds it on top of page 1 when it is new and matches. */
 export function upsert(

@@ -4,8 +4,9 @@
  * T + 24 h, so a key's successor is the key of the same name and environment created exactly 24 hours
  * before the old key stops. A chain of rotations is one integration: its newest key names it.
  */
+
+import type { DeveloperKey } from '@partner-logistics/sdk/types';
 import { formatShortDateTime } from './format';
-import type { DeveloperKey } from './types';
 
 /** The grace a rotation gives the old key (the API's rule). */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;

@@ -1,17 +1,22 @@
 /**
  * Data loading through TanStack Query: one cache for the portal, so screens that read the same thing
  * (the key list, read by six screens) share one request and one answer, refetch it in the background
- * and see a change everywhere once it is invalidated. `useApiQuery` gives a screen the same shape as
- * `useResource` (hooks.ts): data, error (an ApiError), loading, reload, setData.
+ * and see a change everywhere once it is invalidated. Every read goes through `useApiQuery`; every
+ * change invalidates what it changed (`invalidate`); the realtime channel edits cached pages in place
+ * (`setQueryData`) or invalidates what an event changed.
  *
  * Rules: no automatic retry (a refused request answers the same again; "Try again" is the screen's,
- * docs/portal.md); an answer stays fresh for 10 s; the cache is emptied when the session ends, so the
- * next account never sees the previous one's data.
+ * docs/portal.md); an answer stays fresh for 10 s, except what the realtime channel keeps current
+ * (`live`), which is read afresh whenever a screen shows it; the cache is emptied when the session
+ * ends, so the next account never sees the previous one's data.
  */
-import { QueryClient, type QueryKey, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
+import type { DeveloperKey, DeveloperWebhook } from '@partner-logistics/sdk/types';
+import { keepPreviousData, QueryClient, type QueryKey, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useRef } from 'react';
-import { api, getSession, onSessionChange } from './api';
-import { type Resource, toApiError } from './hooks';
+import { developer, toApiError } from './client';
+import { subscribe } from './realtime';
+import { getSession, onSessionChange } from './session';
 
 export const queryClient = new QueryClient({
   defaultOptions: { queries: { retry: false, staleTime: 10_000 } },
@@ -21,24 +26,54 @@ onSessionChange(() => {
   if (!getSession()) queryClient.clear();
 });
 
-/** The query keys of what several screens read. */
+/** The query keys: what is read, its parameters last; a prefix names everything under it. */
 export const queryKeys = {
   keys: ['developer', 'keys'] as const,
   keyUsage: (keyId: string, days: number) => ['developer', 'keys', keyId, 'usage', days] as const,
+  usageOverview: (days: number) => ['developer', 'usage', days] as const,
+  sandbox: (keyId: string) => ['developer', 'sandbox', keyId] as const,
+  checklist: (keyId: string) => ['developer', 'checklist', keyId] as const,
+  webhooks: ['developer', 'webhooks'] as const,
+  webhookHealth: (webhookId: string) => ['developer', 'webhook-health', webhookId] as const,
+  webhookDeliveries: (webhookId: string) => ['developer', 'webhook-deliveries', webhookId] as const,
   eventTypes: ['developer', 'event-types'] as const,
   delivery: (deliveryId: string) => ['developer', 'deliveries', deliveryId] as const,
+  requests: ['developer', 'requests', 'list'] as const,
   request: (requestId: string) => ['developer', 'requests', requestId] as const,
   requestLogDrops: ['developer', 'requests', 'drops'] as const,
+  upload: (uploadId: string) => ['developer', 'uploads', uploadId] as const,
+  orderProof: (code: string) => ['developer', 'orders', code, 'proof'] as const,
+  orderIntent: (code: string) => ['developer', 'orders', code, 'payment-intent'] as const,
+  balance: (environment: string) => ['developer', 'payments', 'balance', environment] as const,
+  settlements: ['developer', 'settlements'] as const,
 };
 
-/** Reads `load` under `key` (an array naming what is read, its parameters last). */
-export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>): Resource<T> {
+export interface Resource<T> {
+  data: T | undefined;
+  error: PartnerApiError | null;
+  loading: boolean;
+  reload: () => Promise<void>;
+  /** Edits the cached answer in place (a realtime event, an action's answer). */
+  setData: (update: (current: T | undefined) => T | undefined) => void;
+}
+
+/**
+ * Reads `load` under `queryKey`. `live`: what the realtime channel keeps current is read afresh each time
+ * a screen shows it (nothing of an earlier visit is kept: the screen loads as on a first visit), and a
+ * screen moving to other parameters (another page, filter or period) keeps showing the last answer until
+ * the new one is in.
+ */
+export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>, options: { live?: boolean } = {}): Resource<T> {
   const client = useQueryClient();
   // The same key in a new array each render is the same query: keep one identity per value.
   const stable = useRef(queryKey);
   if (JSON.stringify(stable.current) !== JSON.stringify(queryKey)) stable.current = queryKey;
   const key = stable.current;
-  const query = useQuery({ queryKey: key, queryFn: load });
+  const query = useQuery({
+    queryKey: key,
+    queryFn: load,
+    ...(options.live ? { staleTime: 0, gcTime: 0, placeholderData: keepPreviousData } : {}),
+  });
   const { refetch } = query;
   const reload = useCallback(async () => {
     await refetch();
@@ -56,12 +91,46 @@ export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>): Reso
   };
 }
 
+/** After a change: every query under `key` (a prefix) is read again where it is shown. */
+export function invalidate(key: QueryKey): Promise<void> {
+  return queryClient.invalidateQueries({ queryKey: key });
+}
+
 /** The partner's API keys, shared by every screen that shows or picks one. */
 export function useKeys() {
-  return useApiQuery(queryKeys.keys, api.listKeys);
+  return useApiQuery(queryKeys.keys, () => developer.keys.list().then((r) => r.items));
+}
+
+/**
+ * The keys and the webhooks together, read in one go each time a screen shows them (the webhook list and
+ * the delivery log group webhooks by key); a webhook's realtime update edits it in place (`replaceWebhook`).
+ */
+export function useKeysAndWebhooks(): Resource<{ keys: DeveloperKey[]; webhooks: DeveloperWebhook[] }> {
+  return useApiQuery(
+    queryKeys.webhooks,
+    async () => {
+      const [keys, webhooks] = await Promise.all([developer.keys.list(), developer.webhooks.list()]);
+      return { keys: keys.items, webhooks: webhooks.items };
+    },
+    { live: true },
+  );
 }
 
 /** After a key is created, rotated or revoked: every screen's key list is read again. */
 export function invalidateKeys(): Promise<void> {
-  return queryClient.invalidateQueries({ queryKey: queryKeys.keys });
+  return invalidate(queryKeys.keys);
+}
+
+/** Puts a webhook's new state (an edit's answer, a realtime update) into the shared list. */
+export function replaceWebhook(webhook: DeveloperWebhook): void {
+  queryClient.setQueryData<{ keys: DeveloperKey[]; webhooks: DeveloperWebhook[] }>(
+    queryKeys.webhooks,
+    (d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === webhook.id ? webhook : w)) },
+  );
+}
+
+/** What the realtime channel changes in the shared cache, whichever screen shows it. Call once at start-up. */
+export function followRealtime(): void {
+  subscribe('webhook.updated', ({ webhook }) => replaceWebhook(webhook));
+  subscribe('delivery.updated', ({ delivery }) => void invalidate(queryKeys.delivery(delivery.id)));
 }

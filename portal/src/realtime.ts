@@ -10,9 +10,11 @@
  * (onReconnect) so they can reload what they may have missed while offline: a screen that loaded before
  * the first connection joined its rooms would otherwise miss the updates of that gap for good.
  */
+
+import type { DeveloperDelivery, DeveloperRequest, DeveloperWebhook } from '@partner-logistics/sdk/types';
 import { io, type Socket } from 'socket.io-client';
-import { freshAccessToken, getSession, onSessionChange, refreshSession } from './api';
-import type { DeveloperDelivery, DeveloperRequest, DeveloperWebhook } from './types';
+import { freshAccessToken, refreshSession } from './client';
+import { getSession, onSessionChange } from './session';
 
 export type RealtimeStatus = 'off' | 'connecting' | 'live' | 'offline';
 

@@ -3,7 +3,8 @@
  * match them (for the live tail), how bodies are shown, the curl line that repeats a request without
  * its key, and where an operation is described in the API reference.
  */
-import type { DeveloperRequest, DeveloperRequestDetail, RequestFilters } from './types';
+import type { DeveloperRequest, DeveloperRequestDetail } from '@partner-logistics/sdk/types';
+import type { RequestFilters } from './types';
 
 export const FILTER_NAMES = ['apiKeyId', 'status', 'code', 'method', 'path', 'since', 'until'] as const;
 

@@ -6,21 +6,12 @@
  *
  * Screenshots at 1366×900 and 390×844 go to artifacts/screenshots/payments-*.png.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
-import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
-import { seriousFindings } from './axe.js';
-import { CHROMIUM, hasChromium, openPortalBrowser, type PortalBrowser, sidewaysOverflow, signInWithCode } from './chromium.js';
-import { ensurePortalBuilt } from './portal-build.js';
+import { CHROMIUM, hasChromium } from './chromium.js';
+import { AXE_WIDTHS, atBothWidths, nav, type SandboxKeyRun, signIn, startWithSandboxKey } from './portal-run.js';
 
-const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
 const TIMEOUT = 180_000;
-const WIDE = { width: 1366, height: 900 };
-const NARROW = { width: 390, height: 844 };
 
 if (!hasChromium) console.warn(`payments end-to-end test skipped: ${CHROMIUM} is absent`);
 
@@ -32,53 +23,24 @@ function manat(qepik: number): string {
 const plain = (text: string) => text.replaceAll(',', '').trim();
 
 describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { timeout: TIMEOUT }, () => {
-  let t: TestApp;
-  let browser: PortalBrowser;
-  let page: Page;
-  let origin: string;
-  let partner: TestPartner;
-  let key: TestKey;
+  let run: SandboxKeyRun;
 
   beforeAll(async () => {
-    ensurePortalBuilt();
-    mkdirSync(SHOTS, { recursive: true });
-    t = await createTestApp();
-    await t.live.listen({ port: 0, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
-    partner = await createPartner(t.ctx, 'Caspian Couriers');
-    key = await createKey(t.ctx, partner.id, {
-      environment: 'SANDBOX',
-      scopes: ['orders:read', 'logistics:write', 'payments:read'],
-    });
-    browser = await openPortalBrowser(origin);
-    page = browser.page;
+    run = await startWithSandboxKey(['orders:read', 'logistics:write', 'payments:read']);
   }, 240_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => run?.close());
 
   const call = async (url: string, payload: unknown, status: number) => {
-    const res = await t.sandbox.inject({ method: 'POST', url, headers: key.headers, payload: payload as never });
+    const res = await run.t.sandbox.inject({ method: 'POST', url, headers: run.key.headers, payload: payload as never });
     expect(res.statusCode, `${url}: ${res.body}`).toBe(status);
     return res.json();
   };
 
   /** Both widths: a screenshot, no serious or critical axe finding, nothing scrolling sideways on the phone. */
-  async function look(name: string) {
-    for (const [size, viewport] of [
-      ['desktop', WIDE],
-      ['phone', NARROW],
-    ] as const) {
-      await page.setViewportSize(viewport);
-      await page.screenshot({ path: join(SHOTS, `payments-${name}-${size}.png`), fullPage: true });
-      expect(await seriousFindings(page), `axe on ${name} at ${size}`).toEqual([]);
-      if (size === 'phone') expect(await sidewaysOverflow(page), `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
-    }
-    await page.setViewportSize(WIDE);
-  }
+  const look = (name: string) => atBothWidths(run.page, `payments-${name}`, { widths: AXE_WIDTHS, axe: true });
 
   it('shows cash awaiting remittance, then the SETTLED statement with its lines, links and CSV', async () => {
+    const { page, origin, partner } = run;
     const card = await call('/v1/partner/sandbox/orders', { paymentMethod: 'CARD' }, 201);
     const captured = await call(`/v1/partner/sandbox/orders/${card.code}/payment/capture`, undefined, 200);
     expect(captured).toMatchObject({ method: 'CARD', status: 'SUCCEEDED' });
@@ -89,10 +51,9 @@ describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { time
     const due = settlement.dueQepik as number;
     expect(due).toBeGreaterThan(0);
 
-    await page.goto(`${origin}/portal`);
-    await signInWithCode(page, partner.phone, TEST_OTP);
+    await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Payments' }).click();
+    await nav(page, 'Payments');
     await page.getByRole('heading', { name: 'Payments', level: 1 }).waitFor();
     // Live first: nothing there for this partner.
     await expect.poll(() => page.getByTestId('awaiting-remittance').innerText()).toBe('0.00 AZN');
@@ -143,6 +104,6 @@ describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { time
     await page.getByTestId('order-payment').waitFor();
     expect(await page.getByTestId('payment-status').innerText()).toBe('Paid by card');
     expect(plain(await page.getByTestId('payment-received').innerText())).toContain(manat(captured.amountReceivedQepik));
-    expect(browser.pageErrors).toEqual([]);
+    expect(run.browser.pageErrors).toEqual([]);
   });
 });

@@ -5,20 +5,13 @@
  *
  * Screenshots at desktop and phone width go to artifacts/screenshots/proof-*.png.
  */
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
-import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
-import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
-import { ensurePortalBuilt } from './portal-build.js';
+import { CHROMIUM, DESKTOP, hasChromium, PHONE } from './chromium.js';
+import { type SandboxKeyRun, screenshot, signIn, startWithSandboxKey } from './portal-run.js';
 
 declare const document: { querySelectorAll(selector: string): ArrayLike<{ naturalWidth: number }> };
 
-const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
 const TIMEOUT = 120_000;
 
 if (!hasChromium) console.warn(`proof end-to-end test skipped: ${CHROMIUM} is absent`);
@@ -48,33 +41,15 @@ function png(size: number, rgb: [number, number, number]): Buffer {
 }
 
 describe.skipIf(!hasChromium)('the proof of a sandbox delivery in the portal', { timeout: TIMEOUT }, () => {
-  let t: TestApp;
-  let browser: PortalBrowser;
-  let page: Page;
-  let origin: string;
-  let partner: TestPartner;
-  let key: TestKey;
+  let run: SandboxKeyRun;
 
   beforeAll(async () => {
-    ensurePortalBuilt();
-    mkdirSync(SHOTS, { recursive: true });
-    t = await createTestApp();
-    await t.live.listen({ port: 0, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
-    partner = await createPartner(t.ctx, 'Caspian Couriers');
-    key = await createKey(t.ctx, partner.id, {
-      environment: 'SANDBOX',
-      scopes: ['orders:read', 'orders:pii', 'logistics:write'],
-    });
-    browser = await openPortalBrowser(origin);
-    page = browser.page;
+    run = await startWithSandboxKey(['orders:read', 'orders:pii', 'logistics:write']);
   }, 240_000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => run?.close());
 
   it('shows the coordinates, the distance from the address, the recipient and the photos as thumbnails', async () => {
+    const { t, page, origin, partner, key } = run;
     const call = (method: 'POST', url: string, payload: unknown, headers: Record<string, string> = {}) =>
       t.sandbox.inject({ method, url, headers: { ...key.headers, ...headers }, payload: payload as never });
     const created = await call('POST', '/v1/partner/sandbox/orders', { paymentMethod: 'CARD' });
@@ -101,11 +76,7 @@ describe.skipIf(!hasChromium)('the proof of a sandbox delivery in the portal', {
     });
     expect(delivered.statusCode, delivered.body).toBe(201);
 
-    await page.goto(`${origin}/portal`);
-    await page.getByLabel('Phone number').fill(partner.phone);
-    await page.getByRole('button', { name: 'Send code' }).click();
-    await page.getByLabel('One-time code').fill(TEST_OTP);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
 
     await page.goto(`${origin}/portal/orders/${order.code}/proof`);
@@ -120,9 +91,9 @@ describe.skipIf(!hasChromium)('the proof of a sandbox delivery in the portal', {
       null,
       { timeout: 15_000 },
     );
-    await page.screenshot({ path: join(SHOTS, 'proof-delivered-desktop.png'), fullPage: true });
+    await screenshot(page, 'proof-delivered-desktop');
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: join(SHOTS, 'proof-delivered-phone.png'), fullPage: true });
+    await screenshot(page, 'proof-delivered-phone');
     await page.setViewportSize(DESKTOP);
 
     await page.goto(`${origin}/portal/orders/ORD-NOPE/proof`);

@@ -7,27 +7,21 @@
  *
  * Screenshots at desktop and phone width go to artifacts/screenshots/requests-*.png.
  */
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderFor } from '../../src/modules/orders/orders.test-helpers.js';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../factories.js';
-import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
-import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
-import { ensurePortalBuilt } from './portal-build.js';
+import type { TestApp } from '../harness.js';
+import { CHROMIUM, hasChromium } from './chromium.js';
+import { atBothWidths, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
-declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
-
-const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
 const STEP_TIMEOUT = 90_000;
 
 if (!hasChromium) console.warn(`request log end-to-end tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeout: STEP_TIMEOUT }, () => {
+  let run: PortalRun;
   let t: TestApp;
-  let browser: PortalBrowser;
   let page: Page;
   let origin: string;
   let partner: TestPartner;
@@ -48,66 +42,50 @@ describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeou
     return res.status;
   }
 
-  async function shotBoth(name: string) {
-    await page.screenshot({ path: join(SHOTS, `requests-${name}-desktop.png`), fullPage: true });
-    await page.setViewportSize(PHONE);
-    await page
-      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
-        timeout: 5_000,
-      })
-      .catch(() => {});
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(overflow, `${name} scrolls sideways at 375 px`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: join(SHOTS, `requests-${name}-phone.png`), fullPage: true });
-    await page.setViewportSize(DESKTOP);
-  }
+  const shotBoth = (name: string) => atBothWidths(page, `requests-${name}`);
 
   const rows = () => page.locator('table.requests tbody tr');
 
   beforeAll(async () => {
-    ensurePortalBuilt();
-    mkdirSync(SHOTS, { recursive: true });
     // Where partners reach the API (the curl line uses it, not the test's own port).
-    t = await createTestApp({ env: { PUBLIC_URL: 'https://api.partner.test' } });
-    await t.live.listen({ port: 0, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
-    partner = await createPartner(t.ctx, 'Caspian Couriers');
-    key = await createKey(t.ctx, partner.id, { name: 'Dispatch system' });
-    code = await orderFor(t, (await createUser(t.ctx, 'ADMIN')).auth, key.id);
-    // Three successful reads were left out of the log a minute ago (overload), as the writer counts them.
-    await t.ctx.db.query('INSERT INTO request_log_minutes (partner_id, minute, dropped) VALUES ($1, $2, 3)', [
-      partner.id,
-      new Date(Math.floor(t.clock.nowMs() / 60_000) * 60_000 - 60_000),
-    ]);
+    run = await startPortalRun({
+      env: { PUBLIC_URL: 'https://api.partner.test' },
+      seed: async (app, listening) => {
+        t = app;
+        origin = listening;
+        partner = await createPartner(t.ctx, 'Caspian Couriers');
+        key = await createKey(t.ctx, partner.id, { name: 'Dispatch system' });
+        code = await orderFor(t, (await createUser(t.ctx, 'ADMIN')).auth, key.id);
+        // Three successful reads were left out of the log a minute ago (overload), as the writer counts them.
+        await t.ctx.db.query('INSERT INTO request_log_minutes (partner_id, minute, dropped) VALUES ($1, $2, 3)', [
+          partner.id,
+          new Date(Math.floor(t.clock.nowMs() / 60_000) * 60_000 - 60_000),
+        ]);
 
-    expect(await partnerCall('me', 'GET', '/v1/partner/me')).toBe(200);
-    expect(await partnerCall('missing', 'GET', '/v1/partner/orders/ORD-NOPE')).toBe(404);
-    expect(
-      await partnerCall('picked', 'POST', `/v1/partner/orders/${code}/events`, '{"type":"PICKED_UP","note":"at the gate"}', {
-        'idempotency-key': 'evt-7f0c',
-      }),
-    ).toBe(201);
-    expect(await partnerCall('invalid', 'POST', `/v1/partner/orders/${code}/events`, '{"type":"TELEPORTED"}')).toBe(400);
-    await t.ctx.requestLog.flush();
-
-    browser = await openPortalBrowser(origin);
-    page = browser.page;
+        expect(await partnerCall('me', 'GET', '/v1/partner/me')).toBe(200);
+        expect(await partnerCall('missing', 'GET', '/v1/partner/orders/ORD-NOPE')).toBe(404);
+        expect(
+          await partnerCall('picked', 'POST', `/v1/partner/orders/${code}/events`, '{"type":"PICKED_UP","note":"at the gate"}', {
+            'idempotency-key': 'evt-7f0c',
+          }),
+        ).toBe(201);
+        expect(await partnerCall('invalid', 'POST', `/v1/partner/orders/${code}/events`, '{"type":"TELEPORTED"}')).toBe(400);
+        await t.ctx.requestLog.flush();
+      },
+    });
+    page = run.page;
   }, 240_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    expect(browser?.pageErrors ?? []).toEqual([]);
+    const pageErrors = run?.browser.pageErrors ?? [];
+    await run?.close();
+    expect(pageErrors).toEqual([]);
   });
 
   it('lists the partner’s requests newest first, with what the log left out in plain words', async () => {
-    await page.goto(url('/portal'));
-    await page.getByLabel('Phone number').fill(partner.phone);
-    await page.getByRole('button', { name: 'Send code' }).click();
-    await page.getByLabel('One-time code').fill(TEST_OTP);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Requests' }).click();
+    await nav(page, 'Requests');
     await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
     await rows().first().waitFor();
     expect(await rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-request-id')))).toEqual([

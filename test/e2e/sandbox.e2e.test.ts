@@ -1,31 +1,21 @@
 /**
  * From a new sandbox key to a complete go-live checklist, in real headless Chromium (Debian's
  * /usr/bin/chromium through playwright-core) against the real app on real ports, with the webhook
- * worker and a local webhook receiver. Only the portal (key, webhook, test orders, the marketplace's
+ * worker and a local webhook run.receiver. Only the portal (key, webhook, test orders, the marketplace's
  * moves) and a scripted partner client (its own calls to the sandbox API with the key the portal showed
  * once) are used: no operator, no database writes. Steps build on each other, in order.
  *
  * Screenshots at desktop and phone width go to artifacts/screenshots/sandbox-*.png.
  */
-import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { createPartner, type TestPartner } from '../factories.js';
-import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
-import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
-import { ensurePortalBuilt } from './portal-build.js';
+import { CHROMIUM, hasChromium } from './chromium.js';
+import { atBothWidths, nav, type PortalRun, sandboxCall, signIn, startPortalRun } from './portal-run.js';
 
 // Browser globals used inside page callbacks (this file is compiled with the Node libraries only).
-declare const document: {
-  documentElement: { scrollWidth: number; clientWidth: number };
-  querySelectorAll(selector: string): { length: number };
-};
+declare const document: { querySelectorAll(selector: string): { length: number } };
 
-const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
 const STEP_TIMEOUT = 120_000;
 const ITEMS = 13;
 
@@ -37,33 +27,10 @@ interface Envelope {
   data: { order?: { code: string; status: string } };
 }
 
-/** The partner's webhook endpoint: records every event it is sent and answers 200. */
-async function startReceiver() {
-  const events: Envelope[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      events.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Envelope);
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/partner`,
-    events,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live checklist', { timeout: STEP_TIMEOUT }, () => {
-  let t: TestApp;
-  let worker: Worker;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let browser: PortalBrowser;
+  let run: PortalRun;
   let page: Page;
   let origin: string;
-  let sandboxOrigin: string;
   let partner: TestPartner;
 
   // What the steps hand to each other.
@@ -75,18 +42,10 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   const url = (path: string) => `${origin}${path}`;
 
   /** The partner's own system: a call to the sandbox API with the key. */
-  async function partnerCall(method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string) {
-    const res = await fetch(`${sandboxOrigin}${path}`, {
-      method,
-      headers: {
-        'x-api-key': sandboxKey,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
+  const partnerCall = (method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string) =>
+    sandboxCall(run, sandboxKey, method, path, body, idempotencyKey);
+  /** What the receiver was sent: the event envelopes. */
+  const events = () => run.receiver.received.map((r) => JSON.parse(r.body) as Envelope);
 
   async function event(code: string, body: Record<string, unknown>, idempotencyKey?: string) {
     const res = await partnerCall('POST', `/v1/partner/orders/${code}/events`, body, idempotencyKey);
@@ -94,21 +53,7 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     return res;
   }
 
-  async function shotBoth(name: string) {
-    await page.screenshot({ path: join(SHOTS, `sandbox-${name}-desktop.png`), fullPage: true });
-    await page.setViewportSize(PHONE);
-    await page
-      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
-        timeout: 5_000,
-      })
-      .catch(() => {});
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(overflow, `${name} scrolls sideways at 375 px`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: join(SHOTS, `sandbox-${name}-phone.png`), fullPage: true });
-    await page.setViewportSize(DESKTOP);
-  }
-
-  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
+  const shotBoth = (name: string) => atBothWidths(page, `sandbox-${name}`);
   const item = (id: string): Locator => page.locator(`[data-item-id="${id}"]`);
   const orderCard = (code: string): Locator => page.locator(`li[data-order-code="${code}"]`);
 
@@ -134,33 +79,15 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   }
 
   beforeAll(async () => {
-    ensurePortalBuilt();
-    mkdirSync(SHOTS, { recursive: true });
-    t = await createTestApp();
-    await t.live.listen({ port: 0, host: '127.0.0.1' });
-    await t.sandbox.listen({ port: 0, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
-    sandboxOrigin = `http://127.0.0.1:${(t.sandbox.server.address() as AddressInfo).port}`;
-    worker = startWorker(t.ctx, { pollIntervalMs: 100 });
-    receiver = await startReceiver();
-    partner = await createPartner(t.ctx, 'Caspian Couriers');
-    browser = await openPortalBrowser(origin);
-    page = browser.page;
+    run = await startPortalRun({ sandbox: true, worker: { pollIntervalMs: 100 }, receiver: { path: '/hooks/partner' } });
+    ({ page, origin } = run);
+    partner = await createPartner(run.t.ctx, 'Caspian Couriers');
   }, 240_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await worker?.stop();
-    await receiver?.close();
-    await t?.close();
-  });
+  afterAll(() => run?.close());
 
   it('signs in and creates a sandbox key, shown once', async () => {
-    await page.goto(url('/portal'));
-    await page.getByLabel('Phone number').fill(partner.phone);
-    await page.getByRole('button', { name: 'Send code' }).click();
-    await page.getByLabel('One-time code').fill(TEST_OTP);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
 
     await page.getByRole('button', { name: 'Create key', exact: true }).click();
@@ -180,11 +107,11 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   });
 
   it('adds a webhook of the key for every event', async () => {
-    await nav('Webhooks');
+    await nav(page, 'Webhooks');
     const group = page.locator(`section[data-key-id="${keyId}"]`);
     await group.getByRole('button', { name: /Add webhook/ }).click();
     const dialog = page.getByRole('dialog', { name: /Add a webhook/ });
-    await dialog.getByLabel('Endpoint URL').fill(receiver.url);
+    await dialog.getByLabel('Endpoint URL').fill(run.receiver.url);
     for (const event of ['order.placed', 'order.delivered', 'order.cancelled', 'batch.completed']) {
       await dialog.getByRole('checkbox', { name: new RegExp(event.replace('.', '\\.')) }).check();
     }
@@ -195,7 +122,7 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   });
 
   it('opens the Sandbox page: every checklist item open, each with what to send and a link to the reference', async () => {
-    await nav('Sandbox');
+    await nav(page, 'Sandbox');
     await page.getByRole('heading', { name: 'Sandbox', level: 1 }).waitFor();
     await page.getByTestId('checklist-progress').getByText(`0 of ${ITEMS}`).waitFor();
     expect(await page.locator('[data-item-id]').count()).toBe(ITEMS);
@@ -255,7 +182,7 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
 
   it('follows the partner’s own calls to the sandbox API, item by item', async () => {
     const [a, b, c] = cod;
-    const since = new Date(t.clock.nowMs() - 3_600_000).toISOString();
+    const since = new Date(run.t.clock.nowMs() - 3_600_000).toISOString();
     const listed = await partnerCall('GET', `/v1/partner/orders?updatedSince=${encodeURIComponent(since)}&pageSize=50`);
     expect(listed.status).toBe(200);
     expect(listed.body.total).toBe(4);
@@ -316,8 +243,8 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     await shotBoth('complete');
 
     // The partner's receiver got the marketplace's events, and the API agrees with the page.
-    expect(receiver.events.some((e) => e.type === 'order.cancelled' && e.data.order?.code === placed)).toBe(true);
-    expect(receiver.events.some((e) => e.type === 'batch.completed')).toBe(true);
+    expect(events().some((e) => e.type === 'order.cancelled' && e.data.order?.code === placed)).toBe(true);
+    expect(events().some((e) => e.type === 'batch.completed')).toBe(true);
     const checklist = await fetch(url(`/v1/developer/keys/${keyId}/checklist`), {
       headers: { authorization: `Bearer ${partner.token}` },
     });
@@ -325,6 +252,6 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
   });
 
   it('raised no uncaught error and no Content-Security-Policy violation in the page', () => {
-    expect(browser.pageErrors).toEqual([]);
+    expect(run.browser.pageErrors).toEqual([]);
   });
 });

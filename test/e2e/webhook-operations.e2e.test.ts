@@ -8,67 +8,20 @@
  *
  * Screenshots of every page, at desktop and phone width, go to artifacts/screenshots/webhook-ops-*.
  */
-import { mkdirSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { EVENT_TYPES } from '../../src/modules/webhooks/event-catalog.js';
-import { startWorker, type Worker } from '../../src/worker/worker.js';
 import { createKey, createPartner, type TestPartner } from '../factories.js';
-import { createTestApp, TEST_OTP, type TestApp } from '../harness.js';
-import { CHROMIUM, DESKTOP, hasChromium, openPortalBrowser, PHONE, type PortalBrowser } from './chromium.js';
-import { ensurePortalBuilt } from './portal-build.js';
+import { CHROMIUM, hasChromium } from './chromium.js';
+import { addWebhook, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
-declare const document: {
-  documentElement: { scrollWidth: number; clientWidth: number };
-  querySelectorAll(
-    selector: string,
-  ): Iterable<{ tagName: string; className: string; getBoundingClientRect(): { right: number } }>;
-};
-
-const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
 const STEP_TIMEOUT = 90_000;
 
 if (!hasChromium) console.warn(`webhook operations end-to-end tests skipped: ${CHROMIUM} is absent`);
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook endpoint that records every request and answers with the status it is told. */
-async function startReceiver() {
-  const received: Received[] = [];
-  let status = 200;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res
-        .writeHead(status, { 'content-type': 'application/json', 'x-receiver': 'test' })
-        .end(status < 300 ? '{"received":true}' : '{"error":"endpoint is down for maintenance"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    received,
-    answerWith(next: number) {
-      status = next;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STEP_TIMEOUT }, () => {
-  let t: TestApp;
-  let worker: Worker;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let browser: PortalBrowser | undefined;
+  let run: PortalRun;
   let page: Page;
   let origin: string;
   let partner: TestPartner;
@@ -77,83 +30,36 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
 
   const url = (path: string) => `${origin}${path}`;
   const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(url(path), {
-      method,
-      headers: { ...partner.auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, json: (await res.json().catch(() => null)) as Record<string, unknown> };
+    const res = await callJson(url(path), partner.auth, method, body);
+    return { status: res.status, json: res.body };
   };
-
-  async function shotBoth(name: string) {
-    await page.screenshot({ path: join(SHOTS, `webhook-ops-${name}-desktop.png`), fullPage: true });
-    await page.setViewportSize(PHONE);
-    await page
-      .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
-        timeout: 5_000,
-      })
-      .catch(() => {});
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    // What sticks out, when something does (names the culprit in the failure message).
-    const wide =
-      overflow > 0
-        ? await page.evaluate(() =>
-            [...document.querySelectorAll('main *')]
-              .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth)
-              .slice(0, 5)
-              .map((el) => `${el.tagName}.${el.className}`),
-          )
-        : [];
-    expect(overflow, `${name} scrolls sideways at 375 px: ${wide.join(', ')}`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: join(SHOTS, `webhook-ops-${name}-phone.png`), fullPage: true });
-    await page.setViewportSize(DESKTOP);
-  }
-
-  async function nav(name: string) {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
-  }
+  const shotBoth = (name: string) => atBothWidths(page, `webhook-ops-${name}`);
 
   beforeAll(async () => {
-    ensurePortalBuilt();
-    mkdirSync(SHOTS, { recursive: true });
-    t = await createTestApp();
-    await t.live.listen({ port: 0, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}`;
-    worker = startWorker(t.ctx, { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 100 });
-    receiver = await startReceiver();
-    partner = await createPartner(t.ctx, 'Caspian Couriers');
-    const key = await createKey(t.ctx, partner.id, { name: 'Dispatch system' });
-    const created = await api('POST', '/v1/developer/webhooks', {
-      apiKeyId: key.id,
-      url: receiver.url,
-      events: ['order.assigned_to_partner', 'order.status_changed', 'order.delivered'],
+    run = await startPortalRun({
+      worker: { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 100 },
+      receiver: {
+        reply: (status) => ({
+          headers: { 'content-type': 'application/json', 'x-receiver': 'test' },
+          body: status < 300 ? '{"received":true}' : '{"error":"endpoint is down for maintenance"}',
+        }),
+      },
     });
-    expect(created.status).toBe(201);
-    webhookId = String(created.json.id);
-    secret = String(created.json.secret);
+    ({ page, origin } = run);
+    partner = await createPartner(run.t.ctx, 'Caspian Couriers');
+    const key = await createKey(run.t.ctx, partner.id, { name: 'Dispatch system' });
+    ({ id: webhookId, secret } = await addWebhook(run, partner, key.id));
 
-    browser = await openPortalBrowser(origin);
-    page = browser.page;
-
-    await page.goto(url('/portal/'));
-    await page.getByLabel('Phone number').fill(partner.phone);
-    await page.getByRole('button', { name: 'Send code' }).click();
-    await page.getByLabel('One-time code').fill(TEST_OTP);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
   }, 240_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await worker?.stop();
-    await receiver?.close();
-    await t?.close();
-  });
+  afterAll(() => run?.close());
 
   it('the health card says the endpoint is failing as soon as its deliveries fail, before any is dead', async () => {
-    receiver.answerWith(500);
+    run.receiver.answerWith(500);
     for (let i = 0; i < 5; i++) expect((await api('POST', `/v1/developer/webhooks/${webhookId}/test`)).status).toBe(200);
-    await nav('Webhooks');
+    await nav(page, 'Webhooks');
     const card = page.locator(`li[data-webhook-id="${webhookId}"]`);
     await card.locator('[data-testid="webhook-health"][data-verdict="Failing"]').waitFor();
     const health = card.getByTestId('webhook-health');
@@ -165,7 +71,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('sends a test event of the picked kind: a signed sample with an evt_test_ id, shown live in the log', async () => {
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     await page.locator(`li[data-webhook-id="${webhookId}"]`).getByRole('link', { name: 'Delivery log' }).click();
     await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
     await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
@@ -178,7 +84,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     ]);
     const queued = (await answer.json()) as { id: string };
     await page.locator(`tr[data-delivery-id="${queued.id}"][data-status="DELIVERED"]`).waitFor();
-    const got = receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.id);
+    const got = run.receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.id);
     expect(got?.headers['x-partner-event']).toBe('order.delivered');
     expect(JSON.parse(got?.body ?? '{}').id).toMatch(/^evt_test_/);
     expect(verifySignature(got?.body ?? '', String(got?.headers['x-partner-signature']), secret)).toBe(true);
@@ -186,7 +92,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('opens a delivery: the payload pretty-printed and every attempt with what was sent and answered, updating live', async () => {
-    receiver.answerWith(503);
+    run.receiver.answerWith(503);
     const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`, { event: 'order.status_changed' });
     const id = String(queued.json.id);
     await page.locator(`tr[data-delivery-id="${id}"][data-status="FAILED"]`).waitFor();
@@ -208,7 +114,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     await shotBoth('delivery-failed');
 
     // Redeliver from the detail: the new attempt appears by itself, accepted, the earlier one kept.
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     await page.getByRole('button', { name: 'Redeliver' }).click();
     await page.locator('[data-testid="detail-status"][data-status="DELIVERED"]').waitFor();
     await page.locator('[data-testid="attempt"][data-attempt="2"]').waitFor();
@@ -222,7 +128,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('a redeliver visibly resets its row, even when the attempt fails again at once', async () => {
-    receiver.answerWith(500);
+    run.receiver.answerWith(500);
     const failed = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);
     const id = String(failed.json.id);
     const row = page.locator(`tr[data-delivery-id="${id}"]`);
@@ -239,7 +145,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('recovers the failed deliveries of a window in one go; they turn DELIVERED live', async () => {
-    receiver.answerWith(200);
+    run.receiver.answerWith(200);
     const failedBefore = (await api('GET', `/v1/developer/webhooks/${webhookId}/deliveries?status=FAILED&pageSize=50`)).json
       .total as number;
     expect(failedBefore).toBeGreaterThanOrEqual(5);
@@ -268,7 +174,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('rotates the signing secret: the new one shown once with the end of the grace; deliveries verify with either', async () => {
-    await nav('Webhooks');
+    await nav(page, 'Webhooks');
     const card = page.locator(`li[data-webhook-id="${webhookId}"]`);
     await card.locator('[data-testid="webhook-health"][data-verdict="Healthy"]').waitFor();
     await card.getByRole('button', { name: 'Rotate secret' }).click();
@@ -290,8 +196,8 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     expect(await page.locator('body').textContent()).not.toContain(rotated);
 
     const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);
-    await expect.poll(() => receiver.received.some((r) => r.headers['x-partner-delivery'] === queued.json.id)).toBe(true);
-    const got = receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.json.id);
+    await expect.poll(() => run.receiver.received.some((r) => r.headers['x-partner-delivery'] === queued.json.id)).toBe(true);
+    const got = run.receiver.received.find((r) => r.headers['x-partner-delivery'] === queued.json.id);
     const header = String(got?.headers['x-partner-signature']);
     expect(header.match(/v1=/g)).toHaveLength(2);
     expect(verifySignature(got?.body ?? '', header, rotated)).toBe(true);
@@ -299,13 +205,13 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
   });
 
   it('lists every event kind with its example and schema on the Events page', async () => {
-    await nav('Events');
+    await nav(page, 'Events');
     await page.getByRole('heading', { name: 'Webhook events', level: 1 }).waitFor();
     await page.locator('section[data-event-type="batch.completed"]').waitFor();
     expect(await page.locator('section[data-event-type]').count()).toBe(EVENT_TYPES.length);
     const delivered = page.locator('section[data-event-type="order.delivered"]');
     expect(await delivered.textContent()).toContain('"type": "order.delivered"');
     await shotBoth('events');
-    expect(browser?.pageErrors).toEqual([]);
+    expect(run.browser.pageErrors).toEqual([]);
   });
 });

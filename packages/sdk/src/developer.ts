@@ -10,6 +10,9 @@ import type { components as FullComponents, paths as FullPaths } from './generat
 import type { components, operations, paths } from './generated/partner-api.js';
 import type { BearerAuth } from './transport.js';
 
+export { type ErrorEnvelope, type FieldError, PartnerApiError } from './errors.js';
+export type { BearerAuth } from './transport.js';
+
 export type DeveloperPaths = PathsUnder<paths, '/v1/developer/'> & PathsUnder<FullPaths, '/v1/auth/'>;
 type Schemas = components['schemas'];
 export type AuthTokens = FullComponents['schemas']['AuthTokens'];
@@ -28,6 +31,13 @@ export interface DeveloperClientOptions extends ClientOptionsBase {
   tokens?: SessionTokens;
   /** Called whenever the tokens change (sign-in, refresh) and with null when the session ends. */
   onTokens?: (tokens: AuthTokens | null) => void;
+  /**
+   * A token store of your own (a browser app keeping one session for several tabs): it signs each
+   * request and renews the token on a 401 in place of the client's own. `verifyCode` answers the
+   * tokens for the store to keep; `tokens`, `user`, `refresh` and `signOut` are then the caller's
+   * business (call `POST('/v1/auth/refresh', …)` and `POST('/v1/auth/logout', …)` from the store).
+   */
+  auth?: BearerAuth;
 }
 
 type Query<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
@@ -126,7 +136,7 @@ export function createDeveloperClient(options: DeveloperClientOptions): Develope
     },
   };
 
-  const api = createTypedClient<DeveloperPaths>(options.baseUrl, options, { auth });
+  const api = createTypedClient<DeveloperPaths>(options.baseUrl, options, { auth: options.auth ?? auth });
 
   async function refresh(): Promise<AuthTokens> {
     const refreshToken = tokens?.refreshToken;

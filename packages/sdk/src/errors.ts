@@ -3,6 +3,13 @@ import type { components } from './generated/partner-api.js';
 /** The error envelope every error answer carries: `{ statusCode, code, message, details? }`. */
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 
+/** One field's problems in an ERR_VALIDATION answer (`details`). */
+export interface FieldError {
+  /** The field, dotted for a nested one (`url`, `items.0.quantity`). */
+  field: string;
+  messages: string[];
+}
+
 /**
  * An API call that did not succeed. `code` is the envelope's machine-readable code (switch on it);
  * answers that carry no envelope (a proxy's HTML page, a broken connection) get a code of the SDK's
@@ -42,6 +49,14 @@ export class PartnerApiError extends Error {
     this.url = init.url;
     this.requestId = init.requestId ?? null;
     this.retryAfterSec = init.retryAfterSec ?? null;
+  }
+
+  /** The `{ field, messages[] }` list of an ERR_VALIDATION answer (empty for any other error). */
+  get fieldErrors(): FieldError[] {
+    if (this.code !== 'ERR_VALIDATION' || !Array.isArray(this.details)) return [];
+    return this.details.filter(
+      (d): d is FieldError => typeof d === 'object' && d !== null && typeof d.field === 'string' && Array.isArray(d.messages),
+    );
   }
 
   /** Builds the error from an answer and its (already parsed) body. */

@@ -15,6 +15,7 @@ export {
 } from './developer.js';
 export {
   type ErrorEnvelope,
+  type FieldError,
   PartnerApiError,
   WebhookVerificationError,
   type WebhookVerificationReason,
@@ -31,7 +32,7 @@ export {
   type PartnerOrderEventBody,
   type PartnerPaths,
 } from './partner.js';
-export type { RetryOptions, TransportOptions } from './transport.js';
+export type { BearerAuth, RetryOptions, TransportOptions } from './transport.js';
 export type * from './types.js';
 export {
   DEFAULT_TOLERANCE_SEC,

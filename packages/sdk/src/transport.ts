@@ -34,13 +34,20 @@ export interface TransportOptions {
 
 /** The bearer side of the developer client: how to sign a request, and what to do on a 401. */
 export interface BearerAuth {
-  /** The current access token, or null when signed out. */
-  accessToken(): string | null;
+  /**
+   * The current access token, or null when signed out. It may be a promise: a store that refreshes a
+   * token about to expire before sending answers once that refresh is done.
+   */
+  accessToken(): string | null | Promise<string | null>;
   /**
    * Called after a 401 answered a request signed with `used`: gets a fresh access token (refresh) and
-   * answers it, or null when there is none (no refresh token, or the refresh failed).
+   * answers it, or null when there is none (no refresh token, or the refresh failed). `response` is
+   * that 401 (read a clone of it to tell an expired token from another refusal); answering null gives
+   * it back to the caller as it is.
    */
-  renew(used: string): Promise<string | null>;
+  renew(used: string, response: Response): Promise<string | null>;
+  /** Called when the request sent again with the renewed token was answered 401 too: the session is over. */
+  refused?(token: string, response: Response): void;
   /** Requests that must never carry the bearer token nor trigger a renewal (sign-in itself). */
   skip(url: URL): boolean;
 }
@@ -110,7 +117,7 @@ export function createTransport(options: TransportOptions = {}, auth?: BearerAut
     const body = request.body === null ? undefined : await request.arrayBuffer();
     const url = new URL(request.url);
     const bearer = auth && !auth.skip(url) ? auth : undefined;
-    let token = bearer?.accessToken() ?? null;
+    let token = (await bearer?.accessToken()) ?? null;
     let renewed = false;
 
     for (let attempt = 1; ; attempt++) {
@@ -124,11 +131,12 @@ export function createTransport(options: TransportOptions = {}, auth?: BearerAut
         redirect: request.redirect,
       });
       const response = await send(current);
+      if (response.status === 401 && bearer && renewed && token !== null) bearer.refused?.(token, response);
 
       if (response.status === 401 && bearer && !renewed && token !== null) {
         // One renewal per call: a second 401 with a fresh token is the real answer.
         renewed = true;
-        const fresh = await bearer.renew(token);
+        const fresh = await bearer.renew(token, response);
         if (fresh !== null) {
           await response.body?.cancel();
           token = fresh;
@@ -144,7 +152,7 @@ export function createTransport(options: TransportOptions = {}, auth?: BearerAut
       await response.body?.cancel();
       await sleep(delay, request.signal);
       // Another call may have renewed the token meanwhile.
-      if (bearer) token = bearer.accessToken() ?? token;
+      if (bearer) token = (await bearer.accessToken()) ?? token;
     }
   };
 }

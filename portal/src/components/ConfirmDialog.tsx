@@ -3,8 +3,9 @@
  * happen, Cancel (focused first, so Enter does not confirm by accident) and the action's own button.
  * While the action runs, nothing closes the dialog; its error is shown inside it.
  */
+
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { ReactNode } from 'react';
-import type { ApiError } from '../api';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
 
@@ -18,7 +19,7 @@ interface ConfirmDialogProps {
   busyLabel: string;
   tone?: 'danger' | 'primary';
   busy: boolean;
-  error: ApiError | null;
+  error: PartnerApiError | null;
   onConfirm: () => void;
   onClose: () => void;
 }

@@ -6,7 +6,7 @@
  * - The validator's schema wording ("must be <= 20") is turned into plain words (`plainMessage`).
  * - Who shows an error clears it when the input changes or a later action succeeds.
  */
-import type { ApiError } from '../api';
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 
 const RULES: Array<[RegExp, (...m: string[]) => string]> = [
   [/^must be <= (\S+)$/, (n) => `must be at most ${n}`],
@@ -53,7 +53,7 @@ export function ErrorNotice({
   inlineFields = [],
   inlineCodes = [],
 }: {
-  error: ApiError | null;
+  error: PartnerApiError | null;
   title?: string;
   /** Fields whose messages the form shows beside the field itself: not repeated here. */
   inlineFields?: string[];
@@ -80,14 +80,21 @@ export function ErrorNotice({
           </ul>
         </>
       ) : (
-        <span>{error.message}</span>
+        <span>{plainError(error)}</span>
       )}
     </div>
   );
 }
 
+/** The error's message; an error with no answer of the API behind it in the portal's words. */
+function plainError(error: PartnerApiError): string {
+  if (error.code === 'ERR_NETWORK') return 'Could not reach the server. Check your connection and try again.';
+  if (error.code === 'ERR_UNEXPECTED_RESPONSE') return `The server answered with an unexpected HTTP ${error.status}.`;
+  return error.message;
+}
+
 /** What the API said about one form field (ERR_VALIDATION details), in plain words, for beside the field. */
-export function fieldMessages(error: ApiError | null, field: string): string[] {
+export function fieldMessages(error: PartnerApiError | null, field: string): string[] {
   if (!error) return [];
   return plainList(
     error.fieldErrors.filter((f) => f.field === field || f.field.startsWith(`${field}.`)).flatMap((f) => f.messages),

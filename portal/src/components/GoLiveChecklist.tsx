@@ -8,10 +8,11 @@
  * lands the release outside the button, and the browser then sends no click (the Sandbox page's order
  * buttons sit below the checklist). At 13 of 13 the next step is a live key.
  */
+
+import type { GoLiveChecklist as Checklist } from '@partner-logistics/sdk/types';
 import { useApiBases } from '../api-bases';
 import { formatDateTime } from '../format';
 import { Link } from '../router';
-import type { GoLiveChecklist as Checklist } from '../sandbox-api';
 
 /** The reference operation behind each item (its anchor on /docs). */
 const REFERENCE: Record<string, string> = {

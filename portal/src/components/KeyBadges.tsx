@@ -1,5 +1,5 @@
 /** How a key's environment and scopes read wherever a key is shown. */
-import type { ApiKeyEnvironment, DeveloperKey } from '../types';
+import type { ApiKeyEnvironment, DeveloperKey } from '@partner-logistics/sdk/types';
 import { Badge } from './States';
 
 export function EnvironmentBadge({ environment }: { environment: ApiKeyEnvironment }) {

@@ -3,18 +3,19 @@
  * shown once, with the old key's grace end) and revoke. A one-time key's dialog closes only on
  * "I have copied it" (docs/portal.md, One-time secrets).
  */
+
+import type {
+  ApiKeyEnvironment,
+  ApiKeyScope,
+  DeveloperKey,
+  DeveloperKeyCreated,
+  DeveloperKeyRotated,
+} from '@partner-logistics/sdk/types';
 import { type FormEvent, useId, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { formatDateTime } from '../format';
 import { useAction } from '../hooks';
-import {
-  type ApiKeyEnvironment,
-  type ApiKeyScope,
-  type DeveloperKey,
-  type DeveloperKeyCreated,
-  type DeveloperKeyRotated,
-  SCOPES,
-} from '../types';
+import { SCOPES } from '../types';
 import { KeyFirstCall } from './ApiBaseUrls';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Dialog } from './Dialog';
@@ -39,7 +40,7 @@ export function CreateKeyDialog({
   const [created, setCreated] = useState<DeveloperKeyCreated | null>(null);
   const nameId = useId();
   const create = useAction(async () => {
-    const key = await api.createKey({ name, environment, scopes });
+    const key = await developer.keys.create({ name, environment, scopes });
     setCreated(key);
     onCreated();
   });
@@ -186,7 +187,7 @@ export function RotateKeyDialog({
 }) {
   const [rotated, setRotated] = useState<DeveloperKeyRotated | null>(null);
   const rotate = useAction(async (id: string) => {
-    setRotated(await api.rotateKey(id));
+    setRotated(await developer.keys.rotate(id));
     onRotated();
   });
   const close = () => {
@@ -248,7 +249,7 @@ export function RevokeKeyDialog({
   onRevoked: () => void;
 }) {
   const revoke = useAction(async (id: string) => {
-    await api.revokeKey(id);
+    await developer.keys.revoke(id);
     onRevoked();
     onClose();
   });

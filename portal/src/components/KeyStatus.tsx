@@ -1,5 +1,5 @@
+import type { DeveloperKey } from '@partner-logistics/sdk/types';
 import { formatShortDateTime } from '../format';
-import type { DeveloperKey } from '../types';
 import { Badge } from './States';
 
 /** Revoked for good: the server says the key no longer works (isActive false once revokedAt has passed). */

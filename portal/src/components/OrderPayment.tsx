@@ -2,13 +2,17 @@
  * An order's payment intent (GET /v1/developer/orders/{code}/payment-intent) in plain words: how it is
  * paid, where the money stands, and the statement holding its cash. Says nothing when there is none.
  */
+
+import { developer } from '../client';
 import { formatDateTime } from '../format';
-import { formatManat, INTENT_STATUS_LABEL, paymentsApi } from '../payments-api';
-import { useApiQuery } from '../query';
+import { formatManat, INTENT_STATUS_LABEL } from '../payments';
+import { queryKeys, useApiQuery } from '../query';
 import { Link } from '../router';
 
 export function OrderPayment({ code }: { code: string }) {
-  const intent = useApiQuery(['developer', 'orders', code, 'payment-intent'], () => paymentsApi.orderIntent(code));
+  const intent = useApiQuery(queryKeys.orderIntent(code), () =>
+    developer.GET('/v1/developer/orders/{code}/payment-intent', { params: { path: { code } } }),
+  );
   const p = intent.data;
   if (!p) return null;
   const query = p.environment === 'sandbox' ? '?environment=sandbox' : '';

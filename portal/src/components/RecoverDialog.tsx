@@ -3,11 +3,12 @@
  * first (POST …/webhooks/{id}/recover). The window is entered in the browser's time zone, said so
  * beside the fields; it may reach 35 days back.
  */
+
+import type { DeveloperWebhook } from '@partner-logistics/sdk/types';
 import { type FormEvent, useId, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { formatNumber, localTimeZone } from '../format';
 import { useAction } from '../hooks';
-import type { DeveloperWebhook } from '../types';
 import { Dialog } from './Dialog';
 import { ErrorNotice, fieldMessages } from './ErrorNotice';
 
@@ -27,7 +28,7 @@ export function RecoverDialog({ webhook, onClose }: { webhook: DeveloperWebhook 
   const sinceId = useId();
   const untilId = useId();
   const recover = useAction(async (id: string, body: { since: string; until?: string }) => {
-    setQueued((await api.recoverDeliveries(id, body)).queued);
+    setQueued((await developer.webhooks.recover(id, body)).queued);
   });
   const close = () => {
     onClose();

@@ -2,12 +2,14 @@
  * The request log's filters (key, status, method, error code, path, time), applied when submitted and
  * kept in the URL. On a phone they fold into a drawer, closed at first (docs/portal.md, Phones).
  */
+
+import type { DeveloperKey } from '@partner-logistics/sdk/types';
 import { type FormEvent, useEffect, useId, useState, useSyncExternalStore } from 'react';
 import { localTimeZone } from '../format';
 import { keyLabel } from '../key-lineage';
 import { fromLocalInput, requestsLink, toLocalInput } from '../request-log';
 import { navigate } from '../router';
-import type { DeveloperKey, RequestFilters } from '../types';
+import type { RequestFilters } from '../types';
 import '../screens/Requests.css';
 
 const METHOD_CHOICES = [

@@ -3,11 +3,12 @@
  * secret is shown once, with the moment the previous one stops. Meanwhile every delivery carries both
  * signatures, so receivers can switch at their own pace.
  */
+
+import type { DeveloperWebhook, DeveloperWebhookRotated } from '@partner-logistics/sdk/types';
 import { useId, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { formatDateTime } from '../format';
 import { useAction } from '../hooks';
-import type { DeveloperWebhook, DeveloperWebhookRotated } from '../types';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
 import { CopiedButton, SecretReveal, secretBlockedNote } from './SecretReveal';
@@ -33,7 +34,7 @@ export function RotateSecretDialog({
   const [rotated, setRotated] = useState<DeveloperWebhookRotated | null>(null);
   const graceId = useId();
   const rotate = useAction(async (id: string) => {
-    const result = await api.rotateWebhookSecret(id, grace);
+    const result = await developer.webhooks.rotateSecret(id, { graceHours: grace });
     setRotated(result);
     const { secret: _secret, previousSecretExpiresAt: _until, ...plain } = result;
     onRotated(plain);

@@ -2,11 +2,14 @@
  * The Sandbox page's form that creates test orders for a key: start status, count, payment, customer.
  * The API checks the count; its answer is said once, beside the field, in the form's own terms.
  */
+import type { Schemas } from '@partner-logistics/sdk/types';
 import { type FormEvent, useId, useState } from 'react';
+import { developer } from '../client';
 import { useAction, useClearedOnSuccess } from '../hooks';
-import { type SandboxStartStatus, sandboxApi } from '../sandbox-api';
 import { ErrorNotice, fieldMessages } from './ErrorNotice';
 import './sandbox.css';
+
+type SandboxStartStatus = NonNullable<Schemas['CreateSandboxOrderDto']['status']>;
 
 /**
  * The statuses a test order can start in: exactly the members of the API's enum for `status` (the
@@ -27,7 +30,9 @@ export function CreateOrdersForm({ keyId, onCreated, succeeded }: { keyId: strin
   const [customer, setCustomer] = useState(true);
   const [count, setCount] = useState('1');
   const [created, setCreated] = useState<string | null>(null);
-  const create = useAction(sandboxApi.createOrders);
+  const create = useAction((id: string, body: Schemas['CreateSandboxOrderDto']) =>
+    developer.POST('/v1/developer/keys/{id}/sandbox/orders', { params: { path: { id } }, body }),
+  );
   useClearedOnSuccess(succeeded, () => create.setError(null));
 
   const submit = async (event: FormEvent) => {

@@ -2,10 +2,11 @@
  * A sandbox key's test orders and van batches, each with the marketplace moves the API says its status
  * allows (nothing here decides them), and the van batch made of the ticked orders.
  */
+import type { OrderStatus, SandboxBatch, SandboxOrder } from '@partner-logistics/sdk/types';
 import { useState } from 'react';
+import { developer } from '../client';
 import { formatNumber } from '../format';
 import { useAction, useClearedOnSuccess } from '../hooks';
-import { type BatchStatus, type OrderStatus, type SandboxBatch, type SandboxOrder, sandboxApi } from '../sandbox-api';
 import { ErrorNotice } from './ErrorNotice';
 import { Badge } from './States';
 import './sandbox.css';
@@ -24,6 +25,8 @@ const MOVE_LABELS: Record<OrderStatus, string> = {
   RETURNED: 'Return to sender',
   CANCELLED: 'Cancel order',
 };
+
+type BatchStatus = SandboxBatch['status'];
 
 const BATCH_LABELS: Record<BatchStatus, string> = {
   OPEN: 'Reopen',
@@ -88,9 +91,18 @@ export function Orders({
   succeeded: number;
 }) {
   const [selected, setSelected] = useState<string[]>([]);
-  const move = useAction(sandboxApi.moveOrder);
-  const batch = useAction(sandboxApi.createBatch);
-  const moveBatch = useAction(sandboxApi.moveBatch);
+  const move = useAction((id: string, code: string, status: OrderStatus) =>
+    developer.POST('/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status', {
+      params: { path: { id, code } },
+      body: { status },
+    }),
+  );
+  const batch = useAction((id: string, orderCodes: string[]) =>
+    developer.POST('/v1/developer/keys/{id}/sandbox/batches', { params: { path: { id } }, body: { orderCodes } }),
+  );
+  const moveBatch = useAction((id: string, code: string, status: BatchStatus) =>
+    developer.POST('/v1/developer/keys/{id}/sandbox/batches/{code}/status', { params: { path: { id, code } }, body: { status } }),
+  );
   const error = move.error ?? batch.error ?? moveBatch.error;
   useClearedOnSuccess(succeeded, () => {
     move.setError(null);

@@ -1,5 +1,5 @@
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { ReactNode } from 'react';
-import type { ApiError } from '../api';
 import { ErrorNotice } from './ErrorNotice';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
@@ -19,7 +19,7 @@ export function Empty({ children }: { children: ReactNode }) {
  * network, a timeout, a rate limit, the server's own trouble); a refusal (a missing scope, a 404)
  * would answer the same again.
  */
-export function LoadError({ error, onRetry }: { error: ApiError; onRetry: () => void }) {
+export function LoadError({ error, onRetry }: { error: PartnerApiError; onRetry: () => void }) {
   const retryable = error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500;
   return (
     <div className="load-error">

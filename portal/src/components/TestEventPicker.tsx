@@ -2,10 +2,12 @@
  * "Send test event": a kind picker (ping, or a realistic, signed sample of any event kind) and its
  * button. The sample's envelope id starts with evt_test_, so a receiver can tell it from a real event.
  */
+
+import type { DeveloperDelivery } from '@partner-logistics/sdk/types';
 import { useId, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { useAction } from '../hooks';
-import { type DeveloperDelivery, type EventKind, WEBHOOK_EVENTS } from '../types';
+import { type EventKind, WEBHOOK_EVENTS } from '../types';
 import { ErrorNotice } from './ErrorNotice';
 
 export function TestEventPicker({
@@ -21,7 +23,7 @@ export function TestEventPicker({
 }) {
   const [kind, setKind] = useState<EventKind>('ping');
   const pickerId = useId();
-  const send = useAction(async () => onSent(await api.testWebhook(webhookId, kind), kind));
+  const send = useAction(async () => onSent(await developer.webhooks.test(webhookId, { event: kind }), kind));
   return (
     <div className="test-event">
       <label htmlFor={pickerId} className="visually-hidden">

@@ -3,10 +3,11 @@
  * edit and delete, over one URL-and-events form that says each problem once, beside its field, and
  * forgets it as soon as the input changes (docs/portal.md, Errors).
  */
+
+import type { DeveloperKey, DeveloperWebhook, DeveloperWebhookCreated, WebhookEvent } from '@partner-logistics/sdk/types';
 import { type FormEvent, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { useAction } from '../hooks';
-import type { DeveloperKey, DeveloperWebhook, DeveloperWebhookCreated, WebhookEvent } from '../types';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
@@ -27,7 +28,7 @@ export function CreateWebhookDialog({
   const [created, setCreated] = useState<DeveloperWebhookCreated | null>(null);
   const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
   const create = useAction(async (apiKeyId: string) => {
-    setCreated(await api.createWebhook({ apiKeyId, url, events }));
+    setCreated(await developer.webhooks.create({ apiKeyId, url, events }));
     onCreated();
   });
   const close = () => {
@@ -129,7 +130,7 @@ function EditWebhookForm({
     const body: { url?: string; events?: WebhookEvent[] } = {};
     if (url !== webhook.url) body.url = url;
     if (events.join() !== webhook.events.join()) body.events = events;
-    onSaved(await api.updateWebhook(webhook.id, body));
+    onSaved(await developer.webhooks.update(webhook.id, body));
     onClose();
   });
   const submit = (event: FormEvent) => {
@@ -175,7 +176,7 @@ export function DeleteWebhookDialog({
   onDeleted: () => void;
 }) {
   const remove = useAction(async (id: string) => {
-    await api.deleteWebhook(id);
+    await developer.webhooks.delete(id);
     onDeleted();
     onClose();
   });

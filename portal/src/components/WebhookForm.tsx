@@ -3,9 +3,11 @@
  * each problem said once, beside its field, forgotten as soon as the input changes (docs/portal.md,
  * Errors).
  */
+
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
+import type { WebhookEvent } from '@partner-logistics/sdk/types';
 import { useId } from 'react';
-import type { ApiError } from '../api';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../types';
+import { WEBHOOK_EVENTS } from '../types';
 import { fieldMessages } from './ErrorNotice';
 
 /** Fields the webhook form shows its own errors beside. */
@@ -43,7 +45,7 @@ export function WebhookFields({
   setUrl: (v: string) => void;
   events: WebhookEvent[];
   setEvents: (v: WebhookEvent[]) => void;
-  error: ApiError | null;
+  error: PartnerApiError | null;
   /** Problems the form found itself before sending, in plain words. */
   checked?: FormProblems;
   /** Called on every change: the form clears what it said about the previous input. */

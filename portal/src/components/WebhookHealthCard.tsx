@@ -4,12 +4,13 @@
  * attempt failed, not only once deliveries are dead, and warns from 40 dead in a row (at 50 the webhook
  * switches itself off). It follows the realtime channel: refreshed after the webhook's deliveries move.
  */
+
+import type { DeveloperWebhook, WebhookHealth } from '@partner-logistics/sdk/types';
 import { useEffect, useRef } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { formatDateTime, formatNumber } from '../format';
-import { useResource } from '../hooks';
+import { queryKeys, useApiQuery } from '../query';
 import { onReconnect, subscribe } from '../realtime';
-import type { DeveloperWebhook, WebhookHealth } from '../types';
 import { Badge } from './States';
 
 /** consecutiveFailures at which the webhook switches itself off, and from which the card warns. */
@@ -35,8 +36,15 @@ export function healthVerdict(h: WebhookHealth): Verdict {
 }
 
 export function WebhookHealthCard({ webhook }: { webhook: DeveloperWebhook }) {
-  const health = useResource(() => api.webhookHealth(webhook.id), [webhook.id, webhook.isActive, webhook.consecutiveFailures]);
+  const health = useApiQuery(queryKeys.webhookHealth(webhook.id), () => developer.webhooks.health(webhook.id), { live: true });
   const { reload } = health;
+  // The webhook was switched on or off, or its streak moved: its health changed too.
+  const first = useRef(true);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: read again when these change, not on mount
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else void reload();
+  }, [webhook.isActive, webhook.consecutiveFailures]);
   // Deliveries of this webhook moved: refresh, at most once a second.
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   useEffect(() => {

@@ -9,11 +9,14 @@
  * Redeliver shows itself: the row is reset at once (PENDING, 0 attempts) and keeps a "queued again at"
  * line, so an attempt that fails again a moment later does not look as if nothing happened.
  */
+
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
+import type { DeveloperDelivery, DeveloperWebhook, WebhookDeliveryStatus } from '@partner-logistics/sdk/types';
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
-import { type ApiError, api } from '../api';
+import { developer, toApiError } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { LiveIndicator } from '../components/LiveIndicator';
-import { Pager } from '../components/Pager';
+import { PagedTable } from '../components/PagedTable';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
@@ -21,10 +24,10 @@ import { TestEventPicker } from '../components/TestEventPicker';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
 import { upsert } from '../delivery-log';
 import { formatDateTime, formatTime } from '../format';
-import { toApiError, useResource } from '../hooks';
+import { queryKeys, useApiQuery, useKeysAndWebhooks } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
-import { DELIVERY_STATUSES, type DeveloperDelivery, type DeveloperWebhook, type WebhookDeliveryStatus } from '../types';
+import { DELIVERY_STATUSES } from '../types';
 import { STATUS_TONE } from './DeliveryDetail';
 import { WebhookStatus } from './Webhooks';
 
@@ -33,7 +36,7 @@ const PAGE_SIZE = 20;
 export function Deliveries({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
   const [page, setPage] = useState(1);
-  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const [actionError, setActionError] = useState<PartnerApiError | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [changed, setChanged] = useState<Record<string, number>>({});
   // Rows redelivered from this page: when, shown in the row until the page is left.
@@ -41,14 +44,11 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
   const [recovering, setRecovering] = useState<DeveloperWebhook | null>(null);
   const filterId = useId();
 
-  const hook = useResource(async () => {
-    const [webhooks, keys] = await Promise.all([api.listWebhooks(), api.listKeys()]);
-    const webhook = webhooks.find((w) => w.id === webhookId) ?? null;
-    return { webhook, key: webhook ? (keys.find((k) => k.id === webhook.apiKeyId) ?? null) : null };
-  }, [webhookId]);
-  const deliveries = useResource(
-    () => api.listDeliveries(webhookId, { status: status || undefined, page, pageSize: PAGE_SIZE }),
-    [webhookId, status, page],
+  const hook = useKeysAndWebhooks();
+  const deliveries = useApiQuery(
+    [...queryKeys.webhookDeliveries(webhookId), status, page],
+    () => developer.webhooks.listDeliveries(webhookId, { status: status || undefined, page, pageSize: PAGE_SIZE }),
+    { live: true },
   );
   const { setData, reload } = deliveries;
   usePageTitle('Delivery log');
@@ -87,14 +87,6 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     [webhookId, show],
   );
   useEffect(() => onReconnect(() => void reload()), [reload]);
-  const { setData: setHook } = hook;
-  useEffect(
-    () =>
-      subscribe('webhook.updated', ({ webhook }) => {
-        if (webhook.id === webhookId) setHook((h) => h && { ...h, webhook });
-      }),
-    [webhookId, setHook],
-  );
 
   const redeliver = async (d: DeveloperDelivery) => {
     setActionError(null);
@@ -107,7 +99,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     // Said at once: the delivery may be delivered (which clears the note) before the answer is back.
     setNote(`Delivery of ${d.event} queued again.`);
     try {
-      applyAnswer(await api.redeliver(d.id), before);
+      applyAnswer(await developer.deliveries.redeliver(d.id), before);
     } catch (err) {
       setNote(null);
       setActionError(toApiError(err));
@@ -118,7 +110,8 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
 
   if (hook.error && !hook.data) return <LoadError error={hook.error} onRetry={() => void hook.reload()} />;
   if (!hook.data) return <Loading label="Loading webhook…" />;
-  const { webhook, key } = hook.data;
+  const webhook = hook.data.webhooks.find((w) => w.id === webhookId);
+  const key = webhook && hook.data.keys.find((k) => k.id === webhook.apiKeyId);
   if (!webhook) {
     return (
       <>
@@ -131,9 +124,6 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
       </>
     );
   }
-
-  const p = deliveries.data;
-  const pages = p ? Math.max(1, Math.ceil(p.total / p.pageSize)) : 1;
 
   return (
     <>
@@ -200,96 +190,86 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
         {note}
       </p>
       <ErrorNotice error={actionError} />
-      {deliveries.error && <LoadError error={deliveries.error} onRetry={() => void deliveries.reload()} />}
-      {!p && deliveries.loading && <Loading label="Loading deliveries…" />}
-      {p && p.items.length === 0 && (
-        <Empty>
-          <p>{status ? `No ${status} deliveries.` : 'No deliveries yet. Send a test ping to see one arrive.'}</p>
-        </Empty>
-      )}
-      {p && p.items.length > 0 && (
-        <div className="table-wrap">
-          <table className="table cards-on-phone deliveries" aria-busy={deliveries.loading}>
-            <caption className="visually-hidden">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  Attempts <span className="th-note">this round</span>
+      <PagedTable
+        log={deliveries}
+        page={page}
+        loadingLabel="Loading deliveries…"
+        empty={<p>{status ? `No ${status} deliveries.` : 'No deliveries yet. Send a test ping to see one arrive.'}</p>}
+        tableClass="deliveries"
+        caption="Deliveries, newest first"
+        head={
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">Status</th>
+            <th scope="col">
+              Attempts <span className="th-note">this round</span>
+            </th>
+            <th scope="col">HTTP status</th>
+            <th scope="col">Last error</th>
+            <th scope="col">Created</th>
+            <th scope="col">Delivered</th>
+            <th scope="col">Next attempt</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        }
+        rows={(items) => (
+          <>
+            {items.map((d) => (
+              <tr
+                key={d.id}
+                data-delivery-id={d.id}
+                data-status={d.status}
+                // Two identical animations, alternated, so every update restarts the highlight.
+                className={changed[d.id] ? (changed[d.id] % 2 ? 'flash-a' : 'flash-b') : undefined}
+              >
+                <th scope="row" data-label="Event">
+                  <Link to={`/deliveries/${d.id}`} className="event-link">
+                    <code>{d.event}</code>
+                  </Link>
                 </th>
-                <th scope="col">HTTP status</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Created</th>
-                <th scope="col">Delivered</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {p.items.map((d) => (
-                <tr
-                  key={d.id}
-                  data-delivery-id={d.id}
-                  data-status={d.status}
-                  // Two identical animations, alternated, so every update restarts the highlight.
-                  className={changed[d.id] ? (changed[d.id] % 2 ? 'flash-a' : 'flash-b') : undefined}
-                >
-                  <th scope="row" data-label="Event">
-                    <Link to={`/deliveries/${d.id}`} className="event-link">
-                      <code>{d.event}</code>
-                    </Link>
-                  </th>
-                  <td data-label="Status" data-testid="delivery-status">
-                    <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge>
-                    {requeuedAt[d.id] && (
-                      <span className="requeued" data-testid="delivery-requeued">
-                        Queued again {formatTime(requeuedAt[d.id])}
+                <td data-label="Status" data-testid="delivery-status">
+                  <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge>
+                  {requeuedAt[d.id] && (
+                    <span className="requeued" data-testid="delivery-requeued">
+                      Queued again {formatTime(requeuedAt[d.id])}
+                    </span>
+                  )}
+                </td>
+                <td data-label="Attempts this round" data-testid="delivery-attempts">
+                  {d.attempts}
+                </td>
+                <td data-label="HTTP status" data-testid="delivery-http">
+                  {d.statusCode ?? '—'}
+                </td>
+                <td data-label="Last error" data-testid="delivery-error">
+                  {d.lastError ?? '—'}
+                </td>
+                <td data-label="Created">{formatDateTime(d.createdAt)}</td>
+                <td data-label="Delivered">{formatDateTime(d.deliveredAt)}</td>
+                <td data-label="Next attempt">{formatDateTime(d.nextAttemptAt)}</td>
+                <td className="actions-cell">
+                  <Link to={`/deliveries/${d.id}`} className="button">
+                    Details<span className="visually-hidden"> of {d.event}</span>
+                  </Link>
+                  {d.status !== 'PENDING' && (
+                    <button type="button" onClick={() => void redeliver(d)}>
+                      Redeliver
+                      <span className="visually-hidden">
+                        {' '}
+                        {d.event} of {formatDateTime(d.createdAt)}
                       </span>
-                    )}
-                  </td>
-                  <td data-label="Attempts this round" data-testid="delivery-attempts">
-                    {d.attempts}
-                  </td>
-                  <td data-label="HTTP status" data-testid="delivery-http">
-                    {d.statusCode ?? '—'}
-                  </td>
-                  <td data-label="Last error" data-testid="delivery-error">
-                    {d.lastError ?? '—'}
-                  </td>
-                  <td data-label="Created">{formatDateTime(d.createdAt)}</td>
-                  <td data-label="Delivered">{formatDateTime(d.deliveredAt)}</td>
-                  <td data-label="Next attempt">{formatDateTime(d.nextAttemptAt)}</td>
-                  <td className="actions-cell">
-                    <Link to={`/deliveries/${d.id}`} className="button">
-                      Details<span className="visually-hidden"> of {d.event}</span>
-                    </Link>
-                    {d.status !== 'PENDING' && (
-                      <button type="button" onClick={() => void redeliver(d)}>
-                        Redeliver
-                        <span className="visually-hidden">
-                          {' '}
-                          {d.event} of {formatDateTime(d.createdAt)}
-                        </span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {p && p.total > 0 && (
-        <Pager
-          page={page}
-          pages={pages}
-          summary={`Page ${p.page} of ${pages} · ${p.total} ${p.total === 1 ? 'delivery' : 'deliveries'}`}
-          onPage={setPage}
-        />
-      )}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </>
+        )}
+        summary={(p, pages) => `Page ${p.page} of ${pages} · ${p.total} ${p.total === 1 ? 'delivery' : 'deliveries'}`}
+        onPage={setPage}
+      />
     </>
   );
 }

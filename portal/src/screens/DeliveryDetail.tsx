@@ -4,18 +4,19 @@
  * (status, headers, the first 4 KiB of its body) and how long it took. It follows the realtime channel:
  * when the delivery moves ('delivery.updated'), the attempts are read again.
  */
+
+import type { DeliveryAttempt, WebhookDeliveryStatus } from '@partner-logistics/sdk/types';
 import { useEffect } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { CodeBlock } from '../components/CodeBlock';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatTime } from '../format';
 import { useAction } from '../hooks';
-import { queryKeys, useApiQuery } from '../query';
-import { onReconnect, subscribe } from '../realtime';
+import { invalidate, queryKeys, useApiQuery } from '../query';
+import { onReconnect } from '../realtime';
 import { Link } from '../router';
-import type { DeliveryAttempt, WebhookDeliveryStatus } from '../types';
 
 export const STATUS_TONE: Record<WebhookDeliveryStatus, 'ok' | 'warn' | 'bad' | 'muted'> = {
   PENDING: 'muted',
@@ -84,19 +85,12 @@ function Attempt({ attempt }: { attempt: DeliveryAttempt }) {
 
 export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
   usePageTitle('Delivery');
-  const detail = useApiQuery(queryKeys.delivery(deliveryId), () => api.getDelivery(deliveryId));
+  const detail = useApiQuery(queryKeys.delivery(deliveryId), () => developer.deliveries.get(deliveryId), { live: true });
   const { reload } = detail;
-  useEffect(
-    () =>
-      subscribe('delivery.updated', ({ delivery }) => {
-        if (delivery.id === deliveryId) void reload();
-      }),
-    [deliveryId, reload],
-  );
   useEffect(() => onReconnect(() => void reload()), [reload]);
   const redeliver = useAction(async () => {
-    await api.redeliver(deliveryId);
-    await reload();
+    await developer.deliveries.redeliver(deliveryId);
+    await invalidate(queryKeys.delivery(deliveryId));
   });
 
   if (detail.error && !detail.data) {

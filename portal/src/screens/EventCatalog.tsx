@@ -5,14 +5,15 @@
  * does not know yet after them in the API's order, with an index at the top; the API's descriptions
  * are rendered (inline code), never shown as raw markdown.
  */
-import { api } from '../api';
+
+import type { EventTypeItem } from '@partner-logistics/sdk/types';
+import { developer } from '../client';
 import { CodeBlock } from '../components/CodeBlock';
 import { InlineText } from '../components/InlineText';
 import { usePageTitle } from '../components/PageTitle';
 import { LoadError, Loading } from '../components/States';
 import { queryKeys, useApiQuery } from '../query';
 import { Link } from '../router';
-import type { EventTypeItem } from '../types';
 
 /** The order of an order's life, as a partner meets it; `ping` (a test) and `order.placed` (all-orders keys only) last. */
 const LIFECYCLE = [
@@ -38,7 +39,7 @@ const firstSentence = (text: string) => text.split(/(?<=\.)\s/)[0] ?? text;
 
 export function EventCatalog() {
   usePageTitle('Webhook events');
-  const catalog = useApiQuery(queryKeys.eventTypes, api.eventTypes);
+  const catalog = useApiQuery(queryKeys.eventTypes, () => developer.eventTypes().then((r) => r.items));
   const items = catalog.data ? lifecycleOrder(catalog.data) : undefined;
   return (
     <>

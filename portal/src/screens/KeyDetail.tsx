@@ -1,8 +1,10 @@
 /**
  * One key: its details and its usage (requests, 4xx, 5xx per UTC day for 7 or 35 days, plus totals).
  */
+
+import type { DeveloperKeyUsage } from '@partner-logistics/sdk/types';
 import { useMemo, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { EnvironmentBadge, KeyScopes } from '../components/KeyBadges';
 import { KeyStatus } from '../components/KeyStatus';
@@ -14,12 +16,11 @@ import { formatDateTime, formatDay, formatNumber } from '../format';
 import { queryKeys, useApiQuery, useKeys } from '../query';
 import { dayLink } from '../request-log';
 import { Link, navigate } from '../router';
-import type { DeveloperKeyUsage } from '../types';
 
 export function KeyDetail({ keyId }: { keyId: string }) {
   const keys = useKeys();
   const [days, setDays] = useState<Period>(7);
-  const usage = useApiQuery(queryKeys.keyUsage(keyId, days), () => api.keyUsage(keyId, days));
+  const usage = useApiQuery(queryKeys.keyUsage(keyId, days), () => developer.keys.usage(keyId, { days }));
   const key = keys.data?.find((k) => k.id === keyId);
   usePageTitle(key ? `${key.name} usage` : 'Key usage');
 
@@ -138,24 +139,20 @@ function KeyUsage({ keyId, items, totalRequests }: { keyId: string; items: Devel
   return (
     <>
       <ul className="totals" data-testid="usage-totals">
-        <li>
-          <span className="total-value" data-testid="total-requests">
-            {formatNumber(totalRequests)}
-          </span>
-          <span className="total-label">requests</span>
-        </li>
-        <li>
-          <span className="total-value" data-testid="total-4xx">
-            {formatNumber(totals.clientErrors)}
-          </span>
-          <span className="total-label">4xx answers</span>
-        </li>
-        <li>
-          <span className="total-value" data-testid="total-5xx">
-            {formatNumber(totals.serverErrors)}
-          </span>
-          <span className="total-label">5xx answers</span>
-        </li>
+        {(
+          [
+            ['total-requests', totalRequests, 'requests'],
+            ['total-4xx', totals.clientErrors, '4xx answers'],
+            ['total-5xx', totals.serverErrors, '5xx answers'],
+          ] as const
+        ).map(([testId, value, label]) => (
+          <li key={testId}>
+            <span className="total-value" data-testid={testId}>
+              {formatNumber(value)}
+            </span>
+            <span className="total-label">{label}</span>
+          </li>
+        ))}
       </ul>
       {totalRequests === 0 && <p className="hint">No requests with this key in this period yet.</p>}
       <UsageChart

@@ -1,6 +1,8 @@
 /**
  * API keys: the list (prefix only), create (the full key shown once), rotate and revoke.
  */
+
+import type { DeveloperKey } from '@partner-logistics/sdk/types';
 import { useState } from 'react';
 import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -12,7 +14,6 @@ import { Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatShortDateTime } from '../format';
 import { invalidateKeys, useKeys } from '../query';
 import { Link, useSearchParam } from '../router';
-import type { DeveloperKey } from '../types';
 
 /** Active keys per partner (docs/decisions-log.md, 'API keys'); only keys whose revokedAt is null count. */
 const ACTIVE_KEY_LIMIT = 10;

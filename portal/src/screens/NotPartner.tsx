@@ -1,4 +1,4 @@
-import type { User } from '../types';
+import type { User } from '../session';
 
 export function NotPartner({ user, onSignOut }: { user: User; onSignOut: () => void }) {
   return (

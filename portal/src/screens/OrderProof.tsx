@@ -4,49 +4,32 @@
  * photo thumbnails. Photos are fetched with the session's token (GET /v1/developer/uploads/{id}) and
  * shown as data: URLs, since an <img> cannot send the token itself. Rules: docs/tracking-and-proof.md.
  */
-import { useEffect, useState } from 'react';
-import { ApiError, authed, freshAccessToken } from '../api';
+import { developer } from '../client';
 import { OrderPayment } from '../components/OrderPayment';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber } from '../format';
-import { useResource } from '../hooks';
+import { queryKeys, useApiQuery } from '../query';
 
-interface Proof {
-  orderCode: string;
-  event: 'DELIVERED' | 'FAILED';
-  at: string;
-  location: { lat: number; lng: number; accuracyM: number } | null;
-  distanceM: number | null;
-  photos: Array<{ id: string; contentType: string; bytes: number }>;
-  recipientName: string | null;
+/** A photo as a data: URL (the portal's content security policy allows data: images, not blob:). */
+async function photoDataUrl(id: string): Promise<string> {
+  const { data, error, response } = await developer.raw.GET('/v1/developer/uploads/{id}', {
+    params: { path: { id } },
+    parseAs: 'blob',
+  });
+  if (error !== undefined || !data) throw new Error(`HTTP ${response.status}`);
+  return new Promise<string>((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(data);
+  });
 }
 
 function Thumbnail({ id, bytes }: { id: string; bytes: number }) {
-  const [src, setSrc] = useState<string | null>(null);
-  const [failed, setFailed] = useState(false);
-  useEffect(() => {
-    let live = true;
-    void (async () => {
-      const token = await freshAccessToken();
-      const res = await fetch(`/v1/developer/uploads/${encodeURIComponent(id)}`, {
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-      });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      // A data: URL (the portal's content security policy allows data: images, not blob:).
-      const blob = await res.blob();
-      const dataUrl = await new Promise<string>((resolve, reject) => {
-        const reader = new FileReader();
-        reader.onload = () => resolve(String(reader.result));
-        reader.onerror = () => reject(reader.error);
-        reader.readAsDataURL(blob);
-      });
-      if (live) setSrc(dataUrl);
-    })().catch(() => live && setFailed(true));
-    return () => {
-      live = false;
-    };
-  }, [id]);
+  const photo = useApiQuery(queryKeys.upload(id), () => photoDataUrl(id));
+  const src = photo.data ?? null;
+  const failed = photo.error !== null;
   return (
     <figure className="card proof-photo" data-photo-id={id} style={{ margin: 0 }}>
       {src ? <img src={src} alt={`Delivery evidence ${id}`} width={160} height={160} style={{ objectFit: 'cover' }} /> : null}
@@ -60,9 +43,11 @@ function Thumbnail({ id, bytes }: { id: string; bytes: number }) {
 
 export function OrderProof({ code }: { code: string }) {
   usePageTitle(`Proof of ${code}`);
-  const proof = useResource(() => authed<Proof>('GET', `/v1/developer/orders/${encodeURIComponent(code)}/proof`), [code]);
+  const proof = useApiQuery(queryKeys.orderProof(code), () =>
+    developer.GET('/v1/developer/orders/{code}/proof', { params: { path: { code } } }),
+  );
   if (proof.error && !proof.data) {
-    if (proof.error instanceof ApiError && proof.error.status === 404) {
+    if (proof.error.status === 404) {
       return (
         <>
           <h1 tabIndex={-1}>No proof for {code}</h1>

@@ -3,24 +3,17 @@
  * (cash collected per order, the marketplace's adjustments, the partner's remittances). A collection
  * links to its order's proof page. The CSV is the same file the partner API gives.
  */
+import type { Settlement } from '@partner-logistics/sdk/types';
 import { useState } from 'react';
-import type { ApiError } from '../api';
+import { developer } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber } from '../format';
-import { toApiError } from '../hooks';
-import {
-  downloadStatementCsv,
-  formatManat,
-  LINE_TYPE_LABEL,
-  paymentsApi,
-  SETTLEMENT_STATUS_LABEL,
-  SETTLEMENT_STATUS_TONE,
-  type Settlement,
-} from '../payments-api';
-import { useApiQuery } from '../query';
+import { useAction } from '../hooks';
+import { formatManat, LINE_TYPE_LABEL, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TONE } from '../payments';
+import { queryKeys, useApiQuery } from '../query';
 import { Link } from '../router';
 import './Payments.css';
 
@@ -51,8 +44,10 @@ function Sums({ s }: { s: Settlement }) {
 
 function Lines({ settlementId }: { settlementId: string }) {
   const [page, setPage] = useState(1);
-  const lines = useApiQuery(['developer', 'settlements', settlementId, 'lines', page], () =>
-    paymentsApi.lines(settlementId, page, PAGE_SIZE),
+  const lines = useApiQuery([...queryKeys.settlements, settlementId, 'lines', page], () =>
+    developer.GET('/v1/developer/settlements/{id}/lines', {
+      params: { path: { id: settlementId }, query: { page, pageSize: PAGE_SIZE } },
+    }),
   );
   if (lines.error) return <LoadError error={lines.error} onRetry={() => void lines.reload()} />;
   const data = lines.data;
@@ -113,33 +108,42 @@ function Lines({ settlementId }: { settlementId: string }) {
   );
 }
 
+/**
+ * Saves the statement's CSV as a file. An <a href> cannot send the session's token, so the file is
+ * fetched with it and handed to the browser as a download.
+ */
+async function downloadStatementCsv(settlementId: string): Promise<void> {
+  const csv = await developer.GET('/v1/developer/settlements/{id}/lines.csv', {
+    params: { path: { id: settlementId } },
+    parseAs: 'text',
+  });
+  const url = URL.createObjectURL(new Blob([String(csv)], { type: 'text/csv;charset=utf-8' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = `${settlementId}-lines.csv`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 function CsvButton({ settlementId }: { settlementId: string }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const download = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await downloadStatementCsv(settlementId);
-    } catch (err) {
-      setError(toApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const download = useAction(downloadStatementCsv);
   return (
     <div>
-      <button type="button" onClick={() => void download()} disabled={busy}>
-        {busy ? 'Preparing the CSV…' : 'Download CSV'}
+      <button type="button" onClick={() => void download.run(settlementId)} disabled={download.busy}>
+        {download.busy ? 'Preparing the CSV…' : 'Download CSV'}
       </button>
-      {error && <ErrorNotice error={error} title="Could not download the CSV." />}
+      {download.error && <ErrorNotice error={download.error} title="Could not download the CSV." />}
     </div>
   );
 }
 
 export function PaymentStatement({ settlementId }: { settlementId: string }) {
   usePageTitle('Statement');
-  const statement = useApiQuery(['developer', 'settlements', settlementId], () => paymentsApi.settlement(settlementId));
+  const statement = useApiQuery([...queryKeys.settlements, settlementId], () =>
+    developer.GET('/v1/developer/settlements/{id}', { params: { path: { id: settlementId } } }),
+  );
   const back = (s?: Settlement) => (s?.environment === 'sandbox' ? '/payments?environment=sandbox' : '/payments');
   if (statement.error && !statement.data) {
     if (statement.error.status === 404) {

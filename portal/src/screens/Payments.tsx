@@ -3,15 +3,17 @@
  * couriers hold (collected, on no statement yet), what its statements still await, and the statements
  * with their status. Amounts are integer qəpik shown in manat (formatManat).
  */
+
+import type { ApiKeyEnvironment } from '@partner-logistics/sdk/types';
 import { useId, useState } from 'react';
+import { developer } from '../client';
 import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatShortDateTime } from '../format';
-import { formatManat, paymentsApi, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TONE } from '../payments-api';
-import { useApiQuery } from '../query';
+import { formatManat, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TONE } from '../payments';
+import { queryKeys, useApiQuery } from '../query';
 import { Link, navigate, useSearchParam } from '../router';
-import type { ApiKeyEnvironment } from '../types';
 import './Payments.css';
 
 const PAGE_SIZE = 20;
@@ -47,7 +49,9 @@ function EnvironmentSwitch({ value }: { value: ApiKeyEnvironment }) {
 }
 
 function Balance({ environment }: { environment: ApiKeyEnvironment }) {
-  const balance = useApiQuery(['developer', 'payments', 'balance', environment], () => paymentsApi.balance(environment));
+  const balance = useApiQuery(queryKeys.balance(environment), () =>
+    developer.GET('/v1/developer/payments/balance', { params: { query: { environment } } }),
+  );
   if (balance.error) return <LoadError error={balance.error} onRetry={() => void balance.reload()} />;
   const b = balance.data;
   if (!b) return <Loading label="Loading the balance…" />;
@@ -82,8 +86,8 @@ function Balance({ environment }: { environment: ApiKeyEnvironment }) {
 
 function Settlements({ environment }: { environment: ApiKeyEnvironment }) {
   const [page, setPage] = useState(1);
-  const list = useApiQuery(['developer', 'settlements', environment, page], () =>
-    paymentsApi.settlements(environment, page, PAGE_SIZE),
+  const list = useApiQuery([...queryKeys.settlements, environment, page], () =>
+    developer.GET('/v1/developer/settlements', { params: { query: { environment, page, pageSize: PAGE_SIZE } } }),
   );
   if (list.error) return <LoadError error={list.error} onRetry={() => void list.reload()} />;
   const data = list.data;

@@ -3,8 +3,10 @@
  * the curl line that repeats it with the key left out, and for an error the section of the API
  * reference that describes the operation's answers and their codes.
  */
+
+import type { DeveloperRequestDetail } from '@partner-logistics/sdk/types';
 import { type ReactNode, useEffect, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { CodeBlock } from '../components/CodeBlock';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
@@ -20,13 +22,12 @@ import {
   statusTone,
 } from '../request-log';
 import { Link } from '../router';
-import type { DeveloperRequestDetail } from '../types';
 import { KeyName } from './Requests';
 import './Requests.css';
 
 export function RequestDetail({ requestId }: { requestId: string }) {
   usePageTitle('Request');
-  const request = useApiQuery(queryKeys.request(requestId), () => api.getRequest(requestId));
+  const request = useApiQuery(queryKeys.request(requestId), () => developer.requests.get(requestId));
   const keys = useKeys();
   const [reference, setReference] = useState<Reference | null>(null);
   const r = request.data;

@@ -5,18 +5,18 @@
  * requests arriving on the realtime channel ('request.logged') that match the filters appear on top of
  * the first page. What the log left out (overload, the live tail's 50 a second) is counted above.
  */
+
+import type { DeveloperKey, DeveloperRequest } from '@partner-logistics/sdk/types';
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
-import { api } from '../api';
-import { Pager } from '../components/Pager';
+import { developer } from '../client';
+import { PagedTable } from '../components/PagedTable';
 import { usePageTitle } from '../components/PageTitle';
-import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { Badge } from '../components/States';
 import { formatNumber, formatShortDateTime } from '../format';
-import { useResource } from '../hooks';
 import { queryKeys, useApiQuery, useKeys } from '../query';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
 import { filtersFrom, formatDuration, formatRequestTime, matches, requestsLink, statusTone } from '../request-log';
 import { Link, navigate, useSearch } from '../router';
-import type { DeveloperKey, DeveloperRequest, Page } from '../types';
 import './Requests.css';
 import { Filters } from '../components/RequestFilters';
 
@@ -31,15 +31,17 @@ export function Requests() {
   const [fresh, setFresh] = useState<Record<string, true>>({});
 
   const keys = useKeys();
-  const log = useResource(() => api.listRequests(filters, page, PAGE_SIZE), [filters, page]);
-  const drops = useApiQuery(queryKeys.requestLogDrops, api.requestLogDrops);
+  // The URL's filters go to the API as they are: a method it does not know is answered ERR_VALIDATION.
+  const query = { ...filters, page, pageSize: PAGE_SIZE } as Parameters<typeof developer.requests.list>[0];
+  const log = useApiQuery([...queryKeys.requests, filters, page], () => developer.requests.list(query), { live: true });
+  const drops = useApiQuery(queryKeys.requestLogDrops, () => developer.GET('/v1/developer/requests/drops'));
   const { setData, reload } = log;
 
   // Live tail: matching requests go on top of the first page as they arrive.
   const onLogged = useCallback(
     ({ request }: { request: DeveloperRequest }) => {
       if (!matches(request, filters)) return;
-      setData((p: Page<DeveloperRequest> | undefined) => {
+      setData((p) => {
         if (!p || p.items.some((r) => r.id === request.id)) return p;
         return { ...p, total: p.total + 1, items: [request, ...p.items].slice(0, p.pageSize) };
       });
@@ -56,8 +58,6 @@ export function Requests() {
   };
 
   const keyById = useMemo(() => new Map((keys.data ?? []).map((k) => [k.id, k])), [keys.data]);
-  const p = log.data;
-  const pages = p ? Math.max(1, Math.ceil(p.total / p.pageSize)) : 1;
   const filtered = Object.keys(filters).length > 0;
 
   return (
@@ -89,63 +89,55 @@ export function Requests() {
       </div>
       <DropNotice drops={drops.data} />
 
-      {log.error && <LoadError error={log.error} onRetry={() => void log.reload()} />}
-      {!p && log.loading && <Loading label="Loading requests…" />}
-      {p && p.items.length === 0 && (
-        <Empty>
+      <PagedTable
+        log={log}
+        page={page}
+        loadingLabel="Loading requests…"
+        empty={
           <p>
             {filtered
               ? 'No requests match these filters.'
               : 'No requests yet. Requests made with your keys show here within a few seconds.'}
           </p>
-        </Empty>
-      )}
-      {p && p.items.length > 0 && (
-        <div className="table-wrap">
-          <table className="table cards-on-phone requests" aria-busy={log.loading}>
-            <caption className="visually-hidden">Requests, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Request</th>
-                <th scope="col">Status</th>
-                <th scope="col">Key</th>
-                <th scope="col">Time</th>
-                <th scope="col">Duration</th>
+        }
+        tableClass="requests"
+        caption="Requests, newest first"
+        head={
+          <tr>
+            <th scope="col">Request</th>
+            <th scope="col">Status</th>
+            <th scope="col">Key</th>
+            <th scope="col">Time</th>
+            <th scope="col">Duration</th>
+          </tr>
+        }
+        rows={(items) => (
+          <>
+            {items.map((r) => (
+              <tr key={r.id} data-request-id={r.id} data-status={r.statusCode} className={fresh[r.id] ? 'flash-a' : undefined}>
+                <th scope="row" data-label="Request">
+                  <Link to={`/requests/${encodeURIComponent(r.id)}`} className="request-link">
+                    <span className="method">{r.method}</span> <span className="mono request-path">{r.path}</span>
+                  </Link>
+                  {r.query && <span className="mono request-query">?{r.query}</span>}
+                </th>
+                <td data-label="Status" data-testid="request-status">
+                  <Badge tone={statusTone(r.statusCode)}>{r.statusCode}</Badge>
+                  {r.errorCode && <code className="error-code">{r.errorCode}</code>}
+                </td>
+                <td data-label="Key">
+                  <KeyName apiKey={keyById.get(r.apiKeyId)} environment={r.environment} />
+                </td>
+                <td data-label="Time">{formatRequestTime(r.createdAt)}</td>
+                <td data-label="Duration">{formatDuration(r.durationMs)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {p.items.map((r) => (
-                <tr key={r.id} data-request-id={r.id} data-status={r.statusCode} className={fresh[r.id] ? 'flash-a' : undefined}>
-                  <th scope="row" data-label="Request">
-                    <Link to={`/requests/${encodeURIComponent(r.id)}`} className="request-link">
-                      <span className="method">{r.method}</span> <span className="mono request-path">{r.path}</span>
-                    </Link>
-                    {r.query && <span className="mono request-query">?{r.query}</span>}
-                  </th>
-                  <td data-label="Status" data-testid="request-status">
-                    <Badge tone={statusTone(r.statusCode)}>{r.statusCode}</Badge>
-                    {r.errorCode && <code className="error-code">{r.errorCode}</code>}
-                  </td>
-                  <td data-label="Key">
-                    <KeyName apiKey={keyById.get(r.apiKeyId)} environment={r.environment} />
-                  </td>
-                  <td data-label="Time">{formatRequestTime(r.createdAt)}</td>
-                  <td data-label="Duration">{formatDuration(r.durationMs)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {p && p.total > 0 && (
-        <Pager
-          page={page}
-          pages={pages}
-          summaryTestId="requests-total"
-          summary={`Page ${p.page} of ${pages} · ${formatNumber(p.total)} ${p.total === 1 ? 'request' : 'requests'}`}
-          onPage={(n) => navigate(requestsLink(filters, n))}
-        />
-      )}
+            ))}
+          </>
+        )}
+        summaryTestId="requests-total"
+        summary={(p, pages) => `Page ${p.page} of ${pages} · ${formatNumber(p.total)} ${p.total === 1 ? 'request' : 'requests'}`}
+        onPage={(n) => navigate(requestsLink(filters, n))}
+      />
     </>
   );
 }

@@ -5,19 +5,20 @@
  * state machine allows from its status; nothing here decides them. The page follows the realtime
  * channel: orders, deliveries and logged requests reload what they change.
  */
+
+import type { DeveloperKey } from '@partner-logistics/sdk/types';
 import { useEffect, useId, useState } from 'react';
+import { developer } from '../client';
 import { ApiBaseUrls } from '../components/ApiBaseUrls';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { GoLiveChecklist } from '../components/GoLiveChecklist';
 import { usePageTitle } from '../components/PageTitle';
 import { Empty, LoadError, Loading } from '../components/States';
-import { useCoalesced, useResource } from '../hooks';
+import { useCoalesced } from '../hooks';
 import { keyLabel } from '../key-lineage';
-import { useKeys } from '../query';
+import { invalidate, queryKeys, useApiQuery, useKeys } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link, navigate, useSearchParam } from '../router';
-import { sandboxApi } from '../sandbox-api';
-import type { DeveloperKey } from '../types';
 import '../components/sandbox.css';
 import { CreateOrdersForm } from '../components/SandboxCreateOrders';
 import { Orders } from '../components/SandboxOrders';
@@ -109,10 +110,13 @@ export function Sandbox() {
 
 function KeySandbox({ apiKey }: { apiKey: DeveloperKey }) {
   const keyId = apiKey.id;
-  const overview = useResource(() => sandboxApi.overview(keyId), [keyId]);
-  const checklist = useResource(() => sandboxApi.checklist(keyId), [keyId]);
-  const reloadOverview = useCoalesced(() => void overview.reload(), 250);
-  const reloadChecklist = useCoalesced(() => void checklist.reload(), 500);
+  const path = { params: { path: { id: keyId } } };
+  const overview = useApiQuery(queryKeys.sandbox(keyId), () => developer.GET('/v1/developer/keys/{id}/sandbox', path), {
+    live: true,
+  });
+  const checklist = useApiQuery(queryKeys.checklist(keyId), () => developer.keys.checklist(keyId), { live: true });
+  const reloadOverview = useCoalesced(() => void invalidate(queryKeys.sandbox(keyId)), 250);
+  const reloadChecklist = useCoalesced(() => void invalidate(queryKeys.checklist(keyId)), 500);
 
   useEffect(() => {
     const offs = [

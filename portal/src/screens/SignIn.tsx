@@ -2,9 +2,10 @@
  * Sign-in with a phone number and a one-time code (POST /v1/auth/otp/request, then /verify).
  */
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
-import { getSignOutReason, requestCode, verifyCode } from '../api';
+import { requestCode, verifyCode } from '../client';
 import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
 import { useAction } from '../hooks';
+import { getSignOutReason } from '../session';
 
 const PHONE = /^\+994\d{9}$/;
 

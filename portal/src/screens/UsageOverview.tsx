@@ -3,8 +3,10 @@
  * its rotation successors are one integration (key-lineage.ts): one series in the chart, named by the
  * newest key, so a rotation does not split a line in two. The table keeps one row per key.
  */
+
+import type { DeveloperKey, DeveloperKeyUsageSeries } from '@partner-logistics/sdk/types';
 import { useMemo, useState } from 'react';
-import { api } from '../api';
+import { developer } from '../client';
 import { EnvironmentBadge } from '../components/KeyBadges';
 import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
@@ -12,11 +14,10 @@ import { type Period, PeriodSwitch } from '../components/PeriodSwitch';
 import { Empty, LoadError, Loading } from '../components/States';
 import { PALETTE, UsageChart } from '../components/UsageChart';
 import { formatDay, formatNumber } from '../format';
-import { useResource } from '../hooks';
 import { integrationOf, keyLabel } from '../key-lineage';
+import { queryKeys, useApiQuery } from '../query';
 import { dayLink, requestsLink } from '../request-log';
 import { Link, navigate } from '../router';
-import type { DeveloperKey, DeveloperKeyUsageSeries } from '../types';
 import { sumUsage } from './KeyDetail';
 
 interface KeySeries {
@@ -27,11 +28,15 @@ interface KeySeries {
 export function UsageOverview() {
   usePageTitle('Usage');
   const [days, setDays] = useState<Period>(7);
-  const data = useResource(async (): Promise<KeySeries[]> => {
-    const keys = await api.listKeys();
-    const series = await Promise.all(keys.map((k) => api.keyUsage(k.id, days)));
-    return keys.map((key, i) => ({ key, series: series[i] }));
-  }, [days]);
+  const data = useApiQuery(
+    queryKeys.usageOverview(days),
+    async (): Promise<KeySeries[]> => {
+      const keys = (await developer.keys.list()).items;
+      const series = await Promise.all(keys.map((k) => developer.keys.usage(k.id, { days })));
+      return keys.map((key, i) => ({ key, series: series[i] }));
+    },
+    { live: true },
+  );
 
   // Revoked keys stay in the overview only while they have traffic in the period.
   const rows = useMemo(() => (data.data ?? []).filter((r) => !isRevoked(r.key) || r.series.totalRequests > 0), [data.data]);

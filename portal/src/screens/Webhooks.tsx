@@ -4,8 +4,11 @@
  * failed deliveries, and each endpoint's health. Webhooks follow the realtime channel
  * ('webhook.updated': streak, isActive, rotation) without reloading.
  */
-import { useEffect, useState } from 'react';
-import { type ApiError, api } from '../api';
+
+import type { PartnerApiError } from '@partner-logistics/sdk/developer';
+import type { DeveloperKey, DeveloperWebhook } from '@partner-logistics/sdk/types';
+import { useState } from 'react';
+import { developer, toApiError } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { EnvironmentBadge } from '../components/KeyBadges';
 import { isRevoked } from '../components/KeyStatus';
@@ -17,36 +20,22 @@ import { TestEventPicker } from '../components/TestEventPicker';
 import { CreateWebhookDialog, DeleteWebhookDialog, EditWebhookDialog } from '../components/WebhookDialogs';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
 import { formatDateTime, formatShortDateTime } from '../format';
-import { toApiError, useResource } from '../hooks';
-import { subscribe } from '../realtime';
+import { invalidate, queryKeys, replaceWebhook, useKeysAndWebhooks } from '../query';
 import { Link } from '../router';
-import type { DeveloperKey, DeveloperWebhook } from '../types';
 
 /** Webhooks per key (docs/decisions-log.md, 'Webhooks'). */
 const WEBHOOK_LIMIT = 5;
 
 export function Webhooks() {
   usePageTitle('Webhooks');
-  const data = useResource(async () => {
-    const [keys, webhooks] = await Promise.all([api.listKeys(), api.listWebhooks()]);
-    return { keys, webhooks };
-  }, []);
+  const data = useKeysAndWebhooks();
   const [creatingFor, setCreatingFor] = useState<DeveloperKey | null>(null);
   const [editing, setEditing] = useState<DeveloperWebhook | null>(null);
   const [deleting, setDeleting] = useState<DeveloperWebhook | null>(null);
   const [rotating, setRotating] = useState<DeveloperWebhook | null>(null);
   const [recovering, setRecovering] = useState<DeveloperWebhook | null>(null);
 
-  const { setData } = data;
-  const replace = (hook: DeveloperWebhook) =>
-    setData((d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === hook.id ? hook : w)) });
-  useEffect(
-    () =>
-      subscribe('webhook.updated', ({ webhook }) =>
-        setData((d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === webhook.id ? webhook : w)) }),
-      ),
-    [setData],
-  );
+  const reloadWebhooks = () => void invalidate(queryKeys.webhooks);
 
   const groups = (data.data?.keys ?? [])
     .map((key) => ({ key, webhooks: (data.data?.webhooks ?? []).filter((w) => w.apiKeyId === key.id) }))
@@ -119,7 +108,7 @@ export function Webhooks() {
                     onDelete={setDeleting}
                     onRotate={setRotating}
                     onRecover={setRecovering}
-                    onChanged={replace}
+                    onChanged={replaceWebhook}
                   />
                 ))}
               </ul>
@@ -128,10 +117,10 @@ export function Webhooks() {
         );
       })}
 
-      <CreateWebhookDialog apiKey={creatingFor} onClose={() => setCreatingFor(null)} onCreated={() => void data.reload()} />
-      <EditWebhookDialog webhook={editing} onClose={() => setEditing(null)} onSaved={replace} />
-      <DeleteWebhookDialog webhook={deleting} onClose={() => setDeleting(null)} onDeleted={() => void data.reload()} />
-      <RotateSecretDialog webhook={rotating} onClose={() => setRotating(null)} onRotated={replace} />
+      <CreateWebhookDialog apiKey={creatingFor} onClose={() => setCreatingFor(null)} onCreated={reloadWebhooks} />
+      <EditWebhookDialog webhook={editing} onClose={() => setEditing(null)} onSaved={replaceWebhook} />
+      <DeleteWebhookDialog webhook={deleting} onClose={() => setDeleting(null)} onDeleted={reloadWebhooks} />
+      <RotateSecretDialog webhook={rotating} onClose={() => setRotating(null)} onRotated={replaceWebhook} />
       <RecoverDialog webhook={recovering} onClose={() => setRecovering(null)} />
     </>
   );
@@ -157,7 +146,7 @@ function WebhookItem({
   onChanged: (w: DeveloperWebhook) => void;
 }) {
   const [note, setNote] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const [error, setError] = useState<PartnerApiError | null>(null);
   const [busy, setBusy] = useState(false);
 
   const act = async (fn: () => Promise<void>) => {
@@ -175,7 +164,7 @@ function WebhookItem({
 
   const toggle = () =>
     act(async () => {
-      const updated = await api.updateWebhook(webhook.id, { isActive: !webhook.isActive });
+      const updated = await developer.webhooks.update(webhook.id, { isActive: !webhook.isActive });
       onChanged(updated);
       setNote(updated.isActive ? 'Enabled: new events are delivered again.' : 'Disabled: no new deliveries until you enable it.');
     });
