@@ -9,7 +9,7 @@ import { DEFAULT_DB_TIMEOUT_MS, openDb } from '../src/db/db.js';
 import { DependencyHealth } from '../src/dependencies.js';
 import { connectRedis, duplicateRedis } from '../src/redis.js';
 import { FaultProxy } from './fault-proxy.js';
-import { databaseUrl, directUrl, logCapture, redisUrl, serverMode, timed, waitFor } from './faults.test-helpers.js';
+import { databaseUrl, logCapture, redisUrl, serverMode, waitFor } from './faults.test-helpers.js';
 import { freshDatabase } from './harness.js';
 
 describe.skipIf(!serverMode)('no dependency fault ends a process', () => {

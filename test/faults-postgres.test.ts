@@ -3,14 +3,23 @@
  * Server mode only; how the faults are injected: test/faults.test-helpers.ts.
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_DB_TIMEOUT_MS } from '../src/db/db.js';
 import { devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import { startWorker } from '../src/worker/worker.js';
 import { createKey, createPartner, type TestPartner } from './factories.js';
 import { FaultProxy } from './fault-proxy.js';
-import { type Answer, databaseUrl, directQuery, isUnavailableEnvelope, logCapture, sandboxOrders, serverMode, timed, waitFor } from './faults.test-helpers.js';
+import {
+  type Answer,
+  databaseUrl,
+  directQuery,
+  isUnavailableEnvelope,
+  logCapture,
+  sandboxOrders,
+  serverMode,
+  timed,
+  waitFor,
+} from './faults.test-helpers.js';
 import { createTestApp, type TestApp } from './harness.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 

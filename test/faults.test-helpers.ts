@@ -14,7 +14,7 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
-import { expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { waitFor as waitForValue } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import type { TestKey } from './factories.js';

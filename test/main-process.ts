@@ -5,7 +5,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawnOwned } from './child-processes.js';
 
-
 export interface SpawnedChild {
   process: ChildProcess;
   exited: Promise<number | null>;

@@ -8,10 +8,13 @@ import { createKey, createPartner } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { ISO } from '../orders/orders.test-helpers.js';
+import { devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { createViaApi, insertOrder, insertWebhook } from './keys.test-helpers.js';
 
 let t: TestApp;
-setUpTestAppWithOperator((app) => void (t = app));
+setUpTestAppWithOperator((app) => {
+  t = app;
+});
 
 describe('DELETE /v1/developer/keys/{id}', () => {
   it('revokes at once (revokedAt = now, isActive false); revoking again answers the key unchanged', async () => {
@@ -223,7 +226,7 @@ describe('POST /v1/developer/keys/{id}/rotate', () => {
     t.clock.advance(1);
     await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${key.id}/rotate`, headers: partner.auth });
     t.clock.advance(24 * 3600);
-    const list = (await t.live.inject({ method: 'GET', url: '/v1/developer/keys', headers: await authNow(partner) })).json();
+    const list = (await t.live.inject({ method: 'GET', url: '/v1/developer/keys', headers: await devAuth(t, partner) })).json();
     expect(list.items.map((k: { id: string; isActive: boolean }) => [k.id === key.id, k.isActive])).toEqual([
       [false, true],
       [true, false],

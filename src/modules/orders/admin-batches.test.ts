@@ -9,7 +9,10 @@ import { type Auth, assign, createBatch, createOrder, outboxOf, partnerKey } fro
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 function batchStatus(code: string, status: string) {
   return t.live.inject({ method: 'POST', url: `/v1/admin/batches/${code}/status`, headers: admin, payload: { status } });

@@ -10,7 +10,10 @@ import { type Auth, adminStatus, assign, createOrder, ISO, outboxOf, partnerKey 
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('GET /v1/admin/orders/{code}', () => {
   it('answers the admin view of the order', async () => {
@@ -73,8 +76,7 @@ describe('POST /v1/admin/orders/{code}/assign', () => {
   });
 
   it('answers a key of the other environment with 409 ERR_CONFLICT', async () => {
-    const partner = await createPartner(t.ctx);
-    const sandboxKey = await createKey(t.ctx, partner.id, { environment: 'SANDBOX' });
+    const sandboxKey = await partnerKey(t, { environment: 'SANDBOX' });
     const order = await createOrder(t, admin);
     const res = await t.live.inject({
       method: 'POST',

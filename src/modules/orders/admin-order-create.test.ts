@@ -10,7 +10,10 @@ import { type Auth, adminStatus, createOrder, createZone, ISO, orderBody, outbox
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 const CODE = /^ORD-[0-9A-HJKMNP-TV-Z]{8}$/;
 

@@ -7,17 +7,32 @@ import { expectError, expectFieldError } from '../../../test/expect-error.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../shared/schemas.js';
-import { type Auth, adminStatus, advanceTo, assign, createOrder, outboxOf, PLATFORM_PATH, partnerKey } from './orders.test-helpers.js';
+import {
+  type Auth,
+  adminStatus,
+  advanceTo,
+  assign,
+  createOrder,
+  outboxOf,
+  PLATFORM_PATH,
+  partnerKey,
+} from './orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 // The platform moves as docs/decisions-log.md, 'Orders' states them, restated as rules rather than as
 // a table: one step along the platform path; CANCELLED from the three statuses before the van; an order
 // on its way ends DELIVERED or FAILED; a failed one goes out again or is RETURNED; the rest is final.
 const CANCELLABLE: OrderStatus[] = ['PLACED', 'VENDOR_ACCEPTED', 'PACKED'];
-const OUTCOMES: Partial<Record<OrderStatus, OrderStatus[]>> = { EN_ROUTE: ['DELIVERED', 'FAILED'], FAILED: ['EN_ROUTE', 'RETURNED'] };
+const OUTCOMES: Partial<Record<OrderStatus, OrderStatus[]>> = {
+  EN_ROUTE: ['DELIVERED', 'FAILED'],
+  FAILED: ['EN_ROUTE', 'RETURNED'],
+};
 
 function allowedFrom(from: OrderStatus): OrderStatus[] {
   const onPath = PLATFORM_PATH.indexOf(from);

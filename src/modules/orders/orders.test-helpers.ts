@@ -10,7 +10,15 @@ import type { ApiKeyEnvironment, ApiKeyScope, LocalizedText, OrderStatus } from 
 export type Auth = { authorization: string };
 
 /** The operator's path from PLACED to EN_ROUTE (docs/decisions-log.md, 'Orders'). */
-export const PLATFORM_PATH: OrderStatus[] = ['PLACED', 'VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED', 'SCANNED_TO_VAN', 'EN_ROUTE'];
+export const PLATFORM_PATH: OrderStatus[] = [
+  'PLACED',
+  'VENDOR_ACCEPTED',
+  'RUNNER_PICKUP',
+  'AT_HUB',
+  'PACKED',
+  'SCANNED_TO_VAN',
+  'EN_ROUTE',
+];
 
 export function orderBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -142,4 +150,11 @@ export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** A GET as the key, on the live listener unless told. */
 export function readAs(t: TestApp, k: TestKey, url: string, listener: 'live' | 'sandbox' = 'live') {
   return t[listener].inject({ method: 'GET', url, headers: k.headers });
+}
+
+/** GET /v1/partner/orders as the key (answered 200), with `query` as written (`?status=…`). */
+export async function listAs(t: TestApp, k: TestKey, query = '', listener: 'live' | 'sandbox' = 'live') {
+  const res = await readAs(t, k, `/v1/partner/orders${query}`, listener);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as { page: number; pageSize: number; total: number; items: Array<{ code: string; customer: unknown }> };
 }

@@ -11,7 +11,10 @@ import { EVENT_BODY, orderAtWithEvents, sendEvent } from './partner-events.test-
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('POST /v1/partner/orders/{code}/events: racing events', () => {
   it('of DELIVERED and FAILED racing on one order exactly one wins and the other gets 409', async () => {
@@ -42,7 +45,9 @@ describe('POST /v1/partner/orders/{code}/events: racing events', () => {
     const codes: string[] = [];
     for (let i = 0; i < 10; i++) codes.push(await orderAtWithEvents(t, admin, k, 'PACKED'));
     const pairs = await Promise.all(
-      codes.map((code) => Promise.all([sendEvent(t, k, code, EVENT_BODY.PICKED_UP), sendEvent(t, k, code, EVENT_BODY.PICKED_UP)])),
+      codes.map((code) =>
+        Promise.all([sendEvent(t, k, code, EVENT_BODY.PICKED_UP), sendEvent(t, k, code, EVENT_BODY.PICKED_UP)]),
+      ),
     );
     for (const pair of pairs) {
       expect(pair.map((r) => r.statusCode).sort()).toEqual([201, 409]);

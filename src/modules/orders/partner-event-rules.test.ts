@@ -12,7 +12,10 @@ import { EVENT_BODY, orderAtWithEvents, sendEvent } from './partner-events.test-
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('POST /v1/partner/orders/{code}/events: body rules', () => {
   it('requires failReason on FAILED (400 ERR_VALIDATION naming failReason)', async () => {
@@ -44,7 +47,11 @@ describe('POST /v1/partner/orders/{code}/events: body rules', () => {
 
   it('refuses codCollectedQepik on a CARD order with 400 ERR_BAD_REQUEST', async () => {
     const k = await partnerKey(t);
-    const code = await orderAtWithEvents(t, admin, k, 'EN_ROUTE', { paymentMethod: 'CARD', codAmountQepik: 0, paymentStatus: 'PAID' });
+    const code = await orderAtWithEvents(t, admin, k, 'EN_ROUTE', {
+      paymentMethod: 'CARD',
+      codAmountQepik: 0,
+      paymentStatus: 'PAID',
+    });
     expectError(await sendEvent(t, k, code, { type: 'DELIVERED', codCollectedQepik: 0 }), 400, 'ERR_BAD_REQUEST');
     expect((await sendEvent(t, k, code, { type: 'DELIVERED' })).statusCode).toBe(201);
   });
@@ -52,13 +59,20 @@ describe('POST /v1/partner/orders/{code}/events: body rules', () => {
   it('refuses codCollectedQepik above the COD amount (400 ERR_VALIDATION naming codCollectedQepik)', async () => {
     const k = await partnerKey(t);
     const code = await orderAtWithEvents(t, admin, k, 'EN_ROUTE');
-    expectFieldError(await sendEvent(t, k, code, { type: 'DELIVERED', codCollectedQepik: 12_501, note: 'tip' }), 'codCollectedQepik');
+    expectFieldError(
+      await sendEvent(t, k, code, { type: 'DELIVERED', codCollectedQepik: 12_501, note: 'tip' }),
+      'codCollectedQepik',
+    );
   });
 
   it('requires a note when the collected cash differs (400 ERR_COD_VARIANCE_NOTE_REQUIRED)', async () => {
     const k = await partnerKey(t);
     const code = await orderAtWithEvents(t, admin, k, 'EN_ROUTE');
-    expectError(await sendEvent(t, k, code, { type: 'DELIVERED', codCollectedQepik: 12_000 }), 400, 'ERR_COD_VARIANCE_NOTE_REQUIRED');
+    expectError(
+      await sendEvent(t, k, code, { type: 'DELIVERED', codCollectedQepik: 12_000 }),
+      400,
+      'ERR_COD_VARIANCE_NOTE_REQUIRED',
+    );
     expectError(
       await sendEvent(t, k, code, { type: 'DELIVERED', codCollectedQepik: 12_000, note: '   ' }),
       400,
@@ -177,14 +191,22 @@ describe('POST /v1/partner/orders/{code}/events: check order (400 body â†’ 404 â
     const all = await partnerKey(t, { receivesAllOrders: true });
     const other = await partnerKey(t);
     const theirs = await orderAtWithEvents(t, admin, other, 'EN_ROUTE');
-    expectError(await sendEvent(t, all, theirs, { type: 'DELIVERED', codCollectedQepik: 99_999 }), 403, 'ERR_PARTNER_ORDER_NOT_ASSIGNED');
+    expectError(
+      await sendEvent(t, all, theirs, { type: 'DELIVERED', codCollectedQepik: 99_999 }),
+      403,
+      'ERR_PARTNER_ORDER_NOT_ASSIGNED',
+    );
   });
 
   it('order-dependent input rules come before the transition', async () => {
     const k = await partnerKey(t);
     const packed = await orderAtWithEvents(t, admin, k, 'PACKED');
     expectFieldError(await sendEvent(t, k, packed, { type: 'DELIVERED', codCollectedQepik: 99_999 }), 'codCollectedQepik');
-    expectError(await sendEvent(t, k, packed, { type: 'DELIVERED', codCollectedQepik: 1 }), 400, 'ERR_COD_VARIANCE_NOTE_REQUIRED');
+    expectError(
+      await sendEvent(t, k, packed, { type: 'DELIVERED', codCollectedQepik: 1 }),
+      400,
+      'ERR_COD_VARIANCE_NOTE_REQUIRED',
+    );
     expectError(await sendEvent(t, k, packed, { type: 'DELIVERED', codCollectedQepik: 12_500 }), 409, 'ERR_INVALID_TRANSITION');
   });
 });

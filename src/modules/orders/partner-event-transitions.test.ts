@@ -12,7 +12,10 @@ import { EVENT_BODY, orderAtWithEvents, sendEvent } from './partner-events.test-
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('POST /v1/partner/orders/{code}/events: authentication', () => {
   it('checks the key before the body: 401 for an invalid body or malformed JSON without a key', async () => {
@@ -60,7 +63,7 @@ describe('POST /v1/partner/orders/{code}/events: state machine', () => {
 
   /** The statuses each event type may start from, as listed above. */
   const SOURCES: Record<string, OrderStatus[]> = {};
-  for (const [type, from] of ALLOWED) (SOURCES[type] ??= []).push(from);
+  for (const [type, from] of ALLOWED) SOURCES[type] = [...(SOURCES[type] ?? []), from];
   for (const status of ORDER_STATUSES) {
     const refused = Object.keys(SOURCES).filter((type) => !SOURCES[type].includes(status));
     it(`from ${status} refuses ${refused.join(', ')} with 409 ERR_INVALID_TRANSITION and writes nothing`, async () => {

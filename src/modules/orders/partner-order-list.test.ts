@@ -4,25 +4,21 @@
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
 import { createPartner } from '../../../test/factories.js';
-import type { TestKey } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
-import { type Auth, assign, createOrder, orderFor, partnerKey, readAs } from './orders.test-helpers.js';
+import { type Auth, assign, createOrder, listAs, orderFor, partnerKey, readAs } from './orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
-
-async function list(k: TestKey, query = '', listener: 'live' | 'sandbox' = 'live') {
-  const res = await readAs(t, k, `/v1/partner/orders${query}`, listener);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json() as { page: number; pageSize: number; total: number; items: Array<{ code: string; customer: unknown }> };
-}
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('GET /v1/partner/orders', () => {
   it('answers an empty page for a key without orders', async () => {
     const k = await partnerKey(t);
-    expect(await list(k)).toEqual({ page: 1, pageSize: 20, total: 0, items: [] });
+    expect(await listAs(t, k)).toEqual({ page: 1, pageSize: 20, total: 0, items: [] });
   });
 
   it('lists only the key’s own orders, newest first, each a full PartnerOrder', async () => {
@@ -35,7 +31,7 @@ describe('GET /v1/partner/orders', () => {
     }
     await orderFor(t, admin, other.id, 'PLACED');
     await createOrder(t, admin);
-    const page = await list(k);
+    const page = await listAs(t, k);
     expect(page.total).toBe(3);
     expect(page.items.map((o) => o.code)).toEqual([...codes].reverse());
     const single = (await readAs(t, k, `/v1/partner/orders/${codes[0]}`)).json();
@@ -46,7 +42,7 @@ describe('GET /v1/partner/orders', () => {
     const k = await partnerKey(t, { scopes: ['orders:read'] });
     await orderFor(t, admin, k.id, 'PLACED');
     await orderFor(t, admin, k.id, 'PLACED');
-    const page = await list(k);
+    const page = await listAs(t, k);
     expect(page.items).toHaveLength(2);
     for (const o of page.items) expect(o.customer).toBeNull();
   });
@@ -60,15 +56,15 @@ describe('GET /v1/partner/orders', () => {
     ];
     await t.ctx.db.query('UPDATE orders SET created_at = $2 WHERE code = ANY($1)', [codes, t.clock.now()]);
     const ids = await t.ctx.db.query<{ code: string }>('SELECT code FROM orders WHERE code = ANY($1) ORDER BY id DESC', [codes]);
-    expect((await list(k)).items.map((o) => o.code)).toEqual(ids.map((r) => r.code));
+    expect((await listAs(t, k)).items.map((o) => o.code)).toEqual(ids.map((r) => r.code));
   });
 
   it('a receivesAllOrders key lists every order of its environment', async () => {
     const sandboxAll = await partnerKey(t, { environment: 'SANDBOX', receivesAllOrders: true });
-    const before = (await list(sandboxAll, '', 'sandbox')).total;
+    const before = (await listAs(t, sandboxAll, '', 'sandbox')).total;
     const a = (await createOrder(t, admin, { environment: 'sandbox' })).code;
     await createOrder(t, admin, { environment: 'live' });
-    const page = await list(sandboxAll, '', 'sandbox');
+    const page = await listAs(t, sandboxAll, '', 'sandbox');
     expect(page.total).toBe(before + 1);
     expect(page.items[0].code).toBe(a);
     const [{ n }] = await t.ctx.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM orders WHERE environment = 'SANDBOX'`);
@@ -79,9 +75,9 @@ describe('GET /v1/partner/orders', () => {
     const k = await partnerKey(t);
     const placed = await orderFor(t, admin, k.id, 'PLACED');
     const packed = await orderFor(t, admin, k.id, 'PACKED');
-    expect((await list(k, '?status=PACKED')).items.map((o) => o.code)).toEqual([packed]);
-    expect((await list(k, '?status=PLACED')).items.map((o) => o.code)).toEqual([placed]);
-    expect(await list(k, '?status=DELIVERED')).toMatchObject({ total: 0, items: [] });
+    expect((await listAs(t, k, '?status=PACKED')).items.map((o) => o.code)).toEqual([packed]);
+    expect((await listAs(t, k, '?status=PLACED')).items.map((o) => o.code)).toEqual([placed]);
+    expect(await listAs(t, k, '?status=DELIVERED')).toMatchObject({ total: 0, items: [] });
   });
 
   it('filters by from (inclusive) and to (exclusive) on createdAt', async () => {
@@ -94,13 +90,13 @@ describe('GET /v1/partner/orders', () => {
       created.push(row.created_at.toISOString());
       t.clock.advance(60);
     }
-    expect((await list(k, `?from=${created[1]}`)).items.map((o) => o.code)).toEqual([codes[2], codes[1]]);
-    expect((await list(k, `?to=${created[1]}`)).items.map((o) => o.code)).toEqual([codes[0]]);
-    expect((await list(k, `?from=${created[0]}&to=${created[2]}`)).items.map((o) => o.code)).toEqual([codes[1], codes[0]]);
-    expect((await list(k, `?from=${created[2]}&to=${created[0]}`)).total).toBe(0);
+    expect((await listAs(t, k, `?from=${created[1]}`)).items.map((o) => o.code)).toEqual([codes[2], codes[1]]);
+    expect((await listAs(t, k, `?to=${created[1]}`)).items.map((o) => o.code)).toEqual([codes[0]]);
+    expect((await listAs(t, k, `?from=${created[0]}&to=${created[2]}`)).items.map((o) => o.code)).toEqual([codes[1], codes[0]]);
+    expect((await listAs(t, k, `?from=${created[2]}&to=${created[0]}`)).total).toBe(0);
     // An offset other than Z is the same instant.
     const plus4 = new Date(Date.parse(created[1]) + 4 * 3600_000).toISOString().replace('Z', '+04:00');
-    expect((await list(k, `?from=${encodeURIComponent(plus4)}`)).total).toBe(2);
+    expect((await listAs(t, k, `?from=${encodeURIComponent(plus4)}`)).total).toBe(2);
   });
 
   it('filters by updatedSince (updatedAt >= value) for incremental sync', async () => {
@@ -116,10 +112,10 @@ describe('GET /v1/partner/orders', () => {
       payload: { status: 'VENDOR_ACCEPTED' },
     });
     expect(moved.statusCode).toBe(200);
-    expect((await list(k, `?updatedSince=${mark}`)).items.map((o) => o.code)).toEqual([a]);
-    expect((await list(k, `?updatedSince=${moved.json().updatedAt}`)).items.map((o) => o.code)).toEqual([a]);
-    expect((await list(k, `?updatedSince=${new Date(Date.parse(moved.json().updatedAt) + 1).toISOString()}`)).total).toBe(0);
-    expect((await list(k, '?updatedSince=2000-01-01T00:00:00Z')).items.map((o) => o.code)).toEqual([b, a]);
+    expect((await listAs(t, k, `?updatedSince=${mark}`)).items.map((o) => o.code)).toEqual([a]);
+    expect((await listAs(t, k, `?updatedSince=${moved.json().updatedAt}`)).items.map((o) => o.code)).toEqual([a]);
+    expect((await listAs(t, k, `?updatedSince=${new Date(Date.parse(moved.json().updatedAt) + 1).toISOString()}`)).total).toBe(0);
+    expect((await listAs(t, k, '?updatedSince=2000-01-01T00:00:00Z')).items.map((o) => o.code)).toEqual([b, a]);
   });
 
   it('pages with page and pageSize, and total counts every match', async () => {
@@ -127,18 +123,18 @@ describe('GET /v1/partner/orders', () => {
     const codes: string[] = [];
     for (let i = 0; i < 7; i++) codes.push((await orderFor(t, admin, k.id, 'PLACED')) as string);
     const newest = [...codes].reverse();
-    const p1 = await list(k, '?pageSize=3');
+    const p1 = await listAs(t, k, '?pageSize=3');
     expect(p1).toMatchObject({ page: 1, pageSize: 3, total: 7 });
     expect(p1.items.map((o) => o.code)).toEqual(newest.slice(0, 3));
-    const p3 = await list(k, '?page=3&pageSize=3');
+    const p3 = await listAs(t, k, '?page=3&pageSize=3');
     expect(p3).toMatchObject({ page: 3, pageSize: 3, total: 7 });
     expect(p3.items.map((o) => o.code)).toEqual(newest.slice(6));
-    const p4 = await list(k, '?page=4&pageSize=3');
+    const p4 = await listAs(t, k, '?page=4&pageSize=3');
     expect(p4).toEqual({ page: 4, pageSize: 3, total: 7, items: [] });
-    const exact = await list(k, '?page=1&pageSize=7');
+    const exact = await listAs(t, k, '?page=1&pageSize=7');
     expect(exact.total).toBe(7);
     expect(exact.items).toHaveLength(7);
-    const status = await list(k, '?status=PLACED&page=2&pageSize=5');
+    const status = await listAs(t, k, '?status=PLACED&page=2&pageSize=5');
     expect(status).toMatchObject({ total: 7, page: 2, pageSize: 5 });
     expect(status.items.map((o) => o.code)).toEqual(newest.slice(5));
   });
@@ -174,18 +170,18 @@ describe('GET /v1/partner/orders', () => {
     ] as const) {
       for (const status of [undefined, 'PLACED', 'PACKED', 'VENDOR_ACCEPTED']) {
         // pageSize=1 makes every non-empty page full, so the total comes from the counters.
-        const page = await list(k, `?pageSize=1${status ? `&status=${status}` : ''}`);
+        const page = await listAs(t, k, `?pageSize=1${status ? `&status=${status}` : ''}`);
         expect(page.total, `${keyId} ${status}`).toBe(await truth(keyId, status));
       }
     }
-    expect((await list(a, '?pageSize=1')).total).toBe(3);
-    expect((await list(b, '?pageSize=1')).total).toBe(0);
+    expect((await listAs(t, a, '?pageSize=1')).total).toBe(3);
+    expect((await listAs(t, b, '?pageSize=1')).total).toBe(0);
   });
 
   it('accepts the bounds page=10000 and pageSize=50', async () => {
     const k = await partnerKey(t);
-    expect(await list(k, '?page=10000&pageSize=50')).toEqual({ page: 10000, pageSize: 50, total: 0, items: [] });
-    expect((await list(k, '?pageSize=1')).pageSize).toBe(1);
+    expect(await listAs(t, k, '?page=10000&pageSize=50')).toEqual({ page: 10000, pageSize: 50, total: 0, items: [] });
+    expect((await listAs(t, k, '?pageSize=1')).pageSize).toBe(1);
   });
 
   it.each([

@@ -3,14 +3,29 @@
  */
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
+import type { TestKey } from '../../../test/factories.js';
 import { createPartner } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
-import { type Auth, createBatch, createZone, assign, createOrder, ISO, orderFor, partnerKey, readAs } from './orders.test-helpers.js';
+import {
+  type Auth,
+  assign,
+  createBatch,
+  createOrder,
+  createZone,
+  ISO,
+  listAs,
+  orderFor,
+  partnerKey,
+  readAs,
+} from './orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('GET /v1/partner/orders/{code}', () => {
   it('answers every PartnerOrder field, customer included for a key with orders:pii', async () => {
@@ -228,7 +243,7 @@ describe('GET /v1/partner/orders/{code}', () => {
 
     for (const k of [old, successor]) {
       expect((await readAs(t, k, `/v1/partner/orders/${code}`)).statusCode).toBe(200);
-      expect((await list(k)).items.map((o) => o.code)).toEqual([code]);
+      expect((await listAs(t, k)).items.map((o) => o.code)).toEqual([code]);
     }
     t.clock.advance(86_400);
     expectError(await readAs(t, old, `/v1/partner/orders/${code}`), 401, 'ERR_API_KEY_REVOKED');

@@ -3,21 +3,18 @@
  * outcome checked against what running them one after the other allows. On a PostgreSQL server they
  * run on separate connections and really race; the embedded database runs them one at a time.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, orderFor } from '../orders/orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
-
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 async function partnerWithKey(): Promise<{ partner: TestPartner; key: TestKey }> {
   const partner = await createPartner(t.ctx);

@@ -2,25 +2,22 @@
  * Payment intents (docs/payments.md): created with every order, moved by the order's transitions and the
  * operator's capture and refunds, read by partners with payments:read.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import type { ApiKeyScope } from '../../shared/schemas.js';
 import { type Auth, adminStatus, ISO, orderFor } from '../orders/orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
-
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 const PAYMENTS: ApiKeyScope[] = ['orders:read', 'logistics:write', 'payments:read'];
 

@@ -2,25 +2,22 @@
  * Cash-on-delivery settlements (docs/payments.md, "Settlements"): the operator closes a partner's
  * period, adjusts and records remittances; the partner reads its balance, statements, lines and CSV.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bearerAuthContract, partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, ISO, orderFor } from '../orders/orders.test-helpers.js';
 import { csvField } from './settlements.service.js';
 
 let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
-
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 async function partnerWithKey(): Promise<{ partner: TestPartner; key: TestKey }> {
   const partner = await createPartner(t.ctx);

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bearerAuthContract, partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, orderFor } from '../orders/orders.test-helpers.js';
 import { jpegBytes, pngBytes } from '../uploads/uploads.test-helpers.js';
 import { allowedDistanceM, haversineM } from './proof-rules.js';
@@ -10,13 +11,10 @@ import { allowedDistanceM, haversineM } from './proof-rules.js';
 let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
-beforeAll(async () => {
-  t = await createTestApp();
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
 });
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
 
 /** The address of the test orders (orders.test-helpers.ts). */
 const HOME = { lat: 40.3725, lng: 49.8463 };

@@ -12,7 +12,10 @@ import { callAs, detailOf, listOf, partnerWithKey, REQUEST_ID } from './request-
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('capture on the partner API', () => {
   it('logs a successful read with every field, no bodies, under the id of its X-Request-Id', async () => {
@@ -159,7 +162,11 @@ describe('capture on the partner API', () => {
       [await callAs(t, revoked, 'GET', '/v1/partner/me'), 401, 'ERR_API_KEY_REVOKED'],
       [await callAs(t, sandboxKey, 'GET', '/v1/partner/me'), 403, 'ERR_API_KEY_ENVIRONMENT'],
       [await callAs(t, readOnly, 'POST', '/v1/partner/sandbox/orders', { listener: 'live' }), 403, 'ERR_API_KEY_ENVIRONMENT'],
-      [await callAs(t, readOnly, 'POST', '/v1/partner/orders/X/events', { payload: { type: 'PICKED_UP' } }), 403, 'ERR_API_KEY_SCOPE'],
+      [
+        await callAs(t, readOnly, 'POST', '/v1/partner/orders/X/events', { payload: { type: 'PICKED_UP' } }),
+        403,
+        'ERR_API_KEY_SCOPE',
+      ],
     ] as const;
     const page = await listOf(t, partner);
     expect(page.total).toBe(answers.length);
@@ -258,7 +265,9 @@ describe('capture on the partner API', () => {
     expect(latin1.statusCode).toBe(201);
 
     const bodies = await Promise.all(
-      [broken, text, latin1].map(async (r) => (await detailOf(t, partner, r.headers['x-request-id'] as string)).json().requestBody),
+      [broken, text, latin1].map(
+        async (r) => (await detailOf(t, partner, r.headers['x-request-id'] as string)).json().requestBody,
+      ),
     );
     expect(bodies).toEqual([
       '[not JSON: 15 bytes]',

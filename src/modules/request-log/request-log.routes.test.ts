@@ -13,7 +13,10 @@ import { callAs, detailOf, listOf, partnerWithKey } from './request-log.test-hel
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 describe('GET /v1/developer/requests', () => {
   it('shows requests within 5 seconds without anyone asking for a flush', async () => {
@@ -32,7 +35,8 @@ describe('GET /v1/developer/requests', () => {
     const { partner, key } = await partnerWithKey(t);
     const stranger = await partnerWithKey(t);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await callAs(t, key, 'GET', `/v1/partner/me?n=${i}`)).headers['x-request-id'] as string);
+    for (let i = 0; i < 5; i++)
+      ids.push((await callAs(t, key, 'GET', `/v1/partner/me?n=${i}`)).headers['x-request-id'] as string);
     await callAs(t, stranger.key, 'GET', '/v1/partner/me');
     const first = await listOf(t, partner, '?pageSize=2');
     expect(first).toMatchObject({ page: 1, pageSize: 2, total: 5 });

@@ -11,7 +11,10 @@ import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
 let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
-setUpTestAppWithOperator((app, operator) => void ([t, admin] = [app, operator]));
+setUpTestAppWithOperator((app, operator) => {
+  t = app;
+  admin = operator;
+});
 
 async function key(environment: ApiKeyEnvironment = 'SANDBOX', scopes?: ApiKeyScope[]): Promise<TestKey> {
   const partner = await createPartner(t.ctx);
