@@ -12,9 +12,7 @@ import { ISO } from '../orders/orders.test-helpers.js';
 import { createViaApi, KEY_BODY } from './keys.test-helpers.js';
 
 let t: TestApp;
-setUpTestAppWithOperator((app) => {
-  t = app;
-});
+setUpTestAppWithOperator((app) => (t = app));
 
 describe('GET /v1/developer/keys', () => {
   it("lists the partner's keys newest first, with the prefix only, revoked keys included", async () => {

@@ -12,9 +12,7 @@ import { devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { createViaApi, insertOrder, insertWebhook } from './keys.test-helpers.js';
 
 let t: TestApp;
-setUpTestAppWithOperator((app) => {
-  t = app;
-});
+setUpTestAppWithOperator((app) => (t = app));
 
 describe('DELETE /v1/developer/keys/{id}', () => {
   it('revokes at once (revokedAt = now, isActive false); revoking again answers the key unchanged', async () => {

@@ -10,9 +10,7 @@ import { newId } from '../../shared/ids.js';
 import { DAY_MS } from './keys.test-helpers.js';
 
 let t: TestApp;
-setUpTestAppWithOperator((app) => {
-  t = app;
-});
+setUpTestAppWithOperator((app) => (t = app));
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

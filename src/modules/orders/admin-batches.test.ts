@@ -9,10 +9,7 @@ import { type Auth, assign, createBatch, createOrder, outboxOf, partnerKey } fro
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 function batchStatus(code: string, status: string) {
   return t.live.inject({ method: 'POST', url: `/v1/admin/batches/${code}/status`, headers: admin, payload: { status } });

@@ -10,10 +10,7 @@ import { type Auth, adminStatus, assign, createOrder, ISO, outboxOf, partnerKey 
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 describe('GET /v1/admin/orders/{code}', () => {
   it('answers the admin view of the order', async () => {

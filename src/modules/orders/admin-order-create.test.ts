@@ -10,10 +10,7 @@ import { type Auth, adminStatus, createOrder, createZone, ISO, orderBody, outbox
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 const CODE = /^ORD-[0-9A-HJKMNP-TV-Z]{8}$/;
 

@@ -20,10 +20,7 @@ import {
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 // The platform moves as docs/decisions-log.md, 'Orders' states them, restated as rules rather than as
 // a table: one step along the platform path; CANCELLED from the three statuses before the van; an order

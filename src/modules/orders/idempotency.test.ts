@@ -9,10 +9,7 @@ import { type Auth, adminStatus, orderFor, outboxOf } from './orders.test-helper
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 async function key(): Promise<TestKey> {
   const partner = await createPartner(t.ctx);

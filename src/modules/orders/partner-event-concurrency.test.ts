@@ -11,10 +11,7 @@ import { EVENT_BODY, orderAtWithEvents, sendEvent } from './partner-events.test-
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 describe('POST /v1/partner/orders/{code}/events: racing events', () => {
   it('of DELIVERED and FAILED racing on one order exactly one wins and the other gets 409', async () => {

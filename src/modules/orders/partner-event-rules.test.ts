@@ -12,10 +12,7 @@ import { EVENT_BODY, orderAtWithEvents, sendEvent } from './partner-events.test-
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 describe('POST /v1/partner/orders/{code}/events: body rules', () => {
   it('requires failReason on FAILED (400 ERR_VALIDATION naming failReason)', async () => {

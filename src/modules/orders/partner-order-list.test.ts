@@ -10,10 +10,7 @@ import { type Auth, assign, createOrder, listAs, orderFor, partnerKey, readAs } 
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 describe('GET /v1/partner/orders', () => {
   it('answers an empty page for a key without orders', async () => {

@@ -22,10 +22,7 @@ import {
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 describe('GET /v1/partner/orders/{code}', () => {
   it('answers every PartnerOrder field, customer included for a key with orders:pii', async () => {

@@ -16,10 +16,7 @@ import { MAX_AGE_MS, PartnerOrderCache } from './read-cache.js';
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 interface Order {
   code: string;

@@ -12,10 +12,7 @@ import { createSettlement, deliverAs, paymentsPartner } from './payments.test-he
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 /** The operator closes the partner's live period at `periodEnd`. */
 const settleUpTo = (partnerId: string, periodEnd: string) =>

@@ -12,10 +12,7 @@ import { deliverAs, PAYMENT_SCOPES, paymentsPartner } from './payments.test-help
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 function get(k: TestKey, url: string) {
   return t.live.inject({ method: 'GET', url, headers: k.headers });

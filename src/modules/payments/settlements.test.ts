@@ -13,10 +13,7 @@ import { csvField } from './settlements.service.js';
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 const adjust = (id: string, body: unknown) => adminPost(t, admin, `/v1/admin/settlements/${id}/adjustments`, body);
 const remit = (id: string, body: unknown) => adminPost(t, admin, `/v1/admin/settlements/${id}/remittances`, body);

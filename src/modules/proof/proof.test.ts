@@ -9,10 +9,7 @@ import { allowedDistanceM, haversineM } from './proof-rules.js';
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 /** The address of the test orders (orders.test-helpers.ts). */
 const HOME = { lat: 40.3725, lng: 49.8463 };

@@ -12,10 +12,7 @@ import { callAs, detailOf, listOf, partnerWithKey, REQUEST_ID } from './request-
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 describe('capture on the partner API', () => {
   it('logs a successful read with every field, no bodies, under the id of its X-Request-Id', async () => {

@@ -13,10 +13,7 @@ import { callAs, detailOf, listOf, partnerWithKey } from './request-log.test-hel
 
 let t: TestApp;
 let admin: Auth;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 describe('GET /v1/developer/requests', () => {
   it('shows requests within 5 seconds without anyone asking for a flush', async () => {

@@ -11,10 +11,7 @@ import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
 let t: TestApp;
 let admin: Auth;
 const getApp = () => t;
-setUpTestAppWithOperator((app, operator) => {
-  t = app;
-  admin = operator;
-});
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 async function key(environment: ApiKeyEnvironment = 'SANDBOX', scopes?: ApiKeyScope[]): Promise<TestKey> {
   const partner = await createPartner(t.ctx);
