@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { expectError, expectFieldError } from '../../../test/expect-error.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
-import { type Auth, adminStatus, assign, createOrder, ISO, outboxOf, partnerKey } from './orders.test-helpers.js';
+import { type Auth, adminStatus, assign, assignRequest, createOrder, ISO, outboxOf, partnerKey } from './orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
@@ -30,12 +30,7 @@ describe('POST /v1/admin/orders/{code}/assign', () => {
     const key = await partnerKey(t);
     const order = await createOrder(t, admin);
     t.clock.advance(5);
-    const res = await t.live.inject({
-      method: 'POST',
-      url: `/v1/admin/orders/${order.code}/assign`,
-      headers: admin,
-      payload: { apiKeyId: key.id },
-    });
+    const res = await assignRequest(t, admin, order.code, key.id);
     expect(res.statusCode).toBe(200);
     const view = res.json();
     expect(view).toMatchObject({
@@ -75,12 +70,7 @@ describe('POST /v1/admin/orders/{code}/assign', () => {
   it('answers a key of the other environment with 409 ERR_CONFLICT', async () => {
     const sandboxKey = await partnerKey(t, { environment: 'SANDBOX' });
     const order = await createOrder(t, admin);
-    const res = await t.live.inject({
-      method: 'POST',
-      url: `/v1/admin/orders/${order.code}/assign`,
-      headers: admin,
-      payload: { apiKeyId: sandboxKey.id },
-    });
+    const res = await assignRequest(t, admin, order.code, sandboxKey.id);
     expectError(res, 409, 'ERR_CONFLICT');
     expect((await outboxOf(t, order.code)).map((r) => r.type)).toEqual(['order.placed']);
   });
@@ -95,12 +85,7 @@ describe('POST /v1/admin/orders/{code}/assign', () => {
       new Date(t.clock.nowMs() + 86_400_000),
     ]);
     for (const key of [revoked, rotating]) {
-      const res = await t.live.inject({
-        method: 'POST',
-        url: `/v1/admin/orders/${order.code}/assign`,
-        headers: admin,
-        payload: { apiKeyId: key.id },
-      });
+      const res = await assignRequest(t, admin, order.code, key.id);
       expectError(res, 409, 'ERR_CONFLICT');
     }
   });
@@ -108,36 +93,13 @@ describe('POST /v1/admin/orders/{code}/assign', () => {
   it('answers an unknown key or an unknown order with 404 ERR_NOT_FOUND', async () => {
     const order = await createOrder(t, admin);
     const key = await partnerKey(t);
-    expectError(
-      await t.live.inject({
-        method: 'POST',
-        url: `/v1/admin/orders/${order.code}/assign`,
-        headers: admin,
-        payload: { apiKeyId: '00000000-0000-4000-8000-000000000000' },
-      }),
-      404,
-      'ERR_NOT_FOUND',
-    );
-    expectError(
-      await t.live.inject({
-        method: 'POST',
-        url: '/v1/admin/orders/ORD-NOPE/assign',
-        headers: admin,
-        payload: { apiKeyId: key.id },
-      }),
-      404,
-      'ERR_NOT_FOUND',
-    );
+    expectError(await assignRequest(t, admin, order.code, '00000000-0000-4000-8000-000000000000'), 404, 'ERR_NOT_FOUND');
+    expectError(await assignRequest(t, admin, 'ORD-NOPE', key.id), 404, 'ERR_NOT_FOUND');
   });
 
   it('answers a malformed apiKeyId with 400 ERR_VALIDATION', async () => {
     const order = await createOrder(t, admin);
-    const res = await t.live.inject({
-      method: 'POST',
-      url: `/v1/admin/orders/${order.code}/assign`,
-      headers: admin,
-      payload: { apiKeyId: 'key-1' },
-    });
+    const res = await assignRequest(t, admin, order.code, 'key-1');
     expectFieldError(res, 'apiKeyId');
   });
 
@@ -145,12 +107,7 @@ describe('POST /v1/admin/orders/{code}/assign', () => {
     const key = await partnerKey(t);
     const order = await createOrder(t, admin);
     expect((await adminStatus(t, admin, order.code, 'CANCELLED')).statusCode).toBe(200);
-    const res = await t.live.inject({
-      method: 'POST',
-      url: `/v1/admin/orders/${order.code}/assign`,
-      headers: admin,
-      payload: { apiKeyId: key.id },
-    });
+    const res = await assignRequest(t, admin, order.code, key.id);
     expectError(res, 409, 'ERR_CONFLICT');
   });
 });

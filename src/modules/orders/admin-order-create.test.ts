@@ -33,16 +33,14 @@ describe('POST /v1/admin/zones', () => {
   });
 });
 
+const postOrder = (payload: unknown) =>
+  t.live.inject({ method: 'POST', url: '/v1/admin/orders', headers: admin, payload: payload as never });
+
 describe('POST /v1/admin/orders', () => {
   it('creates an order in PLACED and answers the full admin view', async () => {
     const zone = await createZone(t, admin, { az: 'Şimal', ru: 'Север', en: 'North' });
     const before = t.clock.nowMs();
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/admin/orders',
-      headers: admin,
-      payload: orderBody({ zoneId: zone.id, paymentStatus: 'UNPAID' }),
-    });
+    const res = await postOrder(orderBody({ zoneId: zone.id, paymentStatus: 'UNPAID' }));
     expect(res.statusCode).toBe(201);
     const order = res.json();
     expect(order).toEqual({
@@ -77,17 +75,12 @@ describe('POST /v1/admin/orders', () => {
   });
 
   it('fills absent optional fields with null and defaults paymentStatus to UNPAID', async () => {
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/admin/orders',
-      headers: admin,
-      payload: {
-        environment: 'sandbox',
-        paymentMethod: 'CARD',
-        totalQepik: 900,
-        codAmountQepik: 0,
-        items: [{ name: { az: 'a', ru: 'б', en: 'c' }, qty: 1, unitPriceQepik: 900 }],
-      },
+    const res = await postOrder({
+      environment: 'sandbox',
+      paymentMethod: 'CARD',
+      totalQepik: 900,
+      codAmountQepik: 0,
+      items: [{ name: { az: 'a', ru: 'б', en: 'c' }, qty: 1, unitPriceQepik: 900 }],
     });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({
@@ -105,23 +98,15 @@ describe('POST /v1/admin/orders', () => {
   });
 
   it('accepts explicit nulls for the optional fields', async () => {
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/admin/orders',
-      headers: admin,
-      payload: orderBody({ area: null, zoneId: null, timeWindowStart: null, timeWindowEnd: null, customer: null }),
-    });
+    const res = await postOrder(
+      orderBody({ area: null, zoneId: null, timeWindowStart: null, timeWindowEnd: null, customer: null }),
+    );
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ area: null, zone: null, timeWindowStart: null, timeWindowEnd: null, customer: null });
   });
 
   it('keeps a partial customer with nulls for what was not given', async () => {
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/admin/orders',
-      headers: admin,
-      payload: orderBody({ customer: { address: { street: 'Təbriz küç. 44' } } }),
-    });
+    const res = await postOrder(orderBody({ customer: { address: { street: 'Təbriz küç. 44' } } }));
     expect(res.statusCode).toBe(201);
     expect(res.json().customer).toEqual({
       name: null,
@@ -174,22 +159,12 @@ describe('POST /v1/admin/orders', () => {
   );
 
   it('refuses a CARD order with a COD amount (ERR_VALIDATION on codAmountQepik)', async () => {
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/admin/orders',
-      headers: admin,
-      payload: orderBody({ paymentMethod: 'CARD', codAmountQepik: 100 }),
-    });
+    const res = await postOrder(orderBody({ paymentMethod: 'CARD', codAmountQepik: 100 }));
     expectFieldError(res, 'codAmountQepik');
   });
 
   it('refuses a COD amount above the total', async () => {
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/admin/orders',
-      headers: admin,
-      payload: orderBody({ totalQepik: 100, codAmountQepik: 101 }),
-    });
+    const res = await postOrder(orderBody({ totalQepik: 100, codAmountQepik: 101 }));
     expectFieldError(res, 'codAmountQepik');
   });
 
@@ -216,29 +191,19 @@ describe('POST /v1/admin/orders', () => {
     ['a malformed time window', { timeWindowStart: 'tomorrow' }, 'timeWindowStart'],
     ['an unknown field', { priority: 'high' }, 'priority'],
   ])('refuses %s with ERR_VALIDATION naming the field', async (_name, overrides, field) => {
-    const res = await t.live.inject({ method: 'POST', url: '/v1/admin/orders', headers: admin, payload: orderBody(overrides) });
+    const res = await postOrder(orderBody(overrides));
     expectFieldError(res, field);
   });
 
   it('requires timeWindowEnd to be after timeWindowStart', async () => {
     for (const end of ['2030-05-01T09:00:00Z', '2030-05-01T10:00:00Z']) {
-      const res = await t.live.inject({
-        method: 'POST',
-        url: '/v1/admin/orders',
-        headers: admin,
-        payload: orderBody({ timeWindowStart: '2030-05-01T10:00:00Z', timeWindowEnd: end }),
-      });
+      const res = await postOrder(orderBody({ timeWindowStart: '2030-05-01T10:00:00Z', timeWindowEnd: end }));
       expectFieldError(res, 'timeWindowEnd');
     }
   });
 
   it('answers an unknown zoneId with 404 ERR_NOT_FOUND', async () => {
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/admin/orders',
-      headers: admin,
-      payload: orderBody({ zoneId: '00000000-0000-4000-8000-000000000000' }),
-    });
+    const res = await postOrder(orderBody({ zoneId: '00000000-0000-4000-8000-000000000000' }));
     expectError(res, 404, 'ERR_NOT_FOUND');
   });
 

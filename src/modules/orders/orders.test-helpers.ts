@@ -77,13 +77,14 @@ export async function createOrder(t: TestApp, admin: Auth, overrides: Record<str
   return res.json();
 }
 
+/** POST /v1/admin/orders/{code}/assign as the operator, answered as it is. */
+export function assignRequest(t: TestApp, admin: Auth, code: string, apiKeyId: string) {
+  return t.live.inject({ method: 'POST', url: `/v1/admin/orders/${code}/assign`, headers: admin, payload: { apiKeyId } });
+}
+
+/** The order assigned to the key (answered 200); its admin view. */
 export async function assign(t: TestApp, admin: Auth, code: string, apiKeyId: string) {
-  const res = await t.live.inject({
-    method: 'POST',
-    url: `/v1/admin/orders/${code}/assign`,
-    headers: admin,
-    payload: { apiKeyId },
-  });
+  const res = await assignRequest(t, admin, code, apiKeyId);
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }
