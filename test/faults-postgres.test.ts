@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_DB_TIMEOUT_MS } from '../src/db/db.js';
-import { devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
+import { createWebhookVia, devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import { startWorker } from '../src/worker/worker.js';
 import { createKey, createPartner, type TestPartner } from './factories.js';
 import { FaultProxy } from './fault-proxy.js';
@@ -47,14 +47,13 @@ describe.skipIf(!serverMode)('PostgreSQL outage', () => {
     const partner = await createPartner(t.ctx);
     // Out of the rate limit's way however fast the machine runs the loops below (503s are retried at once).
     const key = await createKey(t.ctx, partner.id, { environment: 'SANDBOX', rateLimit: 1_000_000 });
-    const hookRes = await t.live.inject({
-      method: 'POST',
-      url: '/v1/developer/webhooks',
-      headers: await devAuth(t, partner),
-      payload: { apiKeyId: key.id, url: receiver.url('/pg'), events: ['order.status_changed'] },
-    });
-    expect(hookRes.statusCode, hookRes.body).toBe(201);
-    const hookId = hookRes.json().id as string;
+    const hookId = (
+      await createWebhookVia(t, await devAuth(t, partner), {
+        apiKeyId: key.id,
+        url: receiver.url('/pg'),
+        events: ['order.status_changed'],
+      })
+    ).id;
     const codes = await sandboxOrders(t, key, 24);
 
     // Four clients: each walks its own orders through PICKED_UP and EN_ROUTE and reads them back; two
@@ -217,14 +216,17 @@ describe.skipIf(!serverMode)('PostgreSQL outage', () => {
     receiver.on(path, (_request, index) => replies[Math.min(index, replies.length - 1)]);
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id);
-    const res = await t.live.inject({
-      method: 'POST',
-      url: '/v1/developer/webhooks',
-      headers: await devAuth(t, partner),
-      payload: { apiKeyId: key.id, url: receiver.url(path), events: ['order.status_changed'] },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    return { partner, key, hookId: res.json().id as string };
+    return {
+      partner,
+      key,
+      hookId: (
+        await createWebhookVia(t, await devAuth(t, partner), {
+          apiKeyId: key.id,
+          url: receiver.url(path),
+          events: ['order.status_changed'],
+        })
+      ).id,
+    };
   }
 
   async function ping(t: TestApp, partner: TestPartner, hookId: string) {

@@ -3,7 +3,7 @@
  * Server mode only; how the faults are injected: test/faults.test-helpers.ts.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
+import { createWebhookVia, devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import { startRole } from '../src/roles.js';
 import { createKey, createPartner } from './factories.js';
 import { FaultProxy } from './fault-proxy.js';
@@ -43,14 +43,13 @@ describe.skipIf(!serverMode)('the worker process', () => {
 
     const partner = await createPartner(api.ctx);
     const key = await createKey(api.ctx, partner.id);
-    const res = await api.live.inject({
-      method: 'POST',
-      url: '/v1/developer/webhooks',
-      headers: await devAuth(api, partner),
-      payload: { apiKeyId: key.id, url: receiver.url('/w'), events: ['order.status_changed'] },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    const hookId = res.json().id as string;
+    const hookId = (
+      await createWebhookVia(api, await devAuth(api, partner), {
+        apiKeyId: key.id,
+        url: receiver.url('/w'),
+        events: ['order.status_changed'],
+      })
+    ).id;
     const pingVia = async () => {
       const sent = await api.live.inject({
         method: 'POST',

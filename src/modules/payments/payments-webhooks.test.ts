@@ -24,15 +24,11 @@ setUpTestAppWithWorker((s) => {
   ({ t, receiver, admin } = s);
 });
 
-const PAYMENT_KINDS: WebhookEvent[] = [
-  'payment_intent.succeeded',
-  'payment_intent.refunded',
-  'payment_intent.collected',
-  'payment_intent.canceled',
-  'settlement.created',
-  'settlement.updated',
-  'settlement.settled',
-];
+/** The payment kinds docs/payments.md, "Webhooks and realtime" lists. */
+const PAYMENT_KINDS = [
+  ...['succeeded', 'refunded', 'collected', 'canceled'].map((kind) => `payment_intent.${kind}`),
+  ...['created', 'updated', 'settled'].map((kind) => `settlement.${kind}`),
+] as WebhookEvent[];
 const WITH_PAYMENTS: ApiKeyScope[] = ['orders:read', 'logistics:write', 'webhooks:manage', 'payments:read'];
 let paths = 0;
 
