@@ -60,8 +60,6 @@ async function storedPoints(code: string): Promise<number> {
   return n;
 }
 
-describe('POST /v1/partner/orders/{code}/locations: authentication', () => {});
-
 describe('POST /v1/partner/orders/{code}/locations', () => {
   it('takes the points of an EN_ROUTE order: 202 { accepted }, and the tracking read shows them at once', async () => {
     const { key } = await setup();

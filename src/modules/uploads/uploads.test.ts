@@ -27,8 +27,6 @@ async function count(): Promise<number> {
   return (await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM uploads'))[0].n;
 }
 
-describe('POST /v1/partner/uploads: authentication', () => {});
-
 describe('POST /v1/partner/uploads', () => {
   it('stores a JPEG and a PNG: 201 { id, contentType, bytes, sha256, createdAt }, the type judged by the bytes', async () => {
     const k = await key();
