@@ -110,7 +110,7 @@ describe('GET /v1/partner/uploads/{id}', () => {
       'ERR_API_KEY_SCOPE',
     );
     expectError(
-      await t.live.inject({ method: 'GET', url: '/v1/partner/uploads/nope', headers: webhooksOnly.headers }),
+      await t.live.inject({ method: 'GET', url: '/v1/partner/uploads/nope', headers: writer.headers }),
       404,
       'ERR_NOT_FOUND',
     );
