@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createTestApp } from './harness.js';
 
+// Each test makes the file's first app (the embedded database's first start in this worker): a minute.
 describe('log redaction', () => {
   it('never writes API keys, bearer tokens, secrets or codes to the log', async () => {
     const lines: string[] = [];
@@ -34,7 +35,7 @@ describe('log redaction', () => {
     expect(lines.length).toBeGreaterThan(2);
     for (const leaked of [apiKey, 'abc.def.ghi', 'whsec_topsecret', 'rt_1', '654321', 'tok_1']) expect(all).not.toContain(leaked);
     expect(all).toContain('[redacted]');
-  });
+  }, 60_000);
 
   it('writes one line per request with its request id and listener, and nothing below the level', async () => {
     const capture = (level: string) => {
@@ -75,5 +76,5 @@ describe('log redaction', () => {
     await quiet.live.inject({ method: 'GET', url: '/healthz' });
     await quiet.close();
     expect(warn.lines.filter((l) => l.msg === 'request')).toEqual([]);
-  });
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import { createTestApp, freshDatabase, type TestApp, testConfig } from './harnes
 import { runMain, spawnChild } from './main-process.js';
 
 describe('health and the database being down', () => {
+  // The file's first app (the embedded database's first start in this worker): a minute.
   it('answers /healthz and /readyz, then 503 ERR_DEPENDENCY_UNAVAILABLE once the database is gone', async () => {
     const t = await createTestApp();
     const app = await buildApp(t.ctx, 'LIVE');
@@ -33,7 +34,7 @@ describe('health and the database being down', () => {
     await app.close();
     await t.live.close();
     await t.sandbox.close();
-  });
+  }, 60_000);
 });
 
 describe('test clock', () => {
@@ -111,12 +112,13 @@ describe('configuration', () => {
     });
   });
 
+  // A child process that loads the code through tsx: a minute on a busy machine, as below.
   it('stops the process with one line naming the variable', async () => {
     const { code, stderr } = await runMain(['start'], { PORT: 'nope' });
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toMatch(/^Configuration error: PORT: /);
-  });
+  }, 60_000);
 
   // In process (startRole is what `main.ts start` runs): a spawned child per case spent most of its time
   // loading the sources, which a busy machine stretched past any deadline.
