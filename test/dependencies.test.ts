@@ -1,7 +1,7 @@
 /**
  * The pieces behind docs/decisions-log.md, 'Dependency faults' that need no dependency to fail for real: which errors count as a
  * dependency's fault, the process-level last line of defence (main.ts), and how outages are told apart
- * (test/faults.test.ts injects the real faults).
+ * (test/faults-*.test.ts inject the real faults).
  */
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';

@@ -29,3 +29,11 @@ export function expectPlainError(res: Answer, status: number, code: string): voi
   expect(res.statusCode, res.body).toBe(status);
   expect(res.json()).toEqual({ statusCode: status, code, message: expect.any(String) });
 }
+
+/** A 400 ERR_VALIDATION whose details name `field`, each detail with at least one message. */
+export function expectFieldError(res: Answer, field: string): void {
+  expectError(res, 400, 'ERR_VALIDATION');
+  const details = (res.json() as { details: Array<{ field: string; messages: string[] }> }).details;
+  expect(details.map((d) => d.field)).toContain(field);
+  for (const d of details) expect(d.messages.length).toBeGreaterThan(0);
+}

@@ -2,8 +2,7 @@
  * `/metrics` after real traffic: the series and labels docs/operating.md ("Metrics") lists, and no
  * caller-supplied value (an API key, a phone number, an order code) nor a webhook URL in any label.
  */
-import { type AddressInfo, createServer } from 'node:net';
-import { io as connect } from 'socket.io-client';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createKey, createPartner, createUser, randomPhone, type TestKey, type TestPartner } from '../../test/factories.js';
 import { createTestApp, freshDatabase, type TestApp } from '../../test/harness.js';
@@ -11,6 +10,7 @@ import { WebhookReceiver } from '../../test/webhook-receiver.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { DependencyHealth } from '../dependencies.js';
 import { orderFor } from '../modules/orders/orders.test-helpers.js';
+import { openRealtime } from '../modules/realtime/realtime.test-helpers.js';
 import { createWebhookVia, devAuth, waitFor } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startRole, startupFailureLine } from '../roles.js';
 import { startWorker, type Worker } from '../worker/worker.js';
@@ -208,19 +208,7 @@ describe('GET /metrics', () => {
 
   it('counts realtime connections as they open and close', async () => {
     await t.live.listen({ port: 0, host: '127.0.0.1' });
-    const socket = connect(`http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}/realtime`, {
-      auth: { token: partner.token },
-      transports: ['websocket'],
-      reconnection: false,
-      forceNew: true,
-    });
-    onTestFinished(() => {
-      socket.disconnect();
-    });
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', () => resolve());
-      socket.once('connect_error', reject);
-    });
+    const socket = await openRealtime(t, partner.token);
     const connections = async () => sumOf(parseSamples((await scrape()).text), 'partner_api_realtime_connections');
     expect(await connections()).toBe(1);
     socket.disconnect();

@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { AppError } from '../../errors.js';
 import { isStorableError, purgeExpiredIdempotencyKeys } from './idempotency.js';
 import { type Auth, adminStatus, orderFor, outboxOf } from './orders.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
-
-beforeAll(async () => {
-  t = await createTestApp();
-});
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 async function key(): Promise<TestKey> {
   const partner = await createPartner(t.ctx);

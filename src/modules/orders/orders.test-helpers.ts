@@ -3,11 +3,13 @@
  * (HTTP), exactly as a deployment would, never by writing rows directly.
  */
 import { expect } from 'vitest';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
-import type { OrderStatus } from '../../shared/schemas.js';
+import type { ApiKeyEnvironment, ApiKeyScope, LocalizedText, OrderStatus } from '../../shared/schemas.js';
 
 export type Auth = { authorization: string };
 
+/** The operator's path from PLACED to EN_ROUTE (docs/decisions-log.md, 'Orders'). */
 export const PLATFORM_PATH: OrderStatus[] = [
   'PLACED',
   'VENDOR_ACCEPTED',
@@ -40,19 +42,49 @@ export function orderBody(overrides: Record<string, unknown> = {}): Record<strin
   };
 }
 
+/** A key of a fresh partner (or of `partnerId`): LIVE, reading with PII and writing logistics unless told. */
+export async function partnerKey(
+  t: TestApp,
+  options: {
+    environment?: ApiKeyEnvironment;
+    scopes?: ApiKeyScope[];
+    receivesAllOrders?: boolean;
+    partnerId?: string;
+    partnerName?: string;
+  } = {},
+): Promise<TestKey> {
+  const partnerId = options.partnerId ?? (await createPartner(t.ctx, options.partnerName)).id;
+  return createKey(t.ctx, partnerId, {
+    environment: options.environment ?? 'LIVE',
+    scopes: options.scopes ?? ['orders:read', 'orders:pii', 'logistics:write'],
+    receivesAllOrders: options.receivesAllOrders ?? false,
+  });
+}
+
+export async function createZone(t: TestApp, admin: Auth, name: LocalizedText): Promise<{ id: string; name: LocalizedText }> {
+  const res = await t.live.inject({ method: 'POST', url: '/v1/admin/zones', headers: admin, payload: { name } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
+export function createBatch(t: TestApp, admin: Auth, orderCodes: string[]) {
+  return t.live.inject({ method: 'POST', url: '/v1/admin/batches', headers: admin, payload: { orderCodes } });
+}
+
 export async function createOrder(t: TestApp, admin: Auth, overrides: Record<string, unknown> = {}) {
   const res = await t.live.inject({ method: 'POST', url: '/v1/admin/orders', headers: admin, payload: orderBody(overrides) });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
 
+/** POST /v1/admin/orders/{code}/assign as the operator, answered as it is. */
+export function assignRequest(t: TestApp, admin: Auth, code: string, apiKeyId: string) {
+  return t.live.inject({ method: 'POST', url: `/v1/admin/orders/${code}/assign`, headers: admin, payload: { apiKeyId } });
+}
+
+/** The order assigned to the key (answered 200); its admin view. */
 export async function assign(t: TestApp, admin: Auth, code: string, apiKeyId: string) {
-  const res = await t.live.inject({
-    method: 'POST',
-    url: `/v1/admin/orders/${code}/assign`,
-    headers: admin,
-    payload: { apiKeyId },
-  });
+  const res = await assignRequest(t, admin, code, apiKeyId);
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }
@@ -103,7 +135,6 @@ export interface OutboxRow {
   };
 }
 
-/** The outbox rows of one order, oldest first. */
 /** The order's own events in the outbox (its payment intent's are src/modules/payments/'s to test). */
 export async function outboxOf(t: TestApp, code: string): Promise<OutboxRow[]> {
   return t.ctx.db.query<OutboxRow>(
@@ -116,3 +147,15 @@ export async function outboxOf(t: TestApp, code: string): Promise<OutboxRow[]> {
 }
 
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A GET as the key, on the live listener unless told. */
+export function readAs(t: TestApp, k: TestKey, url: string, listener: 'live' | 'sandbox' = 'live') {
+  return t[listener].inject({ method: 'GET', url, headers: k.headers });
+}
+
+/** GET /v1/partner/orders as the key (answered 200), with `query` as written (`?status=…`). */
+export async function listAs(t: TestApp, k: TestKey, query = '', listener: 'live' | 'sandbox' = 'live') {
+  const res = await readAs(t, k, `/v1/partner/orders${query}`, listener);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as { page: number; pageSize: number; total: number; items: Array<{ code: string; customer: unknown }> };
+}

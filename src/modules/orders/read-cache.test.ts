@@ -5,9 +5,10 @@
  */
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createSecondApp, createTestApp, type TestApp } from '../../../test/harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
+import { createSecondApp, type TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { TestClock } from '../../clock.js';
 import type { ApiKeyScope } from '../../shared/schemas.js';
 import { type Auth, adminStatus, assign, createOrder, orderFor } from './orders.test-helpers.js';
@@ -15,14 +16,7 @@ import { MAX_AGE_MS, PartnerOrderCache } from './read-cache.js';
 
 let t: TestApp;
 let admin: Auth;
-
-beforeAll(async () => {
-  t = await createTestApp();
-});
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 interface Order {
   code: string;

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { partnerAuthContract } from '../../../test/contracts.js';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 
@@ -15,13 +14,6 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('GET /v1/partner/me', () => {
-  describe('on the live API', () => {
-    partnerAuthContract(() => t, { method: 'GET', url: '/v1/partner/me' });
-  });
-  describe('on the sandbox API', () => {
-    partnerAuthContract(() => t, { method: 'GET', url: '/v1/partner/me', listener: 'sandbox' });
-  });
-
   it('describes the calling key, with 7 zero-filled days of usage ending today', async () => {
     const partner = await createPartner(t.ctx, 'Bolt Delivery');
     const key = await createKey(t.ctx, partner.id, {

@@ -3,46 +3,20 @@
  * outcome checked against what running them one after the other allows. On a PostgreSQL server they
  * run on separate connections and really race; the embedded database runs them one at a time.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, orderFor } from '../orders/orders.test-helpers.js';
+import { createSettlement, deliverAs, paymentsPartner } from './payments.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
-
-async function partnerWithKey(): Promise<{ partner: TestPartner; key: TestKey }> {
-  const partner = await createPartner(t.ctx);
-  const key = await createKey(t.ctx, partner.id, {
-    environment: 'LIVE',
-    scopes: ['orders:read', 'logistics:write', 'payments:read'],
-  });
-  return { partner, key };
-}
-function deliver(key: TestKey, code: string) {
-  return t.live.inject({
-    method: 'POST',
-    url: `/v1/partner/orders/${code}/events`,
-    headers: key.headers,
-    payload: { type: 'DELIVERED' },
-  });
-}
-function createSettlement(partnerId: string, periodEnd: string) {
-  return t.live.inject({
-    method: 'POST',
-    url: `/v1/admin/partners/${partnerId}/settlements`,
-    headers: admin,
-    payload: { environment: 'live', periodEnd },
-  });
-}
+/** The operator closes the partner's live period at `periodEnd`. */
+const settleUpTo = (partnerId: string, periodEnd: string) =>
+  createSettlement(t, admin, partnerId, { environment: 'live', periodEnd });
 async function enRoute(key: TestKey, n: number, amount = 1_000): Promise<string[]> {
   const codes: string[] = [];
   for (let i = 0; i < n; i++)
@@ -60,11 +34,11 @@ async function linesPerCollection(partnerId: string) {
 
 describe('settlement races', () => {
   it('two creations at once: exactly one 201, the other 409 ERR_SETTLEMENT_EXISTS, no collection on both', async () => {
-    const { partner, key } = await partnerWithKey();
-    for (const code of await enRoute(key, 4)) expect((await deliver(key, code)).statusCode).toBe(201);
+    const { partner, key } = await paymentsPartner(t);
+    for (const code of await enRoute(key, 4)) expect((await deliverAs(t, key, code)).statusCode).toBe(201);
     t.clock.advance(1);
     const end = t.clock.now().toISOString();
-    const answers = await Promise.all([createSettlement(partner.id, end), createSettlement(partner.id, end)]);
+    const answers = await Promise.all([settleUpTo(partner.id, end), settleUpTo(partner.id, end)]);
     expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 409]);
     expect(answers.find((a) => a.statusCode === 409)?.json().code).toBe('ERR_SETTLEMENT_EXISTS');
     const winner = answers.find((a) => a.statusCode === 201)?.json();
@@ -74,17 +48,17 @@ describe('settlement races', () => {
   });
 
   it('DELIVERED events racing a creation: each collection lands on that settlement or the next, never none or two', async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     const codes = await enRoute(key, 8);
     t.clock.advance(1);
     const racing = await Promise.all([
-      ...codes.slice(0, 4).map((c) => deliver(key, c)),
-      createSettlement(partner.id, t.clock.now().toISOString()),
-      ...codes.slice(4).map((c) => deliver(key, c)),
+      ...codes.slice(0, 4).map((c) => deliverAs(t, key, c)),
+      settleUpTo(partner.id, t.clock.now().toISOString()),
+      ...codes.slice(4).map((c) => deliverAs(t, key, c)),
     ]);
     expect(racing.map((r) => r.statusCode).sort()).toEqual([201, 201, 201, 201, 201, 201, 201, 201, 201]);
     t.clock.advance(1);
-    expect((await createSettlement(partner.id, t.clock.now().toISOString())).statusCode).toBe(201);
+    expect((await settleUpTo(partner.id, t.clock.now().toISOString())).statusCode).toBe(201);
     const rows = await linesPerCollection(partner.id);
     expect(rows).toHaveLength(8);
     for (const r of rows) {
@@ -99,10 +73,10 @@ describe('settlement races', () => {
   });
 
   it('concurrent remittances never over-remit', async () => {
-    const { partner, key } = await partnerWithKey();
-    for (const code of await enRoute(key, 2, 5_000)) expect((await deliver(key, code)).statusCode).toBe(201);
+    const { partner, key } = await paymentsPartner(t);
+    for (const code of await enRoute(key, 2, 5_000)) expect((await deliverAs(t, key, code)).statusCode).toBe(201);
     t.clock.advance(1);
-    const s = (await createSettlement(partner.id, t.clock.now().toISOString())).json();
+    const s = (await settleUpTo(partner.id, t.clock.now().toISOString())).json();
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         t.live.inject({
@@ -126,7 +100,7 @@ describe('settlement races', () => {
 
 describe('refund races', () => {
   it('concurrent refunds never exceed what was captured, and paymentStatus matches the sum', async () => {
-    const { key } = await partnerWithKey();
+    const { key } = await paymentsPartner(t);
     const code = await orderFor(t, admin, key.id, 'PACKED', { paymentMethod: 'CARD', codAmountQepik: 0, totalQepik: 10_000 });
     expect(
       (await t.live.inject({ method: 'POST', url: `/v1/admin/orders/${code}/payment/capture`, headers: admin })).statusCode,

@@ -1,20 +1,14 @@
-/**
- * Realtime updates of payments (docs/payments.md, "Webhooks and realtime"): a partner's users get
- * `payment_intent.updated` for their keys' orders and `settlement.updated` for their settlements, never
- * another partner's; admins get both. Driven end to end: HTTP changes, the worker's fan-out, the socket.
- */
-import type { AddressInfo } from 'node:net';
-import { io as connect, type Socket } from 'socket.io-client';
+import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { orderFor } from '../orders/orders.test-helpers.js';
+import { openRealtime } from '../realtime/realtime.test-helpers.js';
 import { waitFor } from '../webhooks/webhooks.test-helpers.js';
 
 let t: TestApp;
 let worker: Worker;
-const sockets: Socket[] = [];
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -22,26 +16,9 @@ beforeAll(async () => {
   worker = startWorker(t.ctx, { attemptTimeoutMs: 5_000, leaseMs: 20_000, pollIntervalMs: 100 });
 });
 afterAll(async () => {
-  for (const s of sockets) s.disconnect();
   await worker.stop();
   await t.close();
 });
-
-async function open(token: string): Promise<Socket> {
-  const { port } = t.live.server.address() as AddressInfo;
-  const socket = connect(`http://127.0.0.1:${port}/realtime`, {
-    auth: { token },
-    transports: ['websocket'],
-    reconnection: false,
-    forceNew: true,
-  });
-  sockets.push(socket);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve());
-    socket.once('connect_error', reject);
-  });
-  return socket;
-}
 
 function collect(socket: Socket, event: string): Array<Record<string, Record<string, unknown>>> {
   const got: Array<Record<string, Record<string, unknown>>> = [];
@@ -55,7 +32,11 @@ describe('payment realtime updates', () => {
     const b = await createPartner(t.ctx);
     const admin = await createUser(t.ctx, 'ADMIN');
     const key = await createKey(t.ctx, a.id, { scopes: ['orders:read', 'logistics:write', 'payments:read'] });
-    const [sa, sb, sAdmin] = await Promise.all([open(a.token), open(b.token), open(admin.token)]);
+    const [sa, sb, sAdmin] = await Promise.all([
+      openRealtime(t, a.token),
+      openRealtime(t, b.token),
+      openRealtime(t, admin.token),
+    ]);
     const intentsA = collect(sa, 'payment_intent.updated');
     const settlementsA = collect(sa, 'settlement.updated');
     const intentsB = collect(sb, 'payment_intent.updated');

@@ -4,44 +4,31 @@
  * go, settlements to the partner's webhooks), subscribing without the scope is refused, and a sandbox
  * key runs a card and a COD order to a settled statement, which its go-live checklist records.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { WebhookReceiver } from '../../../test/webhook-receiver.js';
+import { createKey, createPartner, type TestPartner } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithWorker } from '../../../test/test-app-per-file.js';
+import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import type { ApiKeyScope, WebhookEvent } from '../../shared/schemas.js';
-import { startWorker, type Worker } from '../../worker/worker.js';
 import { type Auth, orderFor } from '../orders/orders.test-helpers.js';
 import { PAYMENT_CHECKLIST_ITEM_IDS } from '../sandbox/checklist.service.js';
 import { eventDataFor } from '../webhooks/routing.js';
 import { createWebhookVia, devAuth, waitFor } from '../webhooks/webhooks.test-helpers.js';
+import { deliverAs } from './payments.test-helpers.js';
 
 let t: TestApp;
 let receiver: WebhookReceiver;
-let worker: Worker;
 let admin: Auth;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  receiver = await WebhookReceiver.start();
-  worker = startWorker(t.ctx, { attemptTimeoutMs: 5_000, leaseMs: 20_000, pollIntervalMs: 100 });
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(async () => {
-  await worker.stop();
-  await receiver.close();
-  await t.close();
+setUpTestAppWithWorker((s) => {
+  ({ t, receiver, admin } = s);
 });
 
-const PAYMENT_KINDS: WebhookEvent[] = [
-  'payment_intent.succeeded',
-  'payment_intent.refunded',
-  'payment_intent.collected',
-  'payment_intent.canceled',
-  'settlement.created',
-  'settlement.updated',
-  'settlement.settled',
-];
+/** The payment kinds docs/payments.md, "Webhooks and realtime" lists. */
+const PAYMENT_KINDS = [
+  ...['succeeded', 'refunded', 'collected', 'canceled'].map((kind) => `payment_intent.${kind}`),
+  ...['created', 'updated', 'settled'].map((kind) => `settlement.${kind}`),
+] as WebhookEvent[];
 const WITH_PAYMENTS: ApiKeyScope[] = ['orders:read', 'logistics:write', 'webhooks:manage', 'payments:read'];
 let paths = 0;
 
@@ -54,14 +41,6 @@ async function setup(environment: 'LIVE' | 'SANDBOX', scopes: ApiKeyScope[], eve
 }
 function bodies(path: string): Array<{ id: string; type: string; environment: string; data: Record<string, unknown> }> {
   return receiver.requestsTo(path).map((r) => JSON.parse(r.body));
-}
-function deliver(key: TestKey, code: string, listener: 'live' | 'sandbox' = 'live') {
-  return t[listener].inject({
-    method: 'POST',
-    url: `/v1/partner/orders/${code}/events`,
-    headers: key.headers,
-    payload: { type: 'DELIVERED' },
-  });
 }
 
 describe('subscribing to payment kinds', () => {
@@ -148,7 +127,7 @@ describe('routing', () => {
     const s = await setup('LIVE', WITH_PAYMENTS, ['payment_intent.collected', 'settlement.created', 'settlement.settled']);
     const other = await setup('LIVE', WITH_PAYMENTS, PAYMENT_KINDS);
     const code = await orderFor(t, admin, s.key.id, 'EN_ROUTE');
-    expect((await deliver(s.key, code)).statusCode).toBe(201);
+    expect((await deliverAs(t, s.key, code)).statusCode).toBe(201);
     t.clock.advance(1);
     const created = await t.live.inject({
       method: 'POST',
@@ -194,7 +173,7 @@ describe('sandbox money', () => {
       const moved = await post(`/v1/partner/orders/${cod.code}/events`, { type });
       expect(moved.statusCode, moved.body).toBe(201);
     }
-    expect((await deliver(s.key, cod.code, 'sandbox')).statusCode).toBe(201);
+    expect((await deliverAs(t, s.key, cod.code, {}, 'sandbox')).statusCode).toBe(201);
     t.clock.advance(1);
     const closed = await post('/v1/partner/sandbox/settlements');
     expect(closed.statusCode, closed.body).toBe(201);

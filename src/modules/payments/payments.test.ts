@@ -2,33 +2,17 @@
  * Payment intents (docs/payments.md): created with every order, moved by the order's transitions and the
  * operator's capture and refunds, read by partners with payments:read.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { partnerAuthContract } from '../../../test/contracts.js';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import type { ApiKeyScope } from '../../shared/schemas.js';
+import { createPartner, type TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, adminStatus, ISO, orderFor } from '../orders/orders.test-helpers.js';
+import { deliverAs, PAYMENT_SCOPES, paymentsPartner } from './payments.test-helpers.js';
 
 let t: TestApp;
 let admin: Auth;
-const getApp = () => t;
-
-beforeAll(async () => {
-  t = await createTestApp();
-});
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
-
-const PAYMENTS: ApiKeyScope[] = ['orders:read', 'logistics:write', 'payments:read'];
-
-async function partnerKey(scopes: ApiKeyScope[] = PAYMENTS, options: { receivesAllOrders?: boolean } = {}) {
-  const partner = await createPartner(t.ctx);
-  const key = await createKey(t.ctx, partner.id, { environment: 'LIVE', scopes, receivesAllOrders: options.receivesAllOrders });
-  return { partner, key };
-}
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 function get(k: TestKey, url: string) {
   return t.live.inject({ method: 'GET', url, headers: k.headers });
@@ -50,14 +34,6 @@ async function intentOf(k: TestKey, code: string) {
   expect(res.json().items).toHaveLength(1);
   return res.json().items[0];
 }
-function deliver(k: TestKey, code: string, body: Record<string, unknown> = {}) {
-  return t.live.inject({
-    method: 'POST',
-    url: `/v1/partner/orders/${code}/events`,
-    headers: k.headers,
-    payload: { type: 'DELIVERED', ...body },
-  });
-}
 async function cardOrder(keyId: string, status: 'PACKED' | 'EN_ROUTE' = 'PACKED') {
   return orderFor(t, admin, keyId, status, { paymentMethod: 'CARD', codAmountQepik: 0, totalQepik: 10_000 });
 }
@@ -68,7 +44,7 @@ async function orderPaymentStatus(k: TestKey, code: string) {
 
 describe('payment intent of an order', () => {
   it('is created with every order: COD awaits collection of codAmountQepik, CARD awaits capture of the total', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const cod = await orderFor(t, admin, key.id);
     const card = await cardOrder(key.id);
     const codIntent = await intentOf(key, cod);
@@ -94,7 +70,7 @@ describe('payment intent of an order', () => {
   });
 
   it('of a card order created PAID has succeeded with the whole total', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await orderFor(t, admin, key.id, 'PACKED', {
       paymentMethod: 'CARD',
       codAmountQepik: 0,
@@ -109,9 +85,9 @@ describe('payment intent of an order', () => {
   });
 
   it("is COLLECTED by the partner's DELIVERED with the full COD amount, and the order stays UNPAID", async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await orderFor(t, admin, key.id, 'EN_ROUTE');
-    expect((await deliver(key, code)).statusCode).toBe(201);
+    expect((await deliverAs(t, key, code)).statusCode).toBe(201);
     const intent = await intentOf(key, code);
     expect(intent).toMatchObject({ status: 'COLLECTED', amountReceivedQepik: 12_500, capturedAt: expect.stringMatching(ISO) });
     expect(await orderPaymentStatus(key, code)).toBe('UNPAID');
@@ -123,14 +99,14 @@ describe('payment intent of an order', () => {
   });
 
   it('is COLLECTED with codCollectedQepik when the event gives less', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await orderFor(t, admin, key.id, 'EN_ROUTE');
-    expect((await deliver(key, code, { codCollectedQepik: 12_000, note: 'short by 5 AZN' })).statusCode).toBe(201);
+    expect((await deliverAs(t, key, code, { codCollectedQepik: 12_000, note: 'short by 5 AZN' })).statusCode).toBe(201);
     expect(await intentOf(key, code)).toMatchObject({ status: 'COLLECTED', amountReceivedQepik: 12_000 });
   });
 
   it('is CANCELED when the order is cancelled (CARD awaiting capture, COD awaiting collection)', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const cod = await orderFor(t, admin, key.id, 'VENDOR_ACCEPTED');
     const card = await cardOrder(key.id);
     for (const code of [cod, card]) {
@@ -140,7 +116,7 @@ describe('payment intent of an order', () => {
   });
 
   it('of a COD order is CANCELED when the order is RETURNED', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await orderFor(t, admin, key.id, 'EN_ROUTE');
     expect((await adminStatus(t, admin, code, 'FAILED')).statusCode).toBe(200);
     expect((await adminStatus(t, admin, code, 'RETURNED')).statusCode).toBe(200);
@@ -150,7 +126,7 @@ describe('payment intent of an order', () => {
 
 describe('POST /v1/admin/orders/{code}/payment/capture', () => {
   it('captures a card payment: SUCCEEDED, the order PAID, payment_intent.succeeded written', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await cardOrder(key.id);
     const res = await capture(code);
     expect(res.statusCode, res.body).toBe(200);
@@ -169,14 +145,14 @@ describe('POST /v1/admin/orders/{code}/payment/capture', () => {
   });
 
   it('answers 409 ERR_PAYMENT_ALREADY_PAID the second time', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await cardOrder(key.id);
     expect((await capture(code)).statusCode).toBe(200);
     expectError(await capture(code), 409, 'ERR_PAYMENT_ALREADY_PAID');
   });
 
   it('answers 409 ERR_PAYMENT_INTENT_INVALID_STATE for COD and for a canceled intent', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     expectError(await capture(await orderFor(t, admin, key.id)), 409, 'ERR_PAYMENT_INTENT_INVALID_STATE');
     const card = await cardOrder(key.id);
     await adminStatus(t, admin, card, 'CANCELLED');
@@ -195,7 +171,7 @@ describe('POST /v1/admin/orders/{code}/payment/capture', () => {
   });
 
   it('replays the first answer for a repeated Idempotency-Key', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await cardOrder(key.id);
     const first = await capture(code, { 'idempotency-key': 'cap-1' });
     const again = await capture(code, { 'idempotency-key': 'cap-1' });
@@ -207,7 +183,7 @@ describe('POST /v1/admin/orders/{code}/payment/capture', () => {
 
 describe('POST /v1/admin/orders/{code}/payment/refunds', () => {
   it('refunds in parts: PARTIALLY_REFUNDED, then REFUNDED when all is refunded', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await cardOrder(key.id);
     await capture(code);
     const part = await refund(code, { amountQepik: 4_000, reason: 'one item missing' });
@@ -222,7 +198,7 @@ describe('POST /v1/admin/orders/{code}/payment/refunds', () => {
   });
 
   it('answers 409 ERR_REFUND_ORDER_NOT_ELIGIBLE for COD and ERR_REFUND_INVALID_STATE before capture', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     expectError(await refund(await orderFor(t, admin, key.id), { amountQepik: 1 }), 409, 'ERR_REFUND_ORDER_NOT_ELIGIBLE');
     expectError(await refund(await cardOrder(key.id), { amountQepik: 1 }), 409, 'ERR_REFUND_INVALID_STATE');
   });
@@ -235,7 +211,7 @@ describe('POST /v1/admin/orders/{code}/payment/refunds', () => {
     [{ amountQepik: 1, reason: 'x'.repeat(501) }, 'reason'],
     [{ amountQepik: 1, extra: true }, 'extra'],
   ])('answers 400 ERR_VALIDATION naming the field for %j', async (body, field) => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const code = await cardOrder(key.id);
     await capture(code);
     const res = await refund(code, body);
@@ -246,14 +222,12 @@ describe('POST /v1/admin/orders/{code}/payment/refunds', () => {
 });
 
 describe('GET /v1/partner/payment-intents', () => {
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/payment-intents', scope: 'payments:read' });
-
   it("lists the intents of the key's orders, newest first, filtered by status, method and updatedSince", async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     const first = await orderFor(t, admin, key.id);
     t.clock.advance(60);
     const second = await cardOrder(key.id);
-    const other = await partnerKey();
+    const other = await paymentsPartner(t);
     await orderFor(t, admin, other.key.id);
     const all = (await get(key, '/v1/partner/payment-intents')).json();
     expect(all).toMatchObject({ page: 1, pageSize: 20, total: 2 });
@@ -274,7 +248,7 @@ describe('GET /v1/partner/payment-intents', () => {
   });
 
   it('answers 400 ERR_VALIDATION for a bad filter', async () => {
-    const { key } = await partnerKey();
+    const { key } = await paymentsPartner(t);
     for (const [query, field] of [
       ['status=PAID', 'status'],
       ['updatedSince=yesterday', 'updatedSince'],
@@ -289,21 +263,18 @@ describe('GET /v1/partner/payment-intents', () => {
 });
 
 describe('GET /v1/partner/payment-intents/{id}', () => {
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/payment-intents/pi_x', scope: 'payments:read' });
-
-  it("answers the intent of the key's order, and 404 for another partner's", async () => {
-    const { key } = await partnerKey();
-    const other = await partnerKey();
+  // Another partner's intent: test/auth-contract.test.ts, "another partner's resources".
+  it("answers the intent of the key's order", async () => {
+    const { key } = await paymentsPartner(t);
     const intent = await intentOf(key, await orderFor(t, admin, key.id));
     const res = await get(key, `/v1/partner/payment-intents/${intent.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual(intent);
-    expectError(await get(other.key, `/v1/partner/payment-intents/${intent.id}`), 404, 'ERR_NOT_FOUND');
   });
 
   it('answers a key receiving all orders the intents of its environment', async () => {
-    const { key } = await partnerKey();
-    const all = await partnerKey(PAYMENTS, { receivesAllOrders: true });
+    const { key } = await paymentsPartner(t);
+    const all = await paymentsPartner(t, PAYMENT_SCOPES, { receivesAllOrders: true });
     const intent = await intentOf(key, await orderFor(t, admin, key.id));
     expect((await get(all.key, `/v1/partner/payment-intents/${intent.id}`)).statusCode).toBe(200);
   });

@@ -2,95 +2,46 @@
  * Cash-on-delivery settlements (docs/payments.md, "Settlements"): the operator closes a partner's
  * period, adjusts and records remittances; the partner reads its balance, statements, lines and CSV.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearerAuthContract, partnerAuthContract } from '../../../test/contracts.js';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import type { TestKey } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, ISO, orderFor } from '../orders/orders.test-helpers.js';
+import { adminPost, createSettlement, deliverAs, paymentsPartner } from './payments.test-helpers.js';
 import { csvField } from './settlements.service.js';
 
 let t: TestApp;
 let admin: Auth;
-const getApp = () => t;
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
-beforeAll(async () => {
-  t = await createTestApp();
-});
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
-
-async function partnerWithKey(): Promise<{ partner: TestPartner; key: TestKey }> {
-  const partner = await createPartner(t.ctx);
-  const key = await createKey(t.ctx, partner.id, {
-    environment: 'LIVE',
-    scopes: ['orders:read', 'logistics:write', 'payments:read'],
-  });
-  return { partner, key };
-}
+const adjust = (id: string, body: unknown) => adminPost(t, admin, `/v1/admin/settlements/${id}/adjustments`, body);
+const remit = (id: string, body: unknown) => adminPost(t, admin, `/v1/admin/settlements/${id}/remittances`, body);
 
 /** A COD order of `amount` delivered by the key, collecting `collected` (default all). */
 async function collect(key: TestKey, amount: number, collected?: number, note?: string): Promise<string> {
   const code = await orderFor(t, admin, key.id, 'EN_ROUTE', { totalQepik: amount, codAmountQepik: amount });
-  const body: Record<string, unknown> = { type: 'DELIVERED' };
+  const body: Record<string, unknown> = {};
   if (collected !== undefined) body.codCollectedQepik = collected;
   if (note !== undefined) body.note = note;
-  const res = await t.live.inject({
-    method: 'POST',
-    url: `/v1/partner/orders/${code}/events`,
-    headers: key.headers,
-    payload: body,
-  });
+  const res = await deliverAs(t, key, code, body);
   expect(res.statusCode, res.body).toBe(201);
   return code;
 }
 
-function createSettlement(partnerId: string, body: unknown) {
-  return t.live.inject({
-    method: 'POST',
-    url: `/v1/admin/partners/${partnerId}/settlements`,
-    headers: admin,
-    payload: body as never,
-  });
-}
 async function closePeriod(partnerId: string) {
   t.clock.advance(1);
-  const res = await createSettlement(partnerId, { environment: 'live', periodEnd: t.clock.now().toISOString() });
+  const res = await createSettlement(t, admin, partnerId, { environment: 'live', periodEnd: t.clock.now().toISOString() });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
-}
-function adjust(id: string, body: unknown) {
-  return t.live.inject({
-    method: 'POST',
-    url: `/v1/admin/settlements/${id}/adjustments`,
-    headers: admin,
-    payload: body as never,
-  });
-}
-function remit(id: string, body: unknown) {
-  return t.live.inject({
-    method: 'POST',
-    url: `/v1/admin/settlements/${id}/remittances`,
-    headers: admin,
-    payload: body as never,
-  });
 }
 function get(k: TestKey, url: string) {
   return t.live.inject({ method: 'GET', url, headers: k.headers });
 }
 
 describe('POST /v1/admin/partners/{id}/settlements', () => {
-  bearerAuthContract(getApp, {
-    method: 'POST',
-    url: '/v1/admin/partners/7c1f0b5e-0000-4000-8000-000000000000/settlements',
-    body: { environment: 'live', periodEnd: '2020-01-01T00:00:00.000Z' },
-    role: 'ADMIN',
-  });
-
   it('takes every collection before periodEnd; lines add up exactly to the totals', async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     const first = await collect(key, 10_000);
     const second = await collect(key, 5_000, 4_850, 'customer paid short, "rounded", see photo');
     const settlement = await closePeriod(partner.id);
@@ -137,7 +88,7 @@ describe('POST /v1/admin/partners/{id}/settlements', () => {
   });
 
   it("starts the next period at the previous period's end and never takes a collection twice", async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     await collect(key, 1_000);
     const one = await closePeriod(partner.id);
     await collect(key, 2_000);
@@ -147,7 +98,7 @@ describe('POST /v1/admin/partners/{id}/settlements', () => {
   });
 
   it('gives a zero statement for a period without collections, SETTLED at once', async () => {
-    const { partner } = await partnerWithKey();
+    const { partner } = await paymentsPartner(t);
     const s = await closePeriod(partner.id);
     expect(s).toMatchObject({
       status: 'SETTLED',
@@ -160,27 +111,33 @@ describe('POST /v1/admin/partners/{id}/settlements', () => {
   });
 
   it('answers 409 ERR_SETTLEMENT_PERIOD_OPEN for a periodEnd in the future, ERR_SETTLEMENT_EXISTS for one not after the last', async () => {
-    const { partner } = await partnerWithKey();
+    const { partner } = await paymentsPartner(t);
     const future = new Date(t.clock.nowMs() + 60_000).toISOString();
     expectError(
-      await createSettlement(partner.id, { environment: 'live', periodEnd: future }),
+      await createSettlement(t, admin, partner.id, { environment: 'live', periodEnd: future }),
       409,
       'ERR_SETTLEMENT_PERIOD_OPEN',
     );
     const s = await closePeriod(partner.id);
     expectError(
-      await createSettlement(partner.id, { environment: 'live', periodEnd: s.periodEnd }),
+      await createSettlement(t, admin, partner.id, { environment: 'live', periodEnd: s.periodEnd }),
       409,
       'ERR_SETTLEMENT_EXISTS',
     );
     const earlier = new Date(Date.parse(s.periodEnd) - 1000).toISOString();
-    expectError(await createSettlement(partner.id, { environment: 'live', periodEnd: earlier }), 409, 'ERR_SETTLEMENT_EXISTS');
+    expectError(
+      await createSettlement(t, admin, partner.id, { environment: 'live', periodEnd: earlier }),
+      409,
+      'ERR_SETTLEMENT_EXISTS',
+    );
     // The other environment has its own periods.
-    expect((await createSettlement(partner.id, { environment: 'sandbox', periodEnd: s.periodEnd })).statusCode).toBe(201);
+    expect((await createSettlement(t, admin, partner.id, { environment: 'sandbox', periodEnd: s.periodEnd })).statusCode).toBe(
+      201,
+    );
   });
 
   it('answers 404 for an unknown partner', async () => {
-    const res = await createSettlement('7c1f0b5e-0000-4000-8000-000000000000', {
+    const res = await createSettlement(t, admin, '7c1f0b5e-0000-4000-8000-000000000000', {
       environment: 'live',
       periodEnd: t.clock.now().toISOString(),
     });
@@ -193,8 +150,8 @@ describe('POST /v1/admin/partners/{id}/settlements', () => {
     [{ environment: 'prod', periodEnd: '2020-01-01T00:00:00Z' }, 'environment'],
     [{ environment: 'live', periodEnd: '2020-01-01T00:00:00Z', extra: 1 }, 'extra'],
   ])('answers 400 ERR_VALIDATION naming the field for %j', async (body, field) => {
-    const { partner } = await partnerWithKey();
-    const res = await createSettlement(partner.id, body);
+    const { partner } = await paymentsPartner(t);
+    const res = await createSettlement(t, admin, partner.id, body);
     expectError(res, 400, 'ERR_VALIDATION');
     expect(JSON.stringify(res.json().details)).toContain(field);
   });
@@ -202,7 +159,7 @@ describe('POST /v1/admin/partners/{id}/settlements', () => {
 
 describe('adjustments and remittances', () => {
   it('remittances move the settlement to PARTIALLY_REMITTED, then SETTLED with its intents', async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     const code = await collect(key, 10_000);
     const s = await closePeriod(partner.id);
     const part = await remit(s.id, { amountQepik: 4_000, reference: 'BANK-1' });
@@ -233,7 +190,7 @@ describe('adjustments and remittances', () => {
   });
 
   it('a negative adjustment lowers what is due and can settle the statement', async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     await collect(key, 3_000);
     const s = await closePeriod(partner.id);
     const res = await adjust(s.id, { amountQepik: -3_000, note: 'damaged goods written off' });
@@ -260,7 +217,7 @@ describe('adjustments and remittances', () => {
     ['remittances', { amountQepik: 5, reference: 'B', receivedAt: 'soon' }, 'receivedAt'],
     ['remittances', { amountQepik: 5, reference: 'B', note: 'x'.repeat(501) }, 'note'],
   ])('%s answers 400 ERR_VALIDATION naming the field for %j, and nothing is applied', async (kind, body, field) => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     await collect(key, 1_000);
     const s = await closePeriod(partner.id);
     const res = await (kind === 'adjustments' ? adjust(s.id, body) : remit(s.id, body));
@@ -278,7 +235,7 @@ describe('adjustments and remittances', () => {
 
 describe('GET /v1/admin/settlements', () => {
   it('lists settlements by partner and status, newest first', async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     await collect(key, 1_000);
     const open = await closePeriod(partner.id);
     const zero = await closePeriod(partner.id);
@@ -297,14 +254,8 @@ describe('GET /v1/admin/settlements', () => {
 });
 
 describe('partner settlement reads', () => {
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/balance', scope: 'payments:read' });
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/settlements', scope: 'payments:read' });
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/settlements/stl_x', scope: 'payments:read' });
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/settlements/stl_x/lines', scope: 'payments:read' });
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/settlements/stl_x/lines.csv', scope: 'payments:read' });
-
   it('balance counts the cash on hand and its oldest collection', async () => {
-    const { key } = await partnerWithKey();
+    const { key } = await paymentsPartner(t);
     await collect(key, 2_000, 1_900, 'short');
     const at = t.clock.now().toISOString();
     await collect(key, 3_000);
@@ -320,24 +271,18 @@ describe('partner settlement reads', () => {
     );
   });
 
-  it("another partner's settlement is 404 on every read", async () => {
-    const { partner, key } = await partnerWithKey();
-    const other = await partnerWithKey();
+  // Another partner's settlement, its lines and CSV: test/auth-contract.test.ts, "another partner's resources".
+  it("another partner's settlement is not in the list", async () => {
+    const { partner, key } = await paymentsPartner(t);
+    const other = await paymentsPartner(t);
     await collect(key, 1_000);
     const s = await closePeriod(partner.id);
-    for (const url of [
-      `/v1/partner/settlements/${s.id}`,
-      `/v1/partner/settlements/${s.id}/lines`,
-      `/v1/partner/settlements/${s.id}/lines.csv`,
-    ]) {
-      expectError(await get(other.key, url), 404, 'ERR_NOT_FOUND');
-    }
     expect((await get(other.key, '/v1/partner/settlements')).json()).toMatchObject({ total: 0, items: [] });
     expect((await get(key, '/v1/partner/settlements')).json()).toMatchObject({ total: 1, items: [s] });
   });
 
   it('lines are paged oldest first', async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     const codes = [await collect(key, 100), await collect(key, 200), await collect(key, 300)];
     const s = await closePeriod(partner.id);
     const page2 = (await get(key, `/v1/partner/settlements/${s.id}/lines?page=2&pageSize=2`)).json();
@@ -345,7 +290,7 @@ describe('partner settlement reads', () => {
   });
 
   it('lines.csv is RFC 4180 text/csv with a header row and integer amounts', async () => {
-    const { partner, key } = await partnerWithKey();
+    const { partner, key } = await paymentsPartner(t);
     const code = await collect(key, 5_000, 4_000, 'paid "4,000", rest\r\nnext week');
     const s = await closePeriod(partner.id);
     await remit(s.id, { amountQepik: 1_500, reference: 'REF,1' });

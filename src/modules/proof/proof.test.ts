@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearerAuthContract, partnerAuthContract } from '../../../test/contracts.js';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
+import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, orderFor } from '../orders/orders.test-helpers.js';
 import { jpegBytes, pngBytes } from '../uploads/uploads.test-helpers.js';
 import { allowedDistanceM, haversineM } from './proof-rules.js';
 
 let t: TestApp;
 let admin: Auth;
-const getApp = () => t;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-beforeEach(async () => {
-  admin = (await createUser(t.ctx, 'ADMIN')).auth;
-});
-afterAll(() => t.close());
+setUpTestAppWithOperator((app, operator) => ([t, admin] = [app, operator]));
 
 /** The address of the test orders (orders.test-helpers.ts). */
 const HOME = { lat: 40.3725, lng: 49.8463 };
@@ -64,13 +57,6 @@ function expectFieldError(res: { statusCode: number; json(): unknown }, field: s
 }
 
 describe('PATCH /v1/admin/partners/{id}', () => {
-  bearerAuthContract(getApp, {
-    method: 'PATCH',
-    url: '/v1/admin/partners/00000000-0000-4000-8000-000000000000',
-    body: { proofPolicy: 'NONE' },
-    role: 'ADMIN',
-  });
-
   it('sets proofPolicy and answers the partner; NONE by default on the partner read; bad values 400, unknown partner 404', async () => {
     const partner = await createPartner(t.ctx);
     const read = await t.live.inject({ method: 'GET', url: `/v1/admin/partners/${partner.id}`, headers: admin });
@@ -278,15 +264,12 @@ describe('proof on DELIVERED and FAILED', () => {
 });
 
 describe('GET /v1/partner/orders/{code}/proof', () => {
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/orders/ORD-00000000/proof', scope: 'orders:read' });
-
-  it('another partner’s order answers 404; the operator 404 when there is none', async () => {
+  // Another partner's order: test/auth-contract.test.ts, "another partner's resources".
+  it('answers a proof given without a location; the operator 404 when there is none', async () => {
     const { key } = await setup();
     const code = await orderFor(t, admin, key.id, 'EN_ROUTE');
     expect((await event(key, code, { type: 'DELIVERED', proof: { recipientName: 'Aysel' } })).statusCode).toBe(201);
     expect((await readProof(key, code)).json()).toMatchObject({ location: null, distanceM: null, recipientName: 'Aysel' });
-    const other = await setup();
-    expectError(await readProof(other.key, code), 404, 'ERR_NOT_FOUND');
     const none = await orderFor(t, admin, key.id, 'EN_ROUTE');
     expectError(
       await t.live.inject({ method: 'GET', url: `/v1/admin/orders/${none}/proof`, headers: admin }),

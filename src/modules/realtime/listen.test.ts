@@ -1,17 +1,12 @@
-/**
- * Listen sessions on the realtime channel (listen.ts, `partner listen`): a real Socket.IO client on a
- * real listener, the real worker fanning out, a local webhook receiver to compare with. Each test owns
- * its partner and keys.
- */
-import type { AddressInfo } from 'node:net';
-import { io as connect, type Socket } from 'socket.io-client';
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import type { Socket } from 'socket.io-client';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp } from '../../../test/harness.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { platformMove, rotateKey, sandboxSetup, testOrder, waitForEvents } from '../sandbox/sandbox.test-helpers.js';
 import { ALL_EVENTS, devAuth, waitFor } from '../webhooks/webhooks.test-helpers.js';
+import { openRealtime } from './realtime.test-helpers.js';
 
 const WORKER = { attemptTimeoutMs: 5_000, leaseMs: 20_000, pollIntervalMs: 100 };
 
@@ -20,27 +15,6 @@ interface ListenEvent {
   event: { id: string; type: string; environment: string; data: { order?: { code: string; customer: unknown } } };
 }
 type Answer = { subscription: { apiKeyId: string; environment: string; events: string[] } } | { error: Record<string, unknown> };
-
-const sockets: Socket[] = [];
-afterEach(() => {
-  for (const s of sockets.splice(0)) s.disconnect();
-});
-
-async function openSocket(t: TestApp, token: string): Promise<Socket> {
-  const { port } = t.live.server.address() as AddressInfo;
-  const socket = connect(`http://127.0.0.1:${port}/realtime`, {
-    auth: { token },
-    transports: ['websocket'],
-    reconnection: false,
-    forceNew: true,
-  });
-  sockets.push(socket);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve());
-    socket.once('connect_error', reject);
-  });
-  return socket;
-}
 
 function subscribe(socket: Socket, body: unknown): Promise<Answer> {
   return socket.timeout(10_000).emitWithAck('listen.subscribe', body);
@@ -81,12 +55,12 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
     const reads = countListenReads(t);
     const s = await sandboxSetup(t, receiver);
     // A partner user connected without a listen session is no listener either.
-    await openSocket(t, s.partner.token);
+    await openRealtime(t, s.partner.token);
     const quiet = await testOrder(t, s.key, 'PACKED');
     await waitFor(() => receiver.requestsTo(s.path).some((r) => r.body.includes(quiet.code)));
     expect(reads()).toBe(0);
 
-    const socket = await openSocket(t, s.partner.token);
+    const socket = await openRealtime(t, s.partner.token);
     const got = collect(socket);
     expect(await subscribe(socket, { apiKeyId: s.key.id })).toEqual({
       subscription: { apiKeyId: s.key.id, environment: 'sandbox', events: ALL_EVENTS },
@@ -99,7 +73,7 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
 
   it('sends the key’s events with exactly the body its webhook gets', async () => {
     const s = await sandboxSetup(t, receiver);
-    const socket = await openSocket(t, s.partner.token);
+    const socket = await openRealtime(t, s.partner.token);
     const got = collect(socket);
     await subscribe(socket, { apiKeyId: s.key.id });
     const order = await testOrder(t, s.key, 'PACKED');
@@ -130,7 +104,7 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
     const plain = await sandboxSetup(t, null, { partner: a, scopes: ['orders:read', 'logistics:write'] });
     const sibling = await sandboxSetup(t, null, { partner: a });
     const stranger = await sandboxSetup(t, null);
-    const socket = await openSocket(t, a.token);
+    const socket = await openRealtime(t, a.token);
     const got = collect(socket);
     expect(await subscribe(socket, { apiKeyId: plain.key.id, events: ['order.cancelled'] })).toMatchObject({
       subscription: { events: ['order.cancelled'] },
@@ -154,7 +128,7 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
 
   it('stops sending after listen.unsubscribe', async () => {
     const s = await sandboxSetup(t, receiver);
-    const socket = await openSocket(t, s.partner.token);
+    const socket = await openRealtime(t, s.partner.token);
     const got = collect(socket);
     await subscribe(socket, { apiKeyId: s.key.id, events: ['order.assigned_to_partner'] });
     const first = await testOrder(t, s.key, 'PACKED');
@@ -184,7 +158,7 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
     const rotated = await createKey(t.ctx, a.id);
     const successor = await rotateKey(t, { partner: a, key: rotated });
 
-    const socket = await openSocket(t, a.token);
+    const socket = await openRealtime(t, a.token);
     const refused = (code: string, statusCode: number) => ({ error: { statusCode, code, message: expect.any(String) } });
     expect(await subscribe(socket, { apiKeyId: othersKey.id })).toEqual(refused('ERR_NOT_FOUND', 404));
     expect(await subscribe(socket, { apiKeyId: revoked.id })).toEqual(refused('ERR_API_KEY_REVOKED', 401));
@@ -205,7 +179,7 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
     });
 
     const admin = await createUser(t.ctx, 'ADMIN');
-    const adminSocket = await openSocket(t, admin.token);
+    const adminSocket = await openRealtime(t, admin.token);
     expect(await subscribe(adminSocket, { apiKeyId: ownKey.id })).toEqual(refused('ERR_FORBIDDEN', 403));
   });
 });
@@ -223,7 +197,7 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime l
     const reads = countListenReads(first);
 
     const s = await sandboxSetup(first, null);
-    const socket = await openSocket(second, s.partner.token);
+    const socket = await openRealtime(second, s.partner.token);
     const got = collect(socket);
     await subscribe(socket, { apiKeyId: s.key.id, events: ['order.assigned_to_partner'] });
     // The first process learns of the session through Redis: make orders until one's event crosses.

@@ -1,8 +1,55 @@
 /**
- * Logged requests written straight into the log for tests that need thousands of them (paging, plans):
- * the capture path would take minutes to make as many. Each row is what the recorder writes.
+ * Helpers of the request-log tests: requests sent as a key and read back through the developer routes,
+ * and logged requests written straight into the log for tests that need thousands of them (paging,
+ * plans): the capture path would take minutes to make as many. Each such row is what the recorder writes.
  */
+import { expect } from 'vitest';
+import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
+import type { TestApp } from '../../../test/harness.js';
 import type { Queryable } from '../../db/db.js';
+
+export const REQUEST_ID = /^req_[0-9a-f]{32}$/;
+
+/** A request as the key; an object payload is sent as JSON, a string as it is. */
+export async function callAs(
+  t: TestApp,
+  key: TestKey,
+  method: 'GET' | 'POST',
+  url: string,
+  options: { payload?: string | object; headers?: Record<string, string>; listener?: 'live' | 'sandbox' } = {},
+) {
+  const body = options.payload;
+  return t[options.listener ?? 'live'].inject({
+    method,
+    url,
+    headers: {
+      ...key.headers,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...options.headers,
+    },
+    payload: typeof body === 'object' ? JSON.stringify(body) : body,
+  });
+}
+
+/** GET /v1/developer/requests as the partner, after writing what is queued. */
+export async function listOf(t: TestApp, partner: TestPartner, query = '') {
+  await t.ctx.requestLog.flush();
+  const res = await t.live.inject({ method: 'GET', url: `/v1/developer/requests${query}`, headers: partner.auth });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as { page: number; pageSize: number; total: number; items: Array<Record<string, unknown>> };
+}
+
+/** GET /v1/developer/requests/{id} as the partner, after writing what is queued. */
+export async function detailOf(t: TestApp, partner: TestPartner, id: string) {
+  await t.ctx.requestLog.flush();
+  return t.live.inject({ method: 'GET', url: `/v1/developer/requests/${id}`, headers: partner.auth });
+}
+
+export async function partnerWithKey(t: TestApp, options: Parameters<typeof createKey>[2] = {}) {
+  const partner = await createPartner(t.ctx);
+  const key = await createKey(t.ctx, partner.id, options);
+  return { partner, key };
+}
 
 /**
  * `count` requests of `partnerId`, the n-th (1-based) arriving `n × stepMs` before `nowMs`, made with

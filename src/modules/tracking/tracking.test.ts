@@ -1,20 +1,17 @@
-import type { AddressInfo } from 'node:net';
-import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { partnerAuthContract } from '../../../test/contracts.js';
 import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { type Auth, adminStatus, orderFor } from '../orders/orders.test-helpers.js';
+import { openRealtime } from '../realtime/realtime.test-helpers.js';
 import { createWebhookVia, devAuth, waitFor, waitForDeliveries } from '../webhooks/webhooks.test-helpers.js';
 import { trackingBuffer } from './tracking-buffer.js';
 
 let t: TestApp;
 let admin: Auth;
 let adminToken: string;
-const getApp = () => t;
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -62,15 +59,6 @@ async function storedPoints(code: string): Promise<number> {
   );
   return n;
 }
-
-describe('POST /v1/partner/orders/{code}/locations: authentication', () => {
-  partnerAuthContract(getApp, {
-    method: 'POST',
-    url: '/v1/partner/orders/ORD-00000000/locations',
-    body: { points: [point(Date.now())] },
-    scope: 'logistics:write',
-  });
-});
 
 describe('POST /v1/partner/orders/{code}/locations', () => {
   it('takes the points of an EN_ROUTE order: 202 { accepted }, and the tracking read shows them at once', async () => {
@@ -178,8 +166,6 @@ describe('POST /v1/partner/orders/{code}/locations', () => {
 });
 
 describe('GET /v1/partner/orders/{code}/tracking and GET /v1/admin/orders/{code}/tracking', () => {
-  partnerAuthContract(getApp, { method: 'GET', url: '/v1/partner/orders/ORD-00000000/tracking', scope: 'orders:read' });
-
   it('answers nulls and an empty trail before any location; the operator reads any order; unknown code 404', async () => {
     const { key } = await setup();
     const code = await orderFor(t, admin, key.id, 'SCANNED_TO_VAN');
@@ -200,33 +186,22 @@ describe('GET /v1/partner/orders/{code}/tracking and GET /v1/admin/orders/{code}
 describe('order.tracking (realtime) and order.courier_location (webhook)', () => {
   let worker: Worker;
   let receiver: WebhookReceiver;
-  const sockets: Socket[] = [];
   beforeAll(async () => {
     await t.live.listen({ port: 0, host: '127.0.0.1' });
     worker = startWorker(t.ctx, { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 100 });
     receiver = await WebhookReceiver.start();
   });
   afterAll(async () => {
-    for (const s of sockets) s.disconnect();
     await worker.stop();
     await receiver.close();
   });
 
-  function open(token: string): Promise<{ got: unknown[] }> {
-    const { port } = t.live.server.address() as AddressInfo;
-    const socket = connect(`http://127.0.0.1:${port}/realtime`, {
-      auth: { token },
-      transports: ['websocket'],
-      reconnection: false,
-      forceNew: true,
-    });
-    sockets.push(socket);
+  /** A realtime connection of `token`, with the order.tracking messages it receives. */
+  async function open(token: string): Promise<{ got: unknown[] }> {
+    const socket = await openRealtime(t, token);
     const got: unknown[] = [];
     socket.on('order.tracking', (payload) => got.push(payload));
-    return new Promise((resolve, reject) => {
-      socket.once('connect', () => resolve({ got }));
-      socket.once('connect_error', reject);
-    });
+    return { got };
   }
 
   it('sends order.tracking { tracking } to the partner’s users and to admins, not to another partner', async () => {
