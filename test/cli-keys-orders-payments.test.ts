@@ -6,12 +6,9 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliUrls, run, runJson, sandboxKey, setUpCliApp, signedIn, TEST_TIMEOUT } from './cli.test-helpers.js';
-import type { TestApp } from './harness.js';
+import { run, runJson, sandboxKey, setUpCliApp, signedIn, TEST_TIMEOUT, t } from './cli.test-helpers.js';
 
-let t: TestApp;
-let urls: CliUrls;
-setUpCliApp((app, cliUrls) => ([t, urls] = [app, cliUrls]));
+setUpCliApp();
 
 describe('partner keys / orders / trigger', TEST_TIMEOUT, () => {
   it('creates and lists keys, keeps the full key for --key, lists orders made by trigger, explains errors', async () => {

@@ -2,7 +2,6 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../packages/sdk/src/index.js';
 import {
-  type CliUrls,
   receiver,
   run,
   runJson,
@@ -11,13 +10,12 @@ import {
   signedIn,
   start,
   TEST_TIMEOUT,
+  t,
   until,
+  urls,
 } from './cli.test-helpers.js';
-import type { TestApp } from './harness.js';
 
-let t: TestApp;
-let urls: CliUrls;
-setUpCliApp((app, cliUrls) => ([t, urls] = [app, cliUrls]));
+setUpCliApp();
 
 describe('partner listen', TEST_TIMEOUT, () => {
   it('forwards the key’s events to a local URL, signed so that the SDK’s verifyWebhook accepts them, one line each', async () => {

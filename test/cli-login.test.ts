@@ -6,12 +6,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliUrls, newUser, run, runJson, setUpCliApp, signedIn, TEST_TIMEOUT } from './cli.test-helpers.js';
-import type { TestApp } from './harness.js';
+import { newUser, run, runJson, setUpCliApp, signedIn, TEST_TIMEOUT, t, urls } from './cli.test-helpers.js';
 
-let t: TestApp;
-let urls: CliUrls;
-setUpCliApp((app, cliUrls) => ([t, urls] = [app, cliUrls]));
+setUpCliApp();
 
 describe('partner login / whoami / logout', TEST_TIMEOUT, () => {
   it('signs in with the one-time code, keeps the tokens in a 0600 file, and signs out', async () => {

@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type CliUrls, run, runJson, sandboxKey, setUpCliApp, signedIn, TEST_TIMEOUT } from './cli.test-helpers.js';
-import type { TestApp } from './harness.js';
+import { run, runJson, sandboxKey, setUpCliApp, signedIn, TEST_TIMEOUT, t } from './cli.test-helpers.js';
 
-let t: TestApp;
-let urls: CliUrls;
-setUpCliApp((app, cliUrls) => ([t, urls] = [app, cliUrls]));
+setUpCliApp();
 
 describe('partner track', TEST_TIMEOUT, () => {
   it("prints the courier's position, ETA and trail, and with --proof the proof of delivery", async () => {

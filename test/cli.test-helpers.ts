@@ -39,14 +39,15 @@ export interface CliUrls {
   PARTNER_SANDBOX_URL: string;
 }
 
-let t: TestApp;
-let urls: CliUrls;
+/** The file's app and the URLs the CLI is given, made by setUpCliApp before the file's tests (each test file has a module instance of its own). */
+export let t: TestApp;
+export let urls: CliUrls;
 
 /**
- * Builds the CLI if needed, starts the app on OS-chosen ports with a worker before the file's tests and
- * stops them after; `bind` receives the app and the URLs the CLI is given.
+ * Builds the CLI if needed, starts the file's app (`t`, `urls`) on OS-chosen ports with a worker before
+ * its tests and stops them after.
  */
-export function setUpCliApp(bind: (t: TestApp, urls: CliUrls) => void): void {
+export function setUpCliApp(): void {
   let worker: Worker | undefined;
   beforeAll(async () => {
     ensureBuilt();
@@ -56,7 +57,6 @@ export function setUpCliApp(bind: (t: TestApp, urls: CliUrls) => void): void {
     const port = (app: TestApp['live']) => (app.server.address() as AddressInfo).port;
     urls = { PARTNER_API_URL: `http://127.0.0.1:${port(t.live)}`, PARTNER_SANDBOX_URL: `http://127.0.0.1:${port(t.sandbox)}` };
     worker = startWorker(t.ctx, { attemptTimeoutMs: 5_000, leaseMs: 20_000, pollIntervalMs: 100 });
-    bind(t, urls);
   });
   afterAll(async () => {
     await worker?.stop();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { createPartner } from './factories.js';
-import { TEST_OTP, type TestApp } from './harness.js';
+import { TEST_OTP } from './harness.js';
 import {
   developerClient,
   expectApiError,
@@ -12,14 +12,12 @@ import {
   partnerClient,
   setUpSdkApp,
   signedIn,
+  t,
   WAIT,
 } from './sdk.test-helpers.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 
-let t: TestApp;
-setUpSdkApp((app) => {
-  t = app;
-});
+setUpSdkApp();
 
 describe('developer client: sign-in, tokens, keys', () => {
   it('signs in with a one-time code, then lists, creates, rotates, revokes keys and reads their usage', async () => {

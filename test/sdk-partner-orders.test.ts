@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../packages/sdk/src/index.js';
 import { orderFor } from '../src/modules/orders/orders.test-helpers.js';
 import { createKey, createPartner } from './factories.js';
-import type { TestApp } from './harness.js';
 import {
   admin,
   baseUrls,
@@ -18,14 +17,12 @@ import {
   type Seen,
   setUpSdkApp,
   signedIn,
+  t,
   UUID,
 } from './sdk.test-helpers.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 
-let t: TestApp;
-setUpSdkApp((app) => {
-  t = app;
-});
+setUpSdkApp();
 
 describe('partner client: orders, events, paging', () => {
   it('pages through every order with the iterator, and polls with updatedSince', async () => {

@@ -5,14 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { pngBytes } from '../src/modules/uploads/uploads.test-helpers.js';
 import { createPartner } from './factories.js';
-import type { TestApp } from './harness.js';
-import { expectOperationsExercised, partnerClient, setUpSdkApp, signedIn } from './sdk.test-helpers.js';
+import { expectOperationsExercised, partnerClient, setUpSdkApp, signedIn, t } from './sdk.test-helpers.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 
-let t: TestApp;
-setUpSdkApp((app) => {
-  t = app;
-});
+setUpSdkApp();
 
 describe('payments', () => {
   it('captures and refunds a sandbox card order, closes and remits a sandbox period, reads intents, balance, settlements, lines and CSV', async () => {

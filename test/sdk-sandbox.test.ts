@@ -4,14 +4,10 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { createPartner } from './factories.js';
-import type { TestApp } from './harness.js';
-import { expectOperationsExercised, partnerClient, setUpSdkApp, signedIn, WAIT } from './sdk.test-helpers.js';
+import { expectOperationsExercised, partnerClient, setUpSdkApp, signedIn, t, WAIT } from './sdk.test-helpers.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 
-let t: TestApp;
-setUpSdkApp((app) => {
-  t = app;
-});
+setUpSdkApp();
 
 describe('sandbox simulator, go-live checklist and request log', () => {
   it('drives sandbox orders and batches as the partner and as the developer, reads the checklist and the request log', async () => {

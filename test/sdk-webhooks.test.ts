@@ -7,7 +7,6 @@ import { type DeveloperClient, type PartnerClient, verifyWebhook, WebhookVerific
 import { orderFor } from '../src/modules/orders/orders.test-helpers.js';
 import { computeSignature, signatureHeader } from '../src/modules/webhooks/delivery/signature.js';
 import { createPartner, type TestPartner } from './factories.js';
-import type { TestApp } from './harness.js';
 import {
   admin,
   expectApiError,
@@ -17,14 +16,12 @@ import {
   setUpSdkApp,
   signedIn,
   startReceiver,
+  t,
   WAIT,
 } from './sdk.test-helpers.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 
-let t: TestApp;
-setUpSdkApp((app) => {
-  t = app;
-});
+setUpSdkApp();
 
 describe('webhooks: developer operations and verifyWebhook on real deliveries', () => {
   let partner: TestPartner;

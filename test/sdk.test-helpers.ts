@@ -109,24 +109,25 @@ export function recordingFetch(into: Seen[]): (request: Request) => Promise<Resp
 // ---------------------------------------------------------------------------------------------------
 // The app, listening on OS-chosen ports, with a worker; one for the whole file.
 
-const app = { t: undefined as unknown as TestApp, liveUrl: '', sandboxUrl: '', adminUserId: '' };
+/** The file's app, made by setUpSdkApp before the file's tests (each test file has a module instance of its own). */
+export let t: TestApp;
+const app = { liveUrl: '', sandboxUrl: '', adminUserId: '' };
 
-/** Starts the app and its worker before the file's tests and stops them after; `bind` receives the app. */
-export function setUpSdkApp(bind: (t: TestApp) => void): void {
+/** Starts the file's app (`t`, on OS-chosen ports) and a worker before its tests, and stops them after. */
+export function setUpSdkApp(): void {
   let worker: Worker | undefined;
   beforeAll(async () => {
-    app.t = await createTestApp({ wrapDb: withOutages });
-    await app.t.live.listen({ port: 0, host: '127.0.0.1' });
-    await app.t.sandbox.listen({ port: 0, host: '127.0.0.1' });
-    app.liveUrl = urlOf(app.t.live);
-    app.sandboxUrl = urlOf(app.t.sandbox);
-    worker = startWorker(app.t.ctx, { pollIntervalMs: 50 });
-    app.adminUserId = (await createUser(app.t.ctx, 'ADMIN')).userId;
-    bind(app.t);
+    t = await createTestApp({ wrapDb: withOutages });
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    await t.sandbox.listen({ port: 0, host: '127.0.0.1' });
+    app.liveUrl = urlOf(t.live);
+    app.sandboxUrl = urlOf(t.sandbox);
+    worker = startWorker(t.ctx, { pollIntervalMs: 50 });
+    app.adminUserId = (await createUser(t.ctx, 'ADMIN')).userId;
   });
   afterAll(async () => {
     await worker?.stop();
-    await app.t?.close();
+    await t?.close();
   });
 }
 
@@ -137,7 +138,7 @@ export function baseUrls(): { live: string; sandbox: string } {
 
 /** An operator's bearer header signed now (the tests move the clock past 15-minute tokens). */
 export async function admin(): Promise<{ authorization: string }> {
-  const token = await signAccessToken(app.t.ctx.secrets.jwtKey, app.t.clock, {
+  const token = await signAccessToken(t.ctx.secrets.jwtKey, t.clock, {
     userId: app.adminUserId,
     role: 'ADMIN',
     partnerId: null,

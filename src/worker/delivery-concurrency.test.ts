@@ -3,21 +3,19 @@
  * endpoint; a fast one is given more attempts in flight, up to the ceiling.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../test/harness.js';
-import type { WebhookReceiver } from '../../test/webhook-receiver.js';
 import {
   createEndpoint,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
   startTestWorker,
+  t,
   waitFor,
   waitForDeliveries,
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker, type Worker } from './worker.js';
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 describe('per-endpoint concurrency', () => {
   let worker: Worker;

@@ -7,8 +7,7 @@ import Stripe from 'stripe';
 import Value from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartner, createUser, type TestPartner } from '../../test/factories.js';
-import type { TestApp } from '../../test/harness.js';
-import type { ReceivedRequest, WebhookReceiver } from '../../test/webhook-receiver.js';
+import type { ReceivedRequest } from '../../test/webhook-receiver.js';
 import { PartnerOrder } from '../modules/orders/orders.schemas.js';
 import { advanceTo, assign, createOrder } from '../modules/orders/orders.test-helpers.js';
 import type { ProcessedOutboxEvent } from '../modules/orders/outbox.js';
@@ -23,9 +22,11 @@ import {
   ISO_TIME,
   independentlyVerified,
   outboxDrained,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
   TEST_WORKER_OPTIONS,
+  t,
   UUID,
   uniquePath,
   waitFor,
@@ -35,9 +36,7 @@ import { startWorker, type Worker } from './worker.js';
 
 const stripe = new Stripe('sk_test_not_used');
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 let admin: { authorization: string };
 beforeAll(async () => {
   admin = (await createUser(t.ctx, 'ADMIN')).auth;

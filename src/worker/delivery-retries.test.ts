@@ -4,7 +4,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, type TestPartner } from '../../test/factories.js';
-import type { TestApp } from '../../test/harness.js';
 import { type ReceivedRequest, WebhookReceiver } from '../../test/webhook-receiver.js';
 import { RETRY_DELAYS_MS } from '../modules/webhooks/delivery/retry-schedule.js';
 import {
@@ -16,8 +15,10 @@ import {
   ISO_TIME,
   independentlyVerified,
   outboxDrained,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
+  t,
   uniquePath,
   waitFor,
   waitForDeliveries,
@@ -25,9 +26,7 @@ import {
 import { newId } from '../shared/ids.js';
 import { startWorker, type Worker } from './worker.js';
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 /** POST …/deliveries/{id}/redeliver as the partner; answers the queued delivery. */
 async function redeliver(partner: TestPartner, id: string) {

@@ -3,11 +3,11 @@
  * outbox rows older than 35 days, runs the other domains' retention, and the worker runs it by itself.
  */
 import { describe, expect, it } from 'vitest';
-import type { TestApp } from '../../test/harness.js';
-import type { WebhookReceiver } from '../../test/webhook-receiver.js';
 import {
   createEndpoint,
+  receiver,
   setUpAppWithReceiver,
+  t,
   type WebhookEndpoint,
   waitFor,
 } from '../modules/webhooks/webhooks.test-helpers.js';
@@ -17,9 +17,7 @@ import { startWorker } from './worker.js';
 
 const DAY_MS = 86_400_000;
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 const setup = () => createEndpoint(t, receiver, { events: ['order.placed'] });
 

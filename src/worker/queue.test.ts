@@ -7,23 +7,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestPartner } from '../../test/factories.js';
 import { createSecondApp, type TestApp } from '../../test/harness.js';
-import type { WebhookReceiver } from '../../test/webhook-receiver.js';
 import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
 import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
 import {
   createEndpoint,
   devAuth,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
+  t,
   waitFor,
   waitForDeliveries,
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';
 import { startWorker } from './worker.js';
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 /** A webhook for order.placed of a new partner's key, on a path of its own. */
 const setup = (app: TestApp = t) => createEndpoint(app, receiver, { events: ['order.placed'] });

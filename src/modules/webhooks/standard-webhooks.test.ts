@@ -11,14 +11,19 @@ import Stripe from 'stripe';
 import { describe, expect, it, vi } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../../packages/sdk/src/index.js';
 import type { TestPartner } from '../../../test/factories.js';
-import type { TestApp } from '../../../test/harness.js';
-import type { ReceivedRequest, WebhookReceiver } from '../../../test/webhook-receiver.js';
-import { createEndpoint, deliveredTestEvent, devAuth, setUpAppWithReceiver, startTestWorker } from './webhooks.test-helpers.js';
+import type { ReceivedRequest } from '../../../test/webhook-receiver.js';
+import {
+  createEndpoint,
+  deliveredTestEvent,
+  devAuth,
+  receiver,
+  setUpAppWithReceiver,
+  startTestWorker,
+  t,
+} from './webhooks.test-helpers.js';
 
 const stripe = new Stripe('sk_test_not_used');
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 /** A worker for the test, and a webhook for order.placed on a path of its own. */
 async function setup() {

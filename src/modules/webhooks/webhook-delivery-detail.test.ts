@@ -5,25 +5,23 @@
  */
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import type { TestApp } from '../../../test/harness.js';
-import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { purgeExpired } from '../../worker/purge.js';
 import {
   callAs,
   createEndpoint,
   deliveryDetail,
   devAuth,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
   startTestWorker,
+  t,
   waitForDeliveries,
 } from './webhooks.test-helpers.js';
 
 const SOME_ID = '7d0c1a52-3a59-4c1f-9d5e-0b1f4f0e2a11';
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 describe('GET /v1/developer/deliveries/{id}', () => {
   it('answers the payload exactly as signed and every attempt, oldest first, with what was sent and answered', async () => {

@@ -4,15 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import type { TestApp } from '../../../test/harness.js';
-import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { seedDeliveryLog } from './webhook-history.test-helpers.js';
-import { ISO_TIME, partnerWithKey, SOME_ID, UUID, webhookOf } from './webhooks.test-helpers.js';
+import { ISO_TIME, partnerWithKey, SOME_ID, setUpAppWithReceiver, t, UUID, webhookOf } from './webhooks.test-helpers.js';
 
-let t: TestApp;
-setUpTestAppWithOperator((app) => {
-  t = app;
-});
+setUpAppWithReceiver();
 
 describe('GET /v1/developer/webhooks/{id}/deliveries', () => {
   it('pages the delivery log newest first with the total of matching rows', async () => {

@@ -3,31 +3,28 @@
  * the last 24 h on the test clock, and a failing endpoint shown as failing before anything is dead.
  */
 import { describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../test/harness.js';
-import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { seedExhaustedDeliveries } from './webhook-history.test-helpers.js';
 import {
   callAs,
   createEndpoint,
+  HOUR_MS,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
   startTestWorker,
+  t,
   waitForDeliveries,
 } from './webhooks.test-helpers.js';
 
-const HOUR = 3_600_000;
-
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 describe('GET /v1/developer/webhooks/{id}/health', () => {
   it('counts the attempts of the last 24 h: delivered, failed, dead, success rate, p50/p99; last success and failure of any time', async () => {
     const h = await createEndpoint(t, receiver);
     const now = t.clock.nowMs();
     const [old, ...recent] = await seedExhaustedDeliveries(t, h.partner.id, h.hook.id, [
-      { status: 'DELIVERED', createdAt: new Date(now - 30 * HOUR) },
-      ...Array.from({ length: 4 }, () => ({ status: 'DELIVERED' as const, createdAt: new Date(now - HOUR) })),
+      { status: 'DELIVERED', createdAt: new Date(now - 30 * HOUR_MS) },
+      ...Array.from({ length: 4 }, () => ({ status: 'DELIVERED' as const, createdAt: new Date(now - HOUR_MS) })),
     ]);
     const attempt = (id: string, number: number, atMs: number, durationMs: number, outcome: string) =>
       t.ctx.db.query(
@@ -44,19 +41,19 @@ describe('GET /v1/developer/webhooks/{id}/health', () => {
           outcome === 'DELIVERED' ? null : 'HTTP 500',
         ],
       );
-    await attempt(old, 1, now - 30 * HOUR, 9000, 'FAILED'); // outside the window: counts only as the last failure
-    await attempt(old, 2, now - 25 * HOUR, 9000, 'DELIVERED');
-    await attempt(recent[0], 1, now - 2 * HOUR, 100, 'DELIVERED');
-    await attempt(recent[1], 1, now - 2 * HOUR, 200, 'DELIVERED');
-    await attempt(recent[2], 1, now - 2 * HOUR, 300, 'FAILED');
+    await attempt(old, 1, now - 30 * HOUR_MS, 9000, 'FAILED'); // outside the window: counts only as the last failure
+    await attempt(old, 2, now - 25 * HOUR_MS, 9000, 'DELIVERED');
+    await attempt(recent[0], 1, now - 2 * HOUR_MS, 100, 'DELIVERED');
+    await attempt(recent[1], 1, now - 2 * HOUR_MS, 200, 'DELIVERED');
+    await attempt(recent[2], 1, now - 2 * HOUR_MS, 300, 'FAILED');
     await attempt(recent[3], 1, now - 90 * 60_000, 400, 'DEAD');
     await t.ctx.db.query('UPDATE webhooks SET consecutive_failures = 3 WHERE id = $1', [h.hook.id]);
 
     const res = await callAs(t, h.partner, 'GET', `/v1/developer/webhooks/${h.hook.id}/health`);
     expect(res.statusCode, res.body).toBe(200);
     const { since, ...health } = res.json();
-    expect(Date.parse(since) - (now - 24 * HOUR)).toBeGreaterThanOrEqual(0);
-    expect(Date.parse(since)).toBeLessThanOrEqual(t.clock.nowMs() - 24 * HOUR);
+    expect(Date.parse(since) - (now - 24 * HOUR_MS)).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(since)).toBeLessThanOrEqual(t.clock.nowMs() - 24 * HOUR_MS);
     expect(health).toEqual({
       webhookId: h.hook.id,
       delivered: 2,
@@ -65,13 +62,13 @@ describe('GET /v1/developer/webhooks/{id}/health', () => {
       successRate: 0.5,
       p50Ms: 250,
       p99Ms: 397,
-      lastSuccessAt: new Date(now - 2 * HOUR).toISOString(),
+      lastSuccessAt: new Date(now - 2 * HOUR_MS).toISOString(),
       lastFailureAt: new Date(now - 90 * 60_000).toISOString(),
       consecutiveFailures: 3,
       isActive: true,
     });
     // A day later the window is empty, and says so.
-    t.clock.advance((24 * HOUR) / 1000);
+    t.clock.advance((24 * HOUR_MS) / 1000);
     expect((await callAs(t, h.partner, 'GET', `/v1/developer/webhooks/${h.hook.id}/health`)).json()).toMatchObject({
       delivered: 0,
       failedAttempts: 0,
@@ -79,7 +76,7 @@ describe('GET /v1/developer/webhooks/{id}/health', () => {
       successRate: null,
       p50Ms: null,
       p99Ms: null,
-      lastSuccessAt: new Date(now - 2 * HOUR).toISOString(),
+      lastSuccessAt: new Date(now - 2 * HOUR_MS).toISOString(),
     });
   });
 

@@ -5,17 +5,10 @@
  */
 import { describe, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import type { TestApp } from '../../../test/harness.js';
-import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { seedDeliveryLog } from './webhook-history.test-helpers.js';
-import { partnerWithKey, removeScope, webhookOf } from './webhooks.test-helpers.js';
+import { HOUR_MS, partnerWithKey, removeScope, setUpAppWithReceiver, t, webhookOf } from './webhooks.test-helpers.js';
 
-const HOUR = 3_600_000;
-
-let t: TestApp;
-setUpTestAppWithOperator((app) => {
-  t = app;
-});
+setUpAppWithReceiver();
 
 /** Each route, given the webhook and one of its (DEAD) deliveries. */
 const ROUTES: Array<{
@@ -38,7 +31,7 @@ const ROUTES: Array<{
     route: 'POST /v1/developer/webhooks/{id}/recover',
     method: 'POST',
     url: (h) => `/v1/developer/webhooks/${h}/recover`,
-    payload: () => ({ since: new Date(t.clock.nowMs() - HOUR).toISOString() }),
+    payload: () => ({ since: new Date(t.clock.nowMs() - HOUR_MS).toISOString() }),
   },
   { route: 'GET /v1/developer/deliveries/{id}', method: 'GET', url: (_, d) => `/v1/developer/deliveries/${d}` },
   {

@@ -4,33 +4,30 @@
  */
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import type { TestApp } from '../../../test/harness.js';
-import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { feedRecoveries } from '../../worker/recovery-feeder.js';
 import { RECOVERY_BATCH } from './queue/recover-deliveries.js';
 import { seedExhaustedDeliveries, statusCounts } from './webhook-history.test-helpers.js';
 import {
   callAs,
   createEndpoint,
+  HOUR_MS,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
   startTestWorker,
+  t,
   waitFor,
   waitForDeliveries,
 } from './webhooks.test-helpers.js';
 
-const HOUR = 3_600_000;
-
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 describe('POST /v1/developer/webhooks/{id}/recover', () => {
   it('queues the FAILED and DEAD deliveries created in [since, until), and only those: edges just inside and just outside', async () => {
     const h = await createEndpoint(t, receiver);
     const now = t.clock.nowMs();
-    const since = new Date(now - 2 * HOUR);
-    const until = new Date(now - HOUR);
+    const since = new Date(now - 2 * HOUR_MS);
+    const until = new Date(now - HOUR_MS);
     const [atSince, justBeforeUntil, justBeforeSince, atUntil, delivered, dead] = await seedExhaustedDeliveries(
       t,
       h.partner.id,
@@ -73,11 +70,11 @@ describe('POST /v1/developer/webhooks/{id}/recover', () => {
     startTestWorker(t);
     const h = await createEndpoint(t, receiver);
     const ids = await seedExhaustedDeliveries(t, h.partner.id, h.hook.id, [
-      { status: 'DEAD', createdAt: new Date(t.clock.nowMs() - 10 * HOUR) },
+      { status: 'DEAD', createdAt: new Date(t.clock.nowMs() - 10 * HOUR_MS) },
       { status: 'FAILED', createdAt: new Date(t.clock.nowMs() - 1000) },
     ]);
     const res = await callAs(t, h.partner, 'POST', `/v1/developer/webhooks/${h.hook.id}/recover`, {
-      since: new Date(t.clock.nowMs() - 11 * HOUR).toISOString(),
+      since: new Date(t.clock.nowMs() - 11 * HOUR_MS).toISOString(),
     });
     expect(res.json()).toEqual({ queued: 2 });
     const items = await waitForDeliveries(t, h.partner, h.hook.id, (d) => d.filter((x) => x.status === 'DELIVERED').length === 2);
@@ -87,7 +84,7 @@ describe('POST /v1/developer/webhooks/{id}/recover', () => {
   it(`queues a large window ${RECOVERY_BATCH} at a time: the next batch only once the webhook has room`, async () => {
     const h = await createEndpoint(t, receiver);
     const total = RECOVERY_BATCH * 3 + 50;
-    const base = t.clock.nowMs() - 5 * HOUR;
+    const base = t.clock.nowMs() - 5 * HOUR_MS;
     await seedExhaustedDeliveries(
       t,
       h.partner.id,
@@ -150,7 +147,7 @@ describe('POST /v1/developer/webhooks/{id}/recover', () => {
     const slow = await createEndpoint(t, receiver);
     receiver.on(slow.path, { hang: true });
     const total = RECOVERY_BATCH * 3;
-    const base = t.clock.nowMs() - HOUR;
+    const base = t.clock.nowMs() - HOUR_MS;
     await seedExhaustedDeliveries(
       t,
       slow.partner.id,
@@ -179,13 +176,13 @@ describe('POST /v1/developer/webhooks/{id}/recover', () => {
     const url = `/v1/developer/webhooks/${h.hook.id}/recover`;
     const now = t.clock.nowMs();
     const cases: Array<[unknown, string]> = [
-      [{ since: new Date(now - 36 * 24 * HOUR).toISOString() }, 'since'],
-      [{ since: new Date(now - HOUR).toISOString(), until: new Date(now - 2 * HOUR).toISOString() }, 'since'],
-      [{ since: new Date(now - HOUR).toISOString(), until: new Date(now - HOUR).toISOString() }, 'since'],
+      [{ since: new Date(now - 36 * 24 * HOUR_MS).toISOString() }, 'since'],
+      [{ since: new Date(now - HOUR_MS).toISOString(), until: new Date(now - 2 * HOUR_MS).toISOString() }, 'since'],
+      [{ since: new Date(now - HOUR_MS).toISOString(), until: new Date(now - HOUR_MS).toISOString() }, 'since'],
       [{ since: 'yesterday' }, 'since'],
       [{}, 'since'],
-      [{ since: new Date(now - HOUR).toISOString(), until: 5 }, 'until'],
-      [{ since: new Date(now - HOUR).toISOString(), limit: 5 }, 'limit'],
+      [{ since: new Date(now - HOUR_MS).toISOString(), until: 5 }, 'until'],
+      [{ since: new Date(now - HOUR_MS).toISOString(), limit: 5 }, 'limit'],
     ];
     for (const [payload, field] of cases) {
       const res = await callAs(t, h.partner, 'POST', url, payload);
@@ -197,13 +194,13 @@ describe('POST /v1/developer/webhooks/{id}/recover', () => {
     }
     // 35 days back (less the moment the request takes) is allowed.
     expect(
-      (await callAs(t, h.partner, 'POST', url, { since: new Date(now - 35 * 24 * HOUR + 60_000).toISOString() })).statusCode,
+      (await callAs(t, h.partner, 'POST', url, { since: new Date(now - 35 * 24 * HOUR_MS + 60_000).toISOString() })).statusCode,
     ).toBe(202);
   });
 
   it('answers 409 ERR_WEBHOOK_DISABLED on a disabled webhook, 404 for a malformed id', async () => {
     const h = await createEndpoint(t, receiver);
-    const since = new Date(t.clock.nowMs() - HOUR).toISOString();
+    const since = new Date(t.clock.nowMs() - HOUR_MS).toISOString();
     expectError(await callAs(t, h.partner, 'POST', '/v1/developer/webhooks/nope/recover', { since }), 404, 'ERR_NOT_FOUND');
     await t.ctx.db.query('UPDATE webhooks SET is_active = false WHERE id = $1', [h.hook.id]);
     expectError(

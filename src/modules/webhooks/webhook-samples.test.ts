@@ -6,24 +6,22 @@
 import Value from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import type { TestApp } from '../../../test/harness.js';
-import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { WEBHOOK_EVENTS } from '../../shared/schemas.js';
 import { EVENT_SCHEMAS, EVENT_TYPES, type EventType, standaloneSchema } from './event-catalog.js';
 import {
   callAs,
   createEndpoint,
   deliveryDetail,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
   startTestWorker,
   stripeSchemeAccepts,
+  t,
   waitForDeliveries,
 } from './webhooks.test-helpers.js';
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 describe('POST /v1/developer/webhooks/{id}/test with an event kind', () => {
   it('sends a realistic, really signed sample of every kind, valid against its catalog schema, with an evt_test_ id', async () => {

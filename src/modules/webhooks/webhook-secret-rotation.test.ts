@@ -7,24 +7,23 @@ import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
 import type { TestPartner } from '../../../test/factories.js';
-import type { TestApp } from '../../../test/harness.js';
-import type { ReceivedRequest, WebhookReceiver } from '../../../test/webhook-receiver.js';
+import type { ReceivedRequest } from '../../../test/webhook-receiver.js';
 import {
   callAs,
   createEndpoint,
   deliveredTestEvent,
+  HOUR_MS,
+  receiver,
   setUpAppWithReceiver,
   startTestWorker,
   stripeSchemeAccepts,
+  t,
   type WebhookEndpoint,
 } from './webhooks.test-helpers.js';
 
 const stripe = new Stripe('sk_test_not_used');
-const HOUR = 3_600_000;
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 describe('POST /v1/developer/webhooks/{id}/rotate-secret', () => {
   async function rotate(partner: TestPartner, webhookId: string, payload?: unknown) {
@@ -45,8 +44,8 @@ describe('POST /v1/developer/webhooks/{id}/rotate-secret', () => {
     expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(rotated.secret).not.toBe(oldSecret);
     expect(rotated).toMatchObject({ id: h.hook.id, isActive: true });
-    expect(Date.parse(rotated.previousSecretExpiresAt) - 2 * HOUR).toBeGreaterThanOrEqual(before);
-    expect(Date.parse(rotated.previousSecretExpiresAt) - 2 * HOUR).toBeLessThanOrEqual(rotatedBy);
+    expect(Date.parse(rotated.previousSecretExpiresAt) - 2 * HOUR_MS).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(rotated.previousSecretExpiresAt) - 2 * HOUR_MS).toBeLessThanOrEqual(rotatedBy);
 
     const during = await deliveredTest(h);
     const header = String(during.headers['x-partner-signature']);
@@ -57,7 +56,7 @@ describe('POST /v1/developer/webhooks/{id}/rotate-secret', () => {
     }
     expect(stripeSchemeAccepts(during.body, header, 'whsec_wrong')).toBe(false);
 
-    t.clock.advance((2 * HOUR + 1000) / 1000);
+    t.clock.advance((2 * HOUR_MS + 1000) / 1000);
     const after = await deliveredTest(h);
     const single = String(after.headers['x-partner-signature']);
     expect(single).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
@@ -71,7 +70,7 @@ describe('POST /v1/developer/webhooks/{id}/rotate-secret', () => {
     const first = h.hook.secret;
     const second = (await rotate(h.partner, h.hook.id)).secret;
     const third = await rotate(h.partner, h.hook.id, { graceHours: 168 });
-    expect(Date.parse(third.previousSecretExpiresAt) - t.clock.nowMs()).toBeGreaterThan(167 * HOUR);
+    expect(Date.parse(third.previousSecretExpiresAt) - t.clock.nowMs()).toBeGreaterThan(167 * HOUR_MS);
     const got = await deliveredTest(h);
     const header = String(got.headers['x-partner-signature']);
     expect(header.match(/v1=/g)).toHaveLength(2);

@@ -3,23 +3,21 @@
  * is edited or rotated, or its failure streak or isActive changes.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { TestApp } from '../../../test/harness.js';
-import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { newId } from '../../shared/ids.js';
 import { WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from './signals.js';
 import {
   callAs,
   createEndpoint,
   devAuth,
+  receiver,
   sendTestEvent,
   setUpAppWithReceiver,
   startTestWorker,
+  t,
   waitFor,
 } from './webhooks.test-helpers.js';
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-setUpAppWithReceiver((app, r) => ([t, receiver] = [app, r]));
+setUpAppWithReceiver();
 
 describe('webhook.updated', () => {
   it('is announced to the partner when a webhook is edited, rotated, or its streak or isActive changes', async () => {

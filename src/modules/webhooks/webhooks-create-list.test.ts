@@ -5,14 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner } from '../../../test/factories.js';
-import type { TestApp } from '../../../test/harness.js';
-import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
-import { type Auth, ISO_TIME, partnerWithKey, SOME_ID, UUID, webhookOf } from './webhooks.test-helpers.js';
+import {
+  type Auth,
+  ISO_TIME,
+  partnerWithKey,
+  SOME_ID,
+  setUpAppWithReceiver,
+  t,
+  UUID,
+  webhookOf,
+} from './webhooks.test-helpers.js';
 
-let t: TestApp;
-setUpTestAppWithOperator((app) => {
-  t = app;
-});
+setUpAppWithReceiver();
 
 function post(auth: Auth | Record<string, never>, payload: unknown) {
   return t.live.inject({ method: 'POST', url: '/v1/developer/webhooks', headers: auth, payload: payload as never });

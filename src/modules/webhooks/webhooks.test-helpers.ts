@@ -39,22 +39,25 @@ export async function createWebhookVia(
 }
 
 /**
- * One app on a fresh database and one local receiver for the whole file, both closed when it ends;
- * `bind` receives them once they are made.
+ * The file's app (on a fresh database) and local receiver, made by setUpAppWithReceiver before the file's
+ * tests and closed after them. Each test file runs in a module instance of its own, so these are the file's.
  */
-export function setUpAppWithReceiver(bind: (t: TestApp, receiver: WebhookReceiver) => void): void {
-  let t: TestApp | undefined;
-  let receiver: WebhookReceiver | undefined;
+export let t: TestApp;
+export let receiver: WebhookReceiver;
+
+/** Makes the file's app and receiver (`t`, `receiver`) before its tests and closes them after. */
+export function setUpAppWithReceiver(): void {
   beforeAll(async () => {
     t = await createTestApp();
     receiver = await WebhookReceiver.start();
-    bind(t, receiver);
   });
   afterAll(async () => {
     await receiver?.close();
     await t?.close();
   });
 }
+
+export const HOUR_MS = 3_600_000;
 
 /** Short attempt timeouts and leases, a fast poll: what most delivery tests run their worker with. */
 export const TEST_WORKER_OPTIONS: Partial<WorkerOptions> = { attemptTimeoutMs: 2_000, leaseMs: 10_000, pollIntervalMs: 100 };
