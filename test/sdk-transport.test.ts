@@ -1,6 +1,6 @@
 /**
- * The SDK's retry and token rules on their own (test/sdk-clients.test.ts runs them against the real
- * app): a scripted `fetch` answers each attempt, so every rule is checked without a server or a wait.
+ * The SDK's retry and token rules on their own (test/sdk-partner-orders.test.ts runs them against the
+ * real app): a scripted `fetch` answers each attempt, so every rule is checked without a server or a wait.
  */
 import { describe, expect, it } from 'vitest';
 import { PartnerApiError } from '../packages/sdk/src/errors.js';

@@ -2,55 +2,32 @@
  * The queue's guarantees: several workers (in one process, or in two processes on one PostgreSQL
  * server) never send a delivery twice; a worker that dies mid-attempt leaves its row to be retried
  * once the lease expires; a worker that lost its lease cannot overwrite the outcome; stop() is
- * graceful and bounded; retention purges.
+ * graceful and bounded. Retention: purge.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createPartner, type TestKey, type TestPartner } from '../../test/factories.js';
-import { createSecondApp, createTestApp, type TestApp } from '../../test/harness.js';
-import { WebhookReceiver } from '../../test/webhook-receiver.js';
+import type { TestPartner } from '../../test/factories.js';
+import { createSecondApp, type TestApp } from '../../test/harness.js';
 import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
 import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
-import { createWebhookVia, devAuth, waitFor, waitForDeliveries } from '../modules/webhooks/webhooks.test-helpers.js';
+import {
+  createEndpoint,
+  devAuth,
+  receiver,
+  sendTestEvent,
+  setUpAppWithReceiver,
+  t,
+  waitFor,
+  waitForDeliveries,
+} from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';
-import { purgeExpired } from './purge.js';
 import { startWorker } from './worker.js';
 
-const DAY_MS = 86_400_000;
+setUpAppWithReceiver();
 
-let t: TestApp;
-let receiver: WebhookReceiver;
-let pathSeq = 0;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  receiver = await WebhookReceiver.start();
-});
-afterAll(async () => {
-  await receiver.close();
-  await t.close();
-});
-
-async function setup(app: TestApp = t): Promise<{ partner: TestPartner; key: TestKey; hookId: string; path: string }> {
-  const partner = await createPartner(app.ctx);
-  const key = await createKey(app.ctx, partner.id);
-  const path = `/q-${++pathSeq}`;
-  const hook = await createWebhookVia(app, await devAuth(app, partner), {
-    apiKeyId: key.id,
-    url: receiver.url(path),
-    events: ['order.placed'],
-  });
-  return { partner, key, hookId: hook.id, path };
-}
-
-async function ping(app: TestApp, partner: TestPartner, webhookId: string): Promise<string> {
-  const res = await app.live.inject({
-    method: 'POST',
-    url: `/v1/developer/webhooks/${webhookId}/test`,
-    headers: await devAuth(app, partner),
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().id;
-}
+/** A webhook for order.placed of a new partner's key, on a path of its own. */
+const setup = (app: TestApp = t) => createEndpoint(app, receiver, { events: ['order.placed'] });
+/** Queues a test ping as the partner; answers the delivery id. */
+const ping = async (app: TestApp, partner: TestPartner, webhookId: string) => (await sendTestEvent(app, partner, webhookId)).id;
 
 async function deliveryRow(id: string) {
   const [row] = await t.ctx.db.query<{ status: string; attempts: number; status_code: number | null; locked_until: Date | null }>(
@@ -80,12 +57,12 @@ describe('several workers', () => {
     try {
       for (const h of hooks) receiver.on(h.path, { delayMs: 15 });
       const queued: string[] = [];
-      for (let i = 0; i < 12; i++) for (const h of hooks) queued.push(await ping(t, h.partner, h.hookId));
+      for (let i = 0; i < 12; i++) for (const h of hooks) queued.push(await ping(t, h.partner, h.hook.id));
       for (const h of hooks) {
         await waitForDeliveries(
           t,
           h.partner,
-          h.hookId,
+          h.hook.id,
           (items) => items.length === 12 && items.every((d) => d.status === 'DELIVERED'),
           15_000,
         );
@@ -100,7 +77,7 @@ describe('several workers', () => {
 
   it('a delivery claimed by a worker that died is retried once its lease expires, not before', async () => {
     const h = await setup();
-    const id = await ping(t, h.partner, h.hookId);
+    const id = await ping(t, h.partner, h.hook.id);
     // The "dead" worker: it claimed the row (a 60 s lease) and never came back.
     const [claimed] = await claimAsAWorker();
     expect(claimed.id).toBe(id);
@@ -110,7 +87,7 @@ describe('several workers', () => {
       expect(receiver.requestsTo(h.path)).toEqual([]);
       expect(await deliveryRow(id)).toMatchObject({ status: 'PENDING', attempts: 0 });
       t.clock.advance(61);
-      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      await waitForDeliveries(t, h.partner, h.hook.id, (items) => items[0]?.status === 'DELIVERED');
       expect(deliveryIdsReceived(h.path)).toEqual([id]);
       expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200, locked_until: null });
     } finally {
@@ -124,10 +101,10 @@ describe('several workers', () => {
     const a = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 11_000, pollIntervalMs: 20, stopTimeoutMs: 10_000 });
     const b = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 11_000, pollIntervalMs: 20 });
     try {
-      const id = await ping(t, h.partner, h.hookId);
+      const id = await ping(t, h.partner, h.hook.id);
       await waitFor(() => receiver.hungCount(h.path) === 1);
       t.clock.advance(12); // the first lease has expired
-      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      await waitForDeliveries(t, h.partner, h.hook.id, (items) => items[0]?.status === 'DELIVERED');
       receiver.releaseHung(500, h.path); // the first attempt now "fails", too late
       await waitFor(() => receiver.hungCount(h.path) === 0);
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -145,7 +122,7 @@ describe('changes while an attempt is in flight', () => {
     receiver.on(h.path, (_req, index) => (index === 0 ? { hang: true } : { status: 200 }));
     const worker = startWorker(t.ctx, { pollIntervalMs: 20 });
     try {
-      const id = await ping(t, h.partner, h.hookId);
+      const id = await ping(t, h.partner, h.hook.id);
       await waitFor(() => receiver.hungCount(h.path) === 1);
       const res = await t.live.inject({
         method: 'POST',
@@ -153,7 +130,7 @@ describe('changes while an attempt is in flight', () => {
         headers: await devAuth(t, h.partner),
       });
       expect(res.statusCode).toBe(200);
-      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      await waitForDeliveries(t, h.partner, h.hook.id, (items) => items[0]?.status === 'DELIVERED');
       receiver.releaseHung(500, h.path);
       await waitFor(() => receiver.hungCount(h.path) === 0);
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -168,11 +145,11 @@ describe('changes while an attempt is in flight', () => {
     receiver.on(h.path, { hang: true });
     const worker = startWorker(t.ctx, { pollIntervalMs: 20 });
     try {
-      const id = await ping(t, h.partner, h.hookId);
+      const id = await ping(t, h.partner, h.hook.id);
       await waitFor(() => receiver.hungCount(h.path) === 1);
       const res = await t.live.inject({
         method: 'DELETE',
-        url: `/v1/developer/webhooks/${h.hookId}`,
+        url: `/v1/developer/webhooks/${h.hook.id}`,
         headers: await devAuth(t, h.partner),
       });
       expect(res.statusCode).toBe(204);
@@ -189,8 +166,8 @@ describe('changes while an attempt is in flight', () => {
 describe('outcomes written in batches', () => {
   it('outcomes finishing together are written as one batch; each is fenced by its own lease and a delivery resets the streak', async () => {
     const h = await setup();
-    const ids = [await ping(t, h.partner, h.hookId), await ping(t, h.partner, h.hookId), await ping(t, h.partner, h.hookId)];
-    await t.ctx.db.query('UPDATE webhooks SET consecutive_failures = 7 WHERE id = $1', [h.hookId]);
+    const ids = [await ping(t, h.partner, h.hook.id), await ping(t, h.partner, h.hook.id), await ping(t, h.partner, h.hook.id)];
+    await t.ctx.db.query('UPDATE webhooks SET consecutive_failures = 7 WHERE id = $1', [h.hook.id]);
     const claimed = await claimAsAWorker();
     expect(claimed.map((c) => c.id).sort()).toEqual([...ids].sort());
     const [a, b, c] = claimed;
@@ -218,17 +195,17 @@ describe('outcomes written in batches', () => {
     // Each attempt is logged by the same statement; the dropped one is not; the reset streak comes back once.
     const logged = await t.ctx.db.query<{ delivery_id: string; number: number; duration_ms: number; outcome: string }>(
       'SELECT delivery_id, number, duration_ms, outcome FROM webhook_delivery_attempts WHERE webhook_id = $1 ORDER BY duration_ms',
-      [h.hookId],
+      [h.hook.id],
     );
     expect(logged).toEqual([
       { delivery_id: a.id, number: 1, duration_ms: 12, outcome: 'DELIVERED' },
       { delivery_id: b.id, number: 1, duration_ms: 34, outcome: 'FAILED' },
     ]);
-    expect(ra?.webhook).toMatchObject({ id: h.hookId, consecutiveFailures: 0 });
+    expect(ra?.webhook).toMatchObject({ id: h.hook.id, consecutiveFailures: 0 });
     expect(rb?.webhook).toBeNull();
     const [hook] = await t.ctx.db.query<{ consecutive_failures: number }>(
       'SELECT consecutive_failures FROM webhooks WHERE id = $1',
-      [h.hookId],
+      [h.hook.id],
     );
     expect(hook.consecutive_failures).toBe(0);
   });
@@ -239,7 +216,7 @@ describe('stopping', () => {
     const h = await setup();
     receiver.on(h.path, { delayMs: 300 });
     const worker = startWorker(t.ctx, { pollIntervalMs: 20 });
-    const id = await ping(t, h.partner, h.hookId);
+    const id = await ping(t, h.partner, h.hook.id);
     await waitFor(() => receiver.inFlightOn(h.path) === 1);
     await worker.stop();
     expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, locked_until: null });
@@ -249,7 +226,7 @@ describe('stopping', () => {
     const h = await setup();
     receiver.on(h.path, { hang: true });
     const worker = startWorker(t.ctx, { pollIntervalMs: 20, stopTimeoutMs: 100 });
-    const id = await ping(t, h.partner, h.hookId);
+    const id = await ping(t, h.partner, h.hook.id);
     await waitFor(() => receiver.hungCount(h.path) === 1);
     const started = Date.now();
     await worker.stop();
@@ -259,103 +236,9 @@ describe('stopping', () => {
     receiver.on(h.path, { status: 200 });
     const next = startWorker(t.ctx, { pollIntervalMs: 20 });
     try {
-      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      await waitForDeliveries(t, h.partner, h.hook.id, (items) => items[0]?.status === 'DELIVERED');
     } finally {
       await next.stop();
-    }
-  });
-});
-
-describe('retention', () => {
-  async function insertDelivery(
-    h: { partner: TestPartner; hookId: string },
-    status: string,
-    createdAt: Date,
-    updatedAt = createdAt,
-  ) {
-    const id = newId();
-    await t.ctx.db.query(
-      `INSERT INTO webhook_deliveries (id, webhook_id, partner_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'order.placed', '{}', $5, 1, $6, $7, $8)`,
-      [
-        id,
-        h.hookId,
-        h.partner.id,
-        `evt_${id}`,
-        status,
-        status === 'FAILED' ? new Date(t.clock.nowMs() + 3_600_000) : null,
-        createdAt,
-        updatedAt,
-      ],
-    );
-    return id;
-  }
-  async function insertOutbox(createdAt: Date, processed: boolean) {
-    const eventId = `evt_${newId()}`;
-    await t.ctx.db.query(
-      `INSERT INTO outbox (event_id, type, environment, data, created_at, processed_at) VALUES ($1, 'order.placed', 'LIVE', '{}', $2, $3)`,
-      [eventId, createdAt, processed ? createdAt : null],
-    );
-    return eventId;
-  }
-  async function exists(table: 'webhook_deliveries' | 'outbox', column: string, value: string) {
-    return (await t.ctx.db.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [value])).length === 1;
-  }
-
-  it('purges deliveries and processed outbox rows older than 35 days, and nothing else', async () => {
-    const h = await setup();
-    const now = t.clock.nowMs();
-    const oldDelivered = await insertDelivery(h, 'DELIVERED', new Date(now - 36 * DAY_MS));
-    const oldDead = await insertDelivery(h, 'DEAD', new Date(now - 40 * DAY_MS));
-    const oldButRedelivered = await insertDelivery(h, 'FAILED', new Date(now - 36 * DAY_MS), new Date(now - DAY_MS));
-    const young = await insertDelivery(h, 'DELIVERED', new Date(now - 34 * DAY_MS));
-    const oldProcessed = await insertOutbox(new Date(now - 36 * DAY_MS), true);
-    const youngProcessed = await insertOutbox(new Date(now - 34 * DAY_MS), true);
-
-    const result = await purgeExpired(t.ctx);
-    expect(result.deliveries).toBeGreaterThanOrEqual(2);
-    expect(result.outbox).toBeGreaterThanOrEqual(1);
-    expect(await exists('webhook_deliveries', 'id', oldDelivered)).toBe(false);
-    expect(await exists('webhook_deliveries', 'id', oldDead)).toBe(false);
-    expect(await exists('webhook_deliveries', 'id', oldButRedelivered)).toBe(true);
-    expect(await exists('webhook_deliveries', 'id', young)).toBe(true);
-    expect(await exists('outbox', 'event_id', oldProcessed)).toBe(false);
-    expect(await exists('outbox', 'event_id', youngProcessed)).toBe(true);
-    expect(await purgeExpired(t.ctx)).toEqual({ deliveries: 0, outbox: 0 });
-  });
-
-  it("also runs the other domains' retention: usage counters past 35 days, idempotency keys past 24 h", async () => {
-    const h = await setup();
-    const now = t.clock.nowMs();
-    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-    await t.ctx.db.query('INSERT INTO api_key_usage (api_key_id, day, requests) VALUES ($1, $2, 5), ($1, $3, 7)', [
-      h.key.id,
-      day(now - 40 * DAY_MS),
-      day(now - DAY_MS),
-    ]);
-    await t.ctx.db.query(
-      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
-       VALUES ($1, 'old', 'h', 201, '{}', $2), ($1, 'fresh', 'h', 201, '{}', $3)`,
-      [h.key.id, new Date(now - 2 * DAY_MS), new Date(now - 60_000)],
-    );
-    await purgeExpired(t.ctx);
-    const usage = await t.ctx.db.query<{ requests: number }>('SELECT requests FROM api_key_usage WHERE api_key_id = $1', [
-      h.key.id,
-    ]);
-    expect(usage.map((u) => u.requests)).toEqual([7]);
-    const keys = await t.ctx.db.query<{ key: string }>('SELECT key FROM idempotency_keys WHERE api_key_id = $1', [h.key.id]);
-    expect(keys.map((k) => k.key)).toEqual(['fresh']);
-  });
-
-  it('the worker purges by itself once the clock has moved 35 days on', async () => {
-    const h = await setup();
-    const id = await insertDelivery(h, 'DELIVERED', t.clock.now());
-    const worker = startWorker(t.ctx, { pollIntervalMs: 50 });
-    try {
-      t.clock.advance(35 * 86_400 + 60);
-      await waitFor(async () => !(await exists('webhook_deliveries', 'id', id)));
-    } finally {
-      await worker.stop();
     }
   });
 });
@@ -379,14 +262,14 @@ describe.skipIf(!process.env.DATABASE_URL)('two processes on one PostgreSQL serv
       for (const h of hooks) receiver.on(h.path, { delayMs: 10 });
       const queued: string[] = [];
       for (let i = 0; i < 10; i++) {
-        queued.push(await ping(t, hooks[0].partner, hooks[0].hookId));
-        queued.push(await ping(second, hooks[1].partner, hooks[1].hookId));
+        queued.push(await ping(t, hooks[0].partner, hooks[0].hook.id));
+        queued.push(await ping(second, hooks[1].partner, hooks[1].hook.id));
       }
       for (const h of hooks) {
         await waitForDeliveries(
           t,
           h.partner,
-          h.hookId,
+          h.hook.id,
           (items) => items.length === 10 && items.every((d) => d.status === 'DELIVERED'),
           15_000,
         );
@@ -405,8 +288,8 @@ describe.skipIf(!process.env.DATABASE_URL)('two processes on one PostgreSQL serv
     try {
       await new Promise((resolve) => setTimeout(resolve, 300)); // LISTEN established
       const started = Date.now();
-      await ping(t, h.partner, h.hookId);
-      await waitForDeliveries(t, h.partner, h.hookId, (items) => items[0]?.status === 'DELIVERED');
+      await ping(t, h.partner, h.hook.id);
+      await waitForDeliveries(t, h.partner, h.hook.id, (items) => items[0]?.status === 'DELIVERED');
       expect(Date.now() - started).toBeLessThan(10_000); // the poll alone would take 60 s
     } finally {
       await worker.stop();

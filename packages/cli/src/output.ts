@@ -31,6 +31,12 @@ export interface Output {
   record(pairs: ReadonlyArray<[string, unknown]>): void;
   /** `Page 2 of 5 (93 orders)` under a page of a list. */
   pageFooter(page: { page: number; pageSize: number; total: number }, noun: string): void;
+  /** A page of a list as the result: with `--json` the page; otherwise its rows (`No <noun>` when none), then the footer. */
+  pagedResult<T>(
+    page: { page: number; pageSize: number; total: number; items: readonly T[] },
+    columns: ReadonlyArray<Column<T>>,
+    noun: string,
+  ): void;
 }
 
 export function cell(value: unknown): string {
@@ -71,6 +77,12 @@ export function createOutput(json: boolean, stdout = process.stdout, stderr = pr
     },
     pageFooter(page, noun) {
       line(`Page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.pageSize))} (${page.total} ${noun})`);
+    },
+    pagedResult(page, columns, noun) {
+      out.result(page, () => {
+        out.table(page.items, columns, `No ${noun}`);
+        out.pageFooter(page, noun);
+      });
     },
     record(pairs) {
       const width = Math.max(...pairs.map(([name]) => name.length));

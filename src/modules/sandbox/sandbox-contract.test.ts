@@ -3,47 +3,17 @@
  * schemas of the document the app serves (as the openapi module's contract test does for the partner
  * and developer routes), so code and document cannot drift apart.
  */
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { createKey, createUser } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { componentsToJsonSchema, openApiToJsonSchema } from '../../../test/openapi-json-schema.js';
+import type { TestApp } from '../../../test/harness.js';
+import { type AnswerCheck, documentedAnswerCheck, setUpServedDocuments } from '../openapi/openapi.test-helpers.js';
 import { devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { sandboxPost, sandboxSetup } from './sandbox.test-helpers.js';
 
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
-
-type Doc = {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
-  components: Record<string, unknown>;
-};
-
 let t: TestApp;
-let doc: Doc;
-let ajv: Ajv;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  doc = (await t.live.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
-  ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addSchema({ $id: 'doc', components: componentsToJsonSchema(doc.components) });
-});
-afterAll(() => t.close());
-
-function expectDocumented(method: string, path: string, res: { statusCode: number; body: string }) {
-  const response = doc.paths[path]?.[method.toLowerCase()]?.responses[String(res.statusCode)];
-  expect(response, `${method} ${path} documents ${res.statusCode}: ${res.body}`).toBeDefined();
-  const schema = response?.content?.['application/json']?.schema;
-  expect(schema, `${method} ${path} ${res.statusCode} has a JSON schema`).toBeDefined();
-  const validate = ajv.compile(
-    JSON.parse(JSON.stringify(openApiToJsonSchema(schema)).replaceAll('"#/components/', '"doc#/components/')),
-  );
-  validate(JSON.parse(res.body));
-  expect(validate.errors ?? [], `${method} ${path} ${res.statusCode}`).toEqual([]);
-}
+let expectDocumented: AnswerCheck;
+// As the app serves it in development (no public URLs configured).
+setUpServedDocuments((served) => ([t, expectDocumented] = [served.t, documentedAnswerCheck(served.full)]), {});
 
 describe('sandbox simulator and checklist answers match the document', () => {
   it('partner, developer and operator routes, success and error answers', async () => {

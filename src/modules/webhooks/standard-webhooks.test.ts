@@ -8,56 +8,32 @@
 import { createHmac } from 'node:crypto';
 import { WebhookVerificationError as StandardError, Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../../packages/sdk/src/index.js';
-import { createKey, createPartner, type TestPartner } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { type ReceivedRequest, WebhookReceiver } from '../../../test/webhook-receiver.js';
-import { startWorker } from '../../worker/worker.js';
-import { createWebhookVia, devAuth, waitForDeliveries } from './webhooks.test-helpers.js';
+import type { TestPartner } from '../../../test/factories.js';
+import type { ReceivedRequest } from '../../../test/webhook-receiver.js';
+import {
+  createEndpoint,
+  deliveredTestEvent,
+  devAuth,
+  receiver,
+  setUpAppWithReceiver,
+  startTestWorker,
+  t,
+} from './webhooks.test-helpers.js';
 
 const stripe = new Stripe('sk_test_not_used');
-let t: TestApp;
-let receiver: WebhookReceiver;
-let pathSeq = 0;
+setUpAppWithReceiver();
 
-beforeAll(async () => {
-  t = await createTestApp();
-  receiver = await WebhookReceiver.start();
-});
-afterAll(async () => {
-  await receiver.close();
-  await t.close();
-});
-
+/** A worker for the test, and a webhook for order.placed on a path of its own. */
 async function setup() {
-  const worker = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 50 });
-  onTestFinished(() => worker.stop());
-  const partner = await createPartner(t.ctx);
-  const key = await createKey(t.ctx, partner.id);
-  const path = `/standard-${++pathSeq}`;
-  const hook = await createWebhookVia(t, await devAuth(t, partner), {
-    apiKeyId: key.id,
-    url: receiver.url(path),
-    events: ['order.placed'],
-  });
-  return { partner, hook, path };
+  startTestWorker(t, { attemptTimeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 50 });
+  return createEndpoint(t, receiver, { events: ['order.placed'] });
 }
 
-/** Sends a test event and answers the request the endpoint received for it. */
-async function delivered(partner: TestPartner, webhookId: string, path: string): Promise<ReceivedRequest> {
-  const res = await t.live.inject({
-    method: 'POST',
-    url: `/v1/developer/webhooks/${webhookId}/test`,
-    headers: await devAuth(t, partner),
-    payload: { event: 'order.placed' },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  const id = res.json().id as string;
-  await waitForDeliveries(t, partner, webhookId, (d) => d.some((x) => x.id === id && x.status === 'DELIVERED'));
-  const got = receiver.requestsTo(path).find((r) => r.headers['x-partner-delivery'] === id);
-  if (!got) throw new Error('not received');
-  return got;
+/** Sends an order.placed sample and answers the request the endpoint received for it. */
+function delivered(partner: TestPartner, webhookId: string, path: string): Promise<ReceivedRequest> {
+  return deliveredTestEvent(t, receiver, { partner, hook: { id: webhookId }, path }, 'order.placed');
 }
 
 function standardHeaders(r: ReceivedRequest): Record<string, string> {

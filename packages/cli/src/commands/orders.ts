@@ -1,5 +1,5 @@
 /** `partner orders …` and `partner events …`: the partner API, with an API key (`--key` or PARTNER_API_KEY). */
-import type { PartnerOrder, Schemas } from '@partner-logistics/sdk';
+import type { PartnerClient, PartnerOrder, Schemas } from '@partner-logistics/sdk';
 import {
   type Command,
   type Context,
@@ -18,6 +18,36 @@ import { CliError, type Column, localTime } from '../output.js';
 export const KEY_OPTION: Record<string, OptionSpec> = {
   key: text('<id>', 'the API key to call with: one this CLI created or rotated (else PARTNER_API_KEY holds the full key)'),
 };
+
+/** A command that reads one thing through the partner API by its `<arg>`, with an API key, and shows it. */
+export function keyedLookup(
+  path: string[],
+  summary: string,
+  arg: string,
+  show: (ctx: Context, partner: PartnerClient, value: string) => Promise<void>,
+): Command {
+  return {
+    path,
+    summary,
+    ...takes(arg),
+    options: KEY_OPTION,
+    run: (ctx, values, [value]) => show(ctx, ctx.partner(stringOption(values, 'key')), value),
+  };
+}
+
+/** A keyed lookup whose answer is printed as a record of `fields` (name, value). */
+export function keyedRecord<T>(
+  path: string[],
+  summary: string,
+  arg: string,
+  fetch: (partner: PartnerClient, value: string) => Promise<T>,
+  fields: ReadonlyArray<Column<T>>,
+): Command {
+  return keyedLookup(path, summary, arg, async (ctx, partner, value) => {
+    const found = await fetch(partner, value);
+    ctx.out.result(found, () => ctx.out.record(fields.map(([name, get]) => [name, get(found)])));
+  });
+}
 
 export const orderColumns: Array<Column<PartnerOrder>> = [
   ['CODE', (o) => o.code],
@@ -76,21 +106,12 @@ export const orderCommands: Command[] = [
         return;
       }
       const page = await partner.listOrders({ ...query, page: pageQuery(values).page });
-      ctx.out.result(page, () => {
-        ctx.out.table(page.items, orderColumns, 'No orders');
-        ctx.out.pageFooter(page, 'orders');
-      });
+      ctx.out.pagedResult(page, orderColumns, 'orders');
     },
   },
-  {
-    path: ['orders', 'get'],
-    summary: 'One order with its timeline',
-    ...takes('<code>'),
-    options: KEY_OPTION,
-    async run(ctx, values, [code]) {
-      printOrder(ctx, await ctx.partner(stringOption(values, 'key')).getOrder(code));
-    },
-  },
+  keyedLookup(['orders', 'get'], 'One order with its timeline', '<code>', async (ctx, partner, code) =>
+    printOrder(ctx, await partner.getOrder(code)),
+  ),
   {
     path: ['events', 'post'],
     summary: 'Report what happened to an order: PICKED_UP, EN_ROUTE, DELIVERED or FAILED',

@@ -5,7 +5,7 @@
 import type { Schemas } from '@partner-logistics/sdk';
 import { type Command, flag, PAGE_OPTIONS, pageQuery, stringOption, takes, text, timeOption } from '../command.js';
 import { type Column, localTime } from '../output.js';
-import { KEY_OPTION } from './orders.js';
+import { KEY_OPTION, keyedRecord } from './orders.js';
 
 type PaymentIntent = Schemas['PaymentIntent'];
 type Settlement = Schemas['Settlement'];
@@ -39,6 +39,34 @@ const lineColumns: Array<Column<SettlementLine>> = [
   ['AMOUNT', (l) => azn(l.amountQepik)],
   ['NOTE', (l) => l.note ?? l.reference],
 ];
+/** `partner payments get`: every field of a payment intent. */
+const intentFields: Array<Column<PaymentIntent>> = [
+  ['Id', (p) => p.id],
+  ['Order', (p) => p.orderCode],
+  ['Method', (p) => p.method],
+  ['Status', (p) => p.status],
+  ['Amount', (p) => azn(p.amountQepik)],
+  ['Received', (p) => azn(p.amountReceivedQepik)],
+  ['Refunded', (p) => azn(p.amountRefundedQepik)],
+  ['Settlement', (p) => p.settlementId],
+  ['Captured', (p) => localTime(p.capturedAt)],
+  ['Updated', (p) => localTime(p.updatedAt)],
+];
+/** `partner settlements get`: a settlement with its totals. */
+const settlementFields: Array<Column<Settlement>> = [
+  ['Id', (s) => s.id],
+  ['Status', (s) => s.status],
+  ['Period', (s) => `${localTime(s.periodStart)} – ${localTime(s.periodEnd)}`],
+  ['Collections', (s) => String(s.collectionsCount)],
+  ['Expected', (s) => azn(s.expectedQepik)],
+  ['Collected', (s) => azn(s.collectedQepik)],
+  ['Variance', (s) => azn(s.varianceQepik)],
+  ['Adjustments', (s) => azn(s.adjustmentsQepik)],
+  ['Due', (s) => azn(s.dueQepik)],
+  ['Remitted', (s) => azn(s.remittedQepik)],
+  ['Outstanding', (s) => azn(s.outstandingQepik)],
+  ['Settled', (s) => localTime(s.settledAt)],
+];
 
 export const paymentCommands: Command[] = [
   {
@@ -66,37 +94,16 @@ export const paymentCommands: Command[] = [
           },
         },
       });
-      ctx.out.result(page, () => {
-        ctx.out.table(page.items, intentColumns, 'No payment intents');
-        ctx.out.pageFooter(page, 'payment intents');
-      });
+      ctx.out.pagedResult(page, intentColumns, 'payment intents');
     },
   },
-  {
-    path: ['payments', 'get'],
-    summary: 'One payment intent',
-    ...takes('<id>'),
-    options: KEY_OPTION,
-    async run(ctx, values, [id]) {
-      const p = await ctx
-        .partner(stringOption(values, 'key'))
-        .GET('/v1/partner/payment-intents/{id}', { params: { path: { id } } });
-      ctx.out.result(p, () =>
-        ctx.out.record([
-          ['Id', p.id],
-          ['Order', p.orderCode],
-          ['Method', p.method],
-          ['Status', p.status],
-          ['Amount', azn(p.amountQepik)],
-          ['Received', azn(p.amountReceivedQepik)],
-          ['Refunded', azn(p.amountRefundedQepik)],
-          ['Settlement', p.settlementId],
-          ['Captured', localTime(p.capturedAt)],
-          ['Updated', localTime(p.updatedAt)],
-        ]),
-      );
-    },
-  },
+  keyedRecord(
+    ['payments', 'get'],
+    'One payment intent',
+    '<id>',
+    (partner, id) => partner.GET('/v1/partner/payment-intents/{id}', { params: { path: { id } } }),
+    intentFields,
+  ),
   {
     path: ['balance'],
     summary: 'Cash on hand (collected, on no settlement) and what your settlements await',
@@ -121,37 +128,16 @@ export const paymentCommands: Command[] = [
       const page = await ctx.partner(stringOption(values, 'key')).GET('/v1/partner/settlements', {
         params: { query: { status: stringOption(values, 'status') as Settlement['status'] | undefined, ...pageQuery(values) } },
       });
-      ctx.out.result(page, () => {
-        ctx.out.table(page.items, settlementColumns, 'No settlements');
-        ctx.out.pageFooter(page, 'settlements');
-      });
+      ctx.out.pagedResult(page, settlementColumns, 'settlements');
     },
   },
-  {
-    path: ['settlements', 'get'],
-    summary: 'One settlement with its totals',
-    ...takes('<id>'),
-    options: KEY_OPTION,
-    async run(ctx, values, [id]) {
-      const s = await ctx.partner(stringOption(values, 'key')).GET('/v1/partner/settlements/{id}', { params: { path: { id } } });
-      ctx.out.result(s, () =>
-        ctx.out.record([
-          ['Id', s.id],
-          ['Status', s.status],
-          ['Period', `${localTime(s.periodStart)} – ${localTime(s.periodEnd)}`],
-          ['Collections', String(s.collectionsCount)],
-          ['Expected', azn(s.expectedQepik)],
-          ['Collected', azn(s.collectedQepik)],
-          ['Variance', azn(s.varianceQepik)],
-          ['Adjustments', azn(s.adjustmentsQepik)],
-          ['Due', azn(s.dueQepik)],
-          ['Remitted', azn(s.remittedQepik)],
-          ['Outstanding', azn(s.outstandingQepik)],
-          ['Settled', localTime(s.settledAt)],
-        ]),
-      );
-    },
-  },
+  keyedRecord(
+    ['settlements', 'get'],
+    'One settlement with its totals',
+    '<id>',
+    (partner, id) => partner.GET('/v1/partner/settlements/{id}', { params: { path: { id } } }),
+    settlementFields,
+  ),
   {
     path: ['settlements', 'lines'],
     summary: "A settlement's lines, oldest first (--csv: the CSV statement as the API sends it)",
@@ -168,10 +154,7 @@ export const paymentCommands: Command[] = [
       const page = await partner.GET('/v1/partner/settlements/{id}/lines', {
         params: { path: { id }, query: pageQuery(values) },
       });
-      ctx.out.result(page, () => {
-        ctx.out.table(page.items, lineColumns, 'No lines');
-        ctx.out.pageFooter(page, 'lines');
-      });
+      ctx.out.pagedResult(page, lineColumns, 'lines');
     },
   },
 ];

@@ -57,10 +57,7 @@ function printWebhook(ctx: Context, webhook: Webhook & { secret?: string; previo
 }
 
 function printDeliveries(ctx: Context, page: Schemas['PageOfDeveloperDelivery']): void {
-  ctx.out.result(page, () => {
-    ctx.out.table(page.items, deliveryColumns, 'No deliveries');
-    ctx.out.pageFooter(page, 'deliveries');
-  });
+  ctx.out.pagedResult(page, deliveryColumns, 'deliveries');
 }
 
 function onOff(values: Record<string, unknown>): boolean | undefined {
