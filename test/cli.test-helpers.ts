@@ -1,11 +1,11 @@
 /**
- * The set-up the CLI test files share (test/cli-*.test.ts): the `partner` CLI (packages/cli), built, run
+ * The set-up the CLI test files share (test/cli-*.test.ts): the `partner` CLI (packages/cli; test/global-setup.ts builds it when stale), run
  * as a child process against the real app on OS-chosen ports (both listeners, the real worker). Each test
  * has its own partner, keys and config folder; every child is killed when its test ends, whatever
  * happened, and every wait has a deadline.
  */
-import { type ChildProcess, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,17 +22,6 @@ const RUN_DEADLINE_MS = 90_000;
 /** Each test runs several CLI processes (a Node start-up each): generous on a busy machine. */
 export const TEST_TIMEOUT = { timeout: 120_000 };
 
-/** Builds the CLI when its dist is missing or older than a source file (npm ci builds it too). */
-function ensureBuilt(): void {
-  const built = statSync(CLI, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const sources = readdirSync(join(CLI_DIR, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-  if (sources.every((f) => statSync(join(CLI_DIR, 'src', f)).mtimeMs < built)) return;
-  execFileSync(process.execPath, [
-    join(import.meta.dirname, '..', 'node_modules', 'typescript', 'bin', 'tsc'),
-    '-p',
-    join(CLI_DIR, 'tsconfig.build.json'),
-  ]);
-}
 
 export interface CliUrls {
   PARTNER_API_URL: string;
@@ -44,13 +33,12 @@ export let t: TestApp;
 export let urls: CliUrls;
 
 /**
- * Builds the CLI if needed, starts the file's app (`t`, `urls`) on OS-chosen ports with a worker before
+ * Starts the file's app (`t`, `urls`) on OS-chosen ports with a worker before
  * its tests and stops them after.
  */
 export function setUpCliApp(): void {
   let worker: Worker | undefined;
   beforeAll(async () => {
-    ensureBuilt();
     t = await createTestApp();
     await t.live.listen({ port: 0, host: '127.0.0.1' });
     await t.sandbox.listen({ port: 0, host: '127.0.0.1' });
