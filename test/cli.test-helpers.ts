@@ -22,7 +22,6 @@ const RUN_DEADLINE_MS = 90_000;
 /** Each test runs several CLI processes (a Node start-up each): generous on a busy machine. */
 export const TEST_TIMEOUT = { timeout: 120_000 };
 
-
 export interface CliUrls {
   PARTNER_API_URL: string;
   PARTNER_SANDBOX_URL: string;
