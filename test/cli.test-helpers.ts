@@ -1,8 +1,8 @@
 /**
- * The set-up the CLI test files share (test/cli-*.test.ts): the `partner` CLI (packages/cli; test/global-setup.ts builds it when stale), run
- * as a child process against the real app on OS-chosen ports (both listeners, the real worker). Each test
- * has its own partner, keys and config folder; every child is killed when its test ends, whatever
- * happened, and every wait has a deadline.
+ * The set-up the CLI test files share (test/cli-*.test.ts): the `partner` CLI (packages/cli;
+ * test/stale-builds.ts builds it when stale), run as a child process against the real app on OS-chosen
+ * ports (both listeners, the real worker). Each test has its own partner, keys and config folder; every
+ * child is killed when its test ends, whatever happened, and every wait has a deadline.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

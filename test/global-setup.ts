@@ -1,18 +1,19 @@
 /**
- * Runs once per `vitest run`: prepares a migrated database template so that every test file gets a
- * fresh database in well under a second instead of running initdb and the migrations again.
+ * Runs once per `vitest run`: brings the SDK, CLI and portal builds up to date (stale-builds.ts), and
+ * prepares a migrated database template so that every test file gets a fresh database in well under a
+ * second instead of running initdb and the migrations again.
  *  - embedded (no DATABASE_URL): a PGlite data-dir dump, cached on disk by migration content;
  *  - server (DATABASE_URL): a template database; each file clones it with CREATE DATABASE … TEMPLATE.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { dbFromPglite, openDb } from '../src/db/db.js';
 import { loadMigrations, migrate } from '../src/db/migrate.js';
+import { buildStaleParts } from './stale-builds.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -76,26 +77,8 @@ async function prepareServer(databaseUrl: string): Promise<{ template: string; c
   };
 }
 
-const CLI_DIR = join(process.cwd(), 'packages', 'cli');
-
-/**
- * Builds the CLI when its dist is missing or older than a source file (npm ci builds it too), once per
- * run, before any test file starts: the CLI test files run in parallel and must not build it together.
- */
-function buildCliIfStale(): void {
-  const CLI = join(CLI_DIR, 'dist', 'main.js');
-  const built = statSync(CLI, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const sources = readdirSync(join(CLI_DIR, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-  if (sources.every((f) => statSync(join(CLI_DIR, 'src', f)).mtimeMs < built)) return;
-  execFileSync(process.execPath, [
-    join(process.cwd(), 'node_modules', 'typescript', 'bin', 'tsc'),
-    '-p',
-    join(CLI_DIR, 'tsconfig.build.json'),
-  ]);
-}
-
 export default async function setup(project: TestProject) {
-  buildCliIfStale();
+  buildStaleParts();
   const databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl) {
     const { template, cleanup } = await prepareServer(databaseUrl);

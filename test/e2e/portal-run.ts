@@ -15,7 +15,6 @@ import { createKey, createPartner, type TestKey, type TestPartner } from '../fac
 import { createTestApp, TEST_OTP, type TestApp, type TestAppOptions } from '../harness.js';
 import { seriousFindings } from './axe.js';
 import { DESKTOP, openPortalBrowser, PHONE, type PortalBrowser, sidewaysOverflow, signInWithCode } from './chromium.js';
-import { ensurePortalBuilt } from './portal-build.js';
 
 /** Where the screenshots go: artifacts/screenshots/<file's prefix>-<page>-<width>.png. */
 export const SHOTS = join(process.cwd(), 'artifacts', 'screenshots');
@@ -47,7 +46,6 @@ export interface PortalRunOptions {
 }
 
 export async function startPortalRun(options: PortalRunOptions = {}): Promise<PortalRun> {
-  ensurePortalBuilt();
   mkdirSync(SHOTS, { recursive: true });
   const t = await createTestApp({ env: options.env });
   await t.live.listen({ port: 0, host: '127.0.0.1' });

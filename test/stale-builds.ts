@@ -1,0 +1,52 @@
+/**
+ * Brings the built parts the tests run up to date with their sources, once per `vitest run`, before
+ * any test file starts (test files run in parallel and must never build the same thing together):
+ *  - the SDK's dist, which the CLI and the portal import;
+ *  - the CLI's dist, which the CLI tests run as a child process;
+ *  - portal/dist, which the browser tests load.
+ * Each is built only when its output is missing or older than a source it is made from, so a developer
+ * never tests a stale build. CI's `npm ci` has built all three already, and then this does nothing.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = process.cwd();
+const SDK = join(ROOT, 'packages', 'sdk');
+const CLI = join(ROOT, 'packages', 'cli');
+const PORTAL = join(ROOT, 'portal');
+
+/** The newest modification time of a file, or of any file under a folder; 0 when it does not exist. */
+function newestMtime(path: string): number {
+  const s = statSync(path, { throwIfNoEntry: false });
+  if (!s) return 0;
+  if (!s.isDirectory()) return s.mtimeMs;
+  let newest = 0;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+function isStale(output: string, inputs: string[]): boolean {
+  const built = statSync(output, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  return Math.max(...inputs.map(newestMtime)) > built;
+}
+
+function run(script: string, args: string[]): void {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', ...script.split('/')), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 180_000,
+  });
+}
+
+export function buildStaleParts(): void {
+  const sdkBuilt = join(SDK, 'dist', 'index.js');
+  if (isStale(sdkBuilt, [join(SDK, 'src')])) run('typescript/bin/tsc', ['-p', join(SDK, 'tsconfig.build.json')]);
+  if (isStale(join(CLI, 'dist', 'main.js'), [join(CLI, 'src'), sdkBuilt])) {
+    run('typescript/bin/tsc', ['-p', join(CLI, 'tsconfig.build.json')]);
+  }
+  const portalSources = ['src', 'snippets', 'index.html', 'vite.config.ts'].map((p) => join(PORTAL, p)).filter(existsSync);
+  if (isStale(join(PORTAL, 'dist', 'index.html'), [...portalSources, join(SDK, 'dist')])) {
+    run('vite/bin/vite.js', ['build', '--config', 'portal/vite.config.ts', '--logLevel', 'warn']);
+  }
+}
