@@ -34,6 +34,9 @@ function isStale(output: string, inputs: string[]): boolean {
 function run(script: string, args: string[]): void {
   execFileSync(process.execPath, [join(ROOT, 'node_modules', ...script.split('/')), ...args], {
     cwd: ROOT,
+    // Vitest sets NODE_ENV=test, which would make Vite bundle React's development build; the portal
+    // the tests load is the one `npm start` serves afterwards, so it is built as `npm run build:portal` does.
+    env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 180_000,
   });

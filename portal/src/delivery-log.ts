@@ -17,3 +17,11 @@ export function upsert(
   if (page.page !== 1 || (filter && d.status !== filter)) return page;
   return { ...page, total: page.total + 1, items: [d, ...page.items].slice(0, page.pageSize) };
 }
+
+/** The badge tone of each delivery status, wherever a delivery is listed or shown. */
+export const DELIVERY_STATUS_TONE: Record<WebhookDeliveryStatus, 'ok' | 'warn' | 'bad' | 'muted'> = {
+  PENDING: 'muted',
+  DELIVERED: 'ok',
+  FAILED: 'warn',
+  DEAD: 'bad',
+};

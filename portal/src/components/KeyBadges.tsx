@@ -1,5 +1,6 @@
 /** How a key's environment and scopes read wherever a key is shown. */
 import type { ApiKeyEnvironment, DeveloperKey } from '@partner-logistics/sdk/types';
+import { formatShortDateTime } from '../format';
 import { Badge } from './States';
 
 export function EnvironmentBadge({ environment }: { environment: ApiKeyEnvironment }) {
@@ -16,6 +17,19 @@ export function KeyScopes({ apiKey }: { apiKey: Pick<DeveloperKey, 'scopes' | 'r
         ))}
       </ul>
       {apiKey.receivesAllOrders && <Badge tone="muted">receives all orders</Badge>}
+    </>
+  );
+}
+
+/** A key as the request log names it: name and prefix, and when a rotated key stops working; or its environment when the key is gone. */
+export function KeyName({ apiKey, environment }: { apiKey: DeveloperKey | undefined; environment: string }) {
+  if (!apiKey) return <span className="muted">{environment === 'SANDBOX' ? 'Sandbox key' : 'Live key'}</span>;
+  return (
+    <>
+      {apiKey.name} <code className="key-prefix">{apiKey.prefix}…</code>
+      {apiKey.isActive && apiKey.revokedAt && (
+        <span className="key-rotated"> (rotated, expires {formatShortDateTime(apiKey.revokedAt)})</span>
+      )}
     </>
   );
 }

@@ -22,14 +22,13 @@ import { RecoverDialog } from '../components/RecoverDialog';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { TestEventPicker } from '../components/TestEventPicker';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
-import { upsert } from '../delivery-log';
+import { WebhookStatus } from '../components/WebhookStatus';
+import { DELIVERY_STATUS_TONE, upsert } from '../delivery-log';
 import { formatDateTime, formatTime } from '../format';
 import { queryKeys, useApiQuery, useKeysAndWebhooks } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
 import { DELIVERY_STATUSES } from '../types';
-import { STATUS_TONE } from './DeliveryDetail';
-import { WebhookStatus } from './Webhooks';
 
 const PAGE_SIZE = 20;
 
@@ -230,7 +229,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                   </Link>
                 </th>
                 <td data-label="Status" data-testid="delivery-status">
-                  <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge>
+                  <Badge tone={DELIVERY_STATUS_TONE[d.status]}>{d.status}</Badge>
                   {requeuedAt[d.id] && (
                     <span className="requeued" data-testid="delivery-requeued">
                       Queued again {formatTime(requeuedAt[d.id])}

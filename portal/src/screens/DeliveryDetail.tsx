@@ -5,25 +5,19 @@
  * when the delivery moves ('delivery.updated'), the attempts are read again.
  */
 
-import type { DeliveryAttempt, WebhookDeliveryStatus } from '@partner-logistics/sdk/types';
+import type { DeliveryAttempt } from '@partner-logistics/sdk/types';
 import { useEffect } from 'react';
 import { developer } from '../client';
 import { CodeBlock } from '../components/CodeBlock';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { DELIVERY_STATUS_TONE } from '../delivery-log';
 import { formatDateTime, formatNumber, formatTime } from '../format';
 import { useAction } from '../hooks';
 import { invalidate, queryKeys, useApiQuery } from '../query';
 import { onReconnect } from '../realtime';
 import { Link } from '../router';
-
-export const STATUS_TONE: Record<WebhookDeliveryStatus, 'ok' | 'warn' | 'bad' | 'muted'> = {
-  PENDING: 'muted',
-  DELIVERED: 'ok',
-  FAILED: 'warn',
-  DEAD: 'bad',
-};
 
 /** The payload as sent, indented for reading (the bytes signed are the compact text). */
 function pretty(payload: string): string {
@@ -123,7 +117,7 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
             <code>{d.event}</code> delivery
           </h1>
           <p className="meta" data-testid="detail-status" data-status={d.status}>
-            <Badge tone={STATUS_TONE[d.status]}>{d.status}</Badge> Created {formatDateTime(d.createdAt)}
+            <Badge tone={DELIVERY_STATUS_TONE[d.status]}>{d.status}</Badge> Created {formatDateTime(d.createdAt)}
             {d.deliveredAt && ` · delivered ${formatDateTime(d.deliveredAt)}`}
             {d.nextAttemptAt && ` · next attempt ${formatDateTime(d.nextAttemptAt)}`}
           </p>

@@ -16,6 +16,7 @@ import { formatDateTime, formatDay, formatNumber } from '../format';
 import { queryKeys, useApiQuery, useKeys } from '../query';
 import { dayLink } from '../request-log';
 import { Link, navigate } from '../router';
+import { sumUsage } from '../usage';
 
 export function KeyDetail({ keyId }: { keyId: string }) {
   const keys = useKeys();
@@ -84,17 +85,6 @@ export function KeyDetail({ keyId }: { keyId: string }) {
         {usage.data && <KeyUsage keyId={key.id} items={usage.data.items} totalRequests={usage.data.totalRequests} />}
       </section>
     </>
-  );
-}
-
-export function sumUsage(items: DeveloperKeyUsage[]) {
-  return items.reduce(
-    (t, d) => ({
-      requests: t.requests + d.requests,
-      clientErrors: t.clientErrors + d.clientErrors,
-      serverErrors: t.serverErrors + d.serverErrors,
-    }),
-    { requests: 0, clientErrors: 0, serverErrors: 0 },
   );
 }
 

@@ -22,8 +22,8 @@ import {
   statusTone,
 } from '../request-log';
 import { Link } from '../router';
-import { KeyName } from './Requests';
 import './Requests.css';
+import { KeyName } from '../components/KeyBadges';
 
 export function RequestDetail({ requestId }: { requestId: string }) {
   usePageTitle('Request');

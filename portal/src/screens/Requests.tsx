@@ -6,18 +6,19 @@
  * the first page. What the log left out (overload, the live tail's 50 a second) is counted above.
  */
 
-import type { DeveloperKey, DeveloperRequest } from '@partner-logistics/sdk/types';
+import type { DeveloperRequest } from '@partner-logistics/sdk/types';
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { developer } from '../client';
 import { PagedTable } from '../components/PagedTable';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge } from '../components/States';
-import { formatNumber, formatShortDateTime } from '../format';
+import { formatNumber } from '../format';
 import { queryKeys, useApiQuery, useKeys } from '../query';
 import { getRealtimeStatus, onRealtimeStatus, onReconnect, subscribe } from '../realtime';
 import { filtersFrom, formatDuration, formatRequestTime, matches, requestsLink, statusTone } from '../request-log';
 import { Link, navigate, useSearch } from '../router';
 import './Requests.css';
+import { KeyName } from '../components/KeyBadges';
 import { Filters } from '../components/RequestFilters';
 
 const PAGE_SIZE = 20;
@@ -138,18 +139,6 @@ export function Requests() {
         summary={(p, pages) => `Page ${p.page} of ${pages} · ${formatNumber(p.total)} ${p.total === 1 ? 'request' : 'requests'}`}
         onPage={(n) => navigate(requestsLink(filters, n))}
       />
-    </>
-  );
-}
-
-export function KeyName({ apiKey, environment }: { apiKey: DeveloperKey | undefined; environment: string }) {
-  if (!apiKey) return <span className="muted">{environment === 'SANDBOX' ? 'Sandbox key' : 'Live key'}</span>;
-  return (
-    <>
-      {apiKey.name} <code className="key-prefix">{apiKey.prefix}…</code>
-      {apiKey.isActive && apiKey.revokedAt && (
-        <span className="key-rotated"> (rotated, expires {formatShortDateTime(apiKey.revokedAt)})</span>
-      )}
     </>
   );
 }

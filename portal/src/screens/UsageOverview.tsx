@@ -18,7 +18,7 @@ import { integrationOf, keyLabel } from '../key-lineage';
 import { queryKeys, useApiQuery } from '../query';
 import { dayLink, requestsLink } from '../request-log';
 import { Link, navigate } from '../router';
-import { sumUsage } from './KeyDetail';
+import { sumUsage } from '../usage';
 
 interface KeySeries {
   key: DeveloperKey;

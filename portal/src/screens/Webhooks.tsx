@@ -15,10 +15,11 @@ import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { RotateSecretDialog } from '../components/RotateSecretDialog';
-import { Badge, Empty, LoadError, Loading } from '../components/States';
+import { Empty, LoadError, Loading } from '../components/States';
 import { TestEventPicker } from '../components/TestEventPicker';
 import { CreateWebhookDialog, DeleteWebhookDialog, EditWebhookDialog } from '../components/WebhookDialogs';
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
+import { WebhookStatus } from '../components/WebhookStatus';
 import { formatDateTime, formatShortDateTime } from '../format';
 import { invalidate, queryKeys, replaceWebhook, useKeysAndWebhooks } from '../query';
 import { Link } from '../router';
@@ -124,10 +125,6 @@ export function Webhooks() {
       <RecoverDialog webhook={recovering} onClose={() => setRecovering(null)} />
     </>
   );
-}
-
-export function WebhookStatus({ webhook }: { webhook: DeveloperWebhook }) {
-  return webhook.isActive ? <Badge tone="ok">Active</Badge> : <Badge tone="bad">Disabled</Badge>;
 }
 
 function WebhookItem({
