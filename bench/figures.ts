@@ -28,8 +28,11 @@ export interface Figure extends Measured {
   note?: string;
 }
 
-/** What the on/off pairs compare: the request log (REQUEST_LOG) or the Prometheus metrics (METRICS_PORT). */
-export type Compared = 'log' | 'metrics';
+/**
+ * What the on/off pairs compare: the request log (REQUEST_LOG), the Prometheus metrics (METRICS_PORT), or
+ * `DELIVERED` with a location proof against `DELIVERED` without one (events only).
+ */
+export type Compared = 'log' | 'metrics' | 'proof';
 
 /** One line of a figure as it is measured. */
 export function figureLine(f: Figure, compare: Compared): string {
