@@ -255,6 +255,29 @@ describe('live tail: request.logged on the realtime channel', () => {
     expect(await drops(t, other)).toMatchObject({ dropped: 0, notStreamed: 0 });
   });
 
+  it('counts any one-second span, not clock seconds: a burst across a second boundary still gets 50', async () => {
+    let nowMs = 1_000_000_900;
+    const t = await appWith({ requestLog: { autoFlush: false, liveNowMs: () => nowMs } });
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const mine = await watch(realtimeUrl(t), partner);
+    const emitted = countEmitted(t);
+
+    for (let i = 0; i < 50; i++) await get(t, key, '/v1/partner/me');
+    // 200 ms later, in the next clock second: the last second already holds 50.
+    nowMs += 200;
+    for (let i = 0; i < 10; i++) await get(t, key, '/v1/partner/me');
+    expect(emitted.get(partner.id)).toBe(50);
+    // A second after the first 50: room again.
+    nowMs += 800;
+    for (let i = 0; i < 5; i++) await get(t, key, '/v1/partner/me');
+    expect(emitted.get(partner.id)).toBe(55);
+    await until(() => mine.length === 55, '55 messages');
+    await t.ctx.requestLog.flush();
+    expect(await drops(t, partner)).toMatchObject({ dropped: 0, notStreamed: 10 });
+  });
+
   it('builds, sends and counts nothing for a partner none of whose users is connected', async () => {
     const t = await appWith({ requestLog: { autoFlush: false, liveNowMs: () => 0 } });
     await t.live.listen({ port: 0, host: '127.0.0.1' });

@@ -24,8 +24,8 @@
  *
  * Live tail. Each queued entry of a partner with a user on the realtime channel (the audience the
  * realtime hub gives, setLiveAudience) is also offered to it (`request.logged`): at most
- * `liveTailPerSecond` per partner per second from this process; the rest are counted as not streamed,
- * per minute, beside the drops. Nobody watching: nothing is built, sent or counted.
+ * `liveTailPerSecond` per partner in any one-second span (a sliding window, not clock seconds) from this
+ * process; the rest are counted as not streamed, per minute, beside the drops. Nobody watching: nothing is built, sent or counted.
  */
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
@@ -107,7 +107,8 @@ export class RequestRecorder {
   private liveSecond = -1;
   /** Entries left out since this recorder started (the metrics' request_log_dropped_total). */
   droppedTotal = 0;
-  private readonly liveSent = new Map<string, number>();
+  /** Per partner: the times of its last `liveTailPerSecond` live messages (a ring), and the latest. */
+  private readonly liveSent = new Map<string, { times: Float64Array; next: number; latestMs: number }>();
   readonly options: RequestLogOptions;
 
   constructor(
@@ -264,17 +265,26 @@ export class RequestRecorder {
 
   private offerLive(entry: RequestLogEntry): void {
     if (this.audience === null || !this.audience(entry.partnerId)) return;
-    const second = Math.floor(this.options.liveNowMs() / 1000);
+    const nowMs = this.options.liveNowMs();
+    const second = Math.floor(nowMs / 1000);
     if (second !== this.liveSecond) {
+      // Once a second, forget the partners that sent nothing in the last second.
       this.liveSecond = second;
-      this.liveSent.clear();
+      for (const [partnerId, sent] of this.liveSent) if (sent.latestMs <= nowMs - 1000) this.liveSent.delete(partnerId);
     }
-    const sent = this.liveSent.get(entry.partnerId) ?? 0;
-    if (sent >= this.options.liveTailPerSecond) {
+    let sent = this.liveSent.get(entry.partnerId);
+    if (!sent) {
+      sent = { times: new Float64Array(this.options.liveTailPerSecond).fill(Number.NEGATIVE_INFINITY), next: 0, latestMs: 0 };
+      this.liveSent.set(entry.partnerId, sent);
+    }
+    // A sliding second: the oldest of the last `liveTailPerSecond` sends must be a second old or more.
+    if (sent.times.length === 0 || sent.times[sent.next] > nowMs - 1000) {
       this.count(entry.partnerId, 'notStreamed');
       return;
     }
-    this.liveSent.set(entry.partnerId, sent + 1);
+    sent.times[sent.next] = nowMs;
+    sent.next = (sent.next + 1) % sent.times.length;
+    sent.latestMs = nowMs;
     const message: RequestLogged = { partnerId: entry.partnerId, request: summaryOf(entry) };
     this.events.emit(REQUEST_LOGGED_EVENT, message);
   }

@@ -2,8 +2,8 @@
  * Photo uploads (docs/tracking-and-proof.md, "Uploads"): raw bytes in, raw bytes out.
  *
  * This plugin is encapsulated (registered without fastify-plugin): its content-type parser, which hands
- * the request stream to the handler unread whatever the Content-Type says, applies to its own routes
- * only. The type is judged by the bytes, so the header decides nothing.
+ * the request stream to the handler unread whatever the Content-Type says (or without one), applies to
+ * its own routes only. The type is judged by the bytes, so the header decides nothing.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../errors.js';
@@ -16,6 +16,11 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  // Fastify refuses a malformed Content-Type (`undefined`, `image/`) before any parser runs; here the
+  // header decides nothing, so whatever it says, the body is read as bytes.
+  app.addHook('onRequest', async (request) => {
+    request.raw.headers['content-type'] = 'application/octet-stream';
+  });
 
   app.post(
     '/v1/partner/uploads',
@@ -27,8 +32,9 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Upload a photo',
         description:
           'The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or ' +
-          '`image/png`. The type is judged by the bytes themselves; anything else, a body over 5 MiB or ' +
-          'one cut short answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.',
+          '`image/png`. The type is judged by the first bytes (the magic numbers), whatever the header says; ' +
+          'anything else, a body over 5 MiB or one shorter than its Content-Length answers 400 ' +
+          'ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.',
         tags: ['partner'],
         operationId: 'createPartnerUpload',
         body: PhotoBytes,

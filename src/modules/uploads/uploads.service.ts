@@ -19,21 +19,15 @@ function newUploadId(): string {
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-/** The last chunk of every PNG: IEND, length 0, with its CRC. */
-const PNG_END = Buffer.from([0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
 
 /**
- * The type of a whole image by its bytes: a JPEG starts with FF D8 FF and ends with the EOI marker
- * FF D9; a PNG starts with its 8-byte signature and ends with the IEND chunk. A file cut short (a
- * truncated upload) has no end marker and is refused like any other non-image.
+ * The type of an image by its magic bytes, whatever the Content-Type says: a JPEG starts with FF D8 FF,
+ * a PNG with its 8-byte signature. Nothing else is judged (a body cut short in transit is caught by its
+ * Content-Length, not by the image's own end marker).
  */
 export function imageTypeOf(data: Buffer): UploadContentType | null {
-  if (data.length >= 4 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) {
-    return data[data.length - 2] === 0xff && data[data.length - 1] === 0xd9 ? 'image/jpeg' : null;
-  }
-  if (data.length >= PNG_SIGNATURE.length + PNG_END.length && data.subarray(0, 8).equals(PNG_SIGNATURE)) {
-    return data.subarray(data.length - PNG_END.length).equals(PNG_END) ? 'image/png' : null;
-  }
+  if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
+  if (data.length >= PNG_SIGNATURE.length && data.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) return 'image/png';
   return null;
 }
 
@@ -82,7 +76,7 @@ export async function createUpload(
   }
   const data = sized ?? (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
   const contentType = imageTypeOf(data);
-  if (!contentType) throw validationError('body', 'must be a whole JPEG or PNG image (judged by its bytes)');
+  if (!contentType) throw validationError('body', 'must be a JPEG or PNG image (judged by its first bytes)');
   const upload: Upload = {
     id: newUploadId(),
     contentType,

@@ -1,4 +1,4 @@
-/** Test images: the smallest byte strings the upload rules take as a whole JPEG or PNG. */
+/** Test images: small byte strings shaped as a whole JPEG or PNG (the upload rules judge the first bytes). */
 
 /** A small but whole JPEG: SOI, an APP0 segment, filler, EOI. */
 export function jpegBytes(size = 600): Buffer {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
@@ -56,15 +57,36 @@ describe('POST /v1/partner/uploads', () => {
     ]);
   });
 
-  it('refuses what is not a whole JPEG or PNG by its bytes with 400 ERR_VALIDATION, storing nothing', async () => {
+  it('judges by the magic bytes alone, whatever the Content-Type says (malformed included) or when there is none', async () => {
+    const k = await key();
+    await t.live.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}/v1/partner/uploads`;
+    const stubs: [Buffer, string][] = [
+      [Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 7)]), 'image/jpeg'],
+      [Buffer.concat([pngBytes().subarray(0, 8), Buffer.alloc(64, 7)]), 'image/png'],
+    ];
+    for (const [body, type] of stubs) {
+      // A real request without a Content-Type header (fetch adds none for bytes).
+      const res = await fetch(url, { method: 'POST', headers: k.headers, body: new Uint8Array(body) });
+      expect(res.status, await res.clone().text()).toBe(201);
+      expect(((await res.json()) as { contentType: string }).contentType).toBe(type);
+      for (const declaredType of ['text/plain', 'undefined', 'image/', ';;']) {
+        const declared = await upload(k, body, declaredType);
+        expect(declared.statusCode, declared.body).toBe(201);
+        expect(declared.json()).toMatchObject({ contentType: type, bytes: body.length });
+      }
+    }
+  });
+
+  it('refuses what does not start as a JPEG or PNG with 400 ERR_VALIDATION, storing nothing', async () => {
     const k = await key();
     const before = await count();
     const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.alloc(100)]);
     for (const [body, type] of [
       [gif, 'image/jpeg'],
       [Buffer.from('%PDF-1.7 not a photo'), 'image/png'],
-      [jpegBytes().subarray(0, 300), 'image/jpeg'], // cut short: no end marker
-      [pngBytes().subarray(0, 200), 'image/png'],
+      [Buffer.from([0xff, 0xd8]), 'image/jpeg'], // shorter than the JPEG magic number
+      [pngBytes().subarray(0, 7), 'image/png'], // shorter than the PNG signature
       [Buffer.from('{"photo":true}'), 'application/json'],
     ] as const) {
       const res = await upload(k, body, type);

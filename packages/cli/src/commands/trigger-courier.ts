@@ -17,7 +17,7 @@ const SANDBOX_KEY: Record<string, OptionSpec> = {
 const DEFAULT_POINT = { lat: 40.3777, lng: 49.8531 };
 const PINGS = 5;
 
-/** The smallest whole JPEG the upload rules take: SOI, an APP0 segment, filler, EOI. */
+/** A small whole JPEG (SOI, an APP0 segment, filler, EOI); the upload rules judge its first bytes. */
 function samplePhoto(): Uint8Array {
   const b = new Uint8Array(256).fill(0x11);
   b.set([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00], 0);

@@ -1107,7 +1107,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a photo
-         * @description The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or `image/png`. The type is judged by the bytes themselves; anything else, a body over 5 MiB or one cut short answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.
+         * @description The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or `image/png`. The type is judged by the first bytes (the magic numbers), whatever the header says; anything else, a body over 5 MiB or one shorter than its Content-Length answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.
          */
         post: operations["createPartnerUpload"];
         delete?: never;
