@@ -163,6 +163,15 @@ describe('POST /v1/admin/orders', () => {
     expectFieldError(res, 'codAmountQepik');
   });
 
+  it('refuses a COD order that is not UNPAID (ERR_VALIDATION on paymentStatus): its cash shows on its payment intent', async () => {
+    for (const paymentStatus of ['PAID', 'REFUNDED', 'PARTIALLY_REFUNDED'] as const) {
+      expectFieldError(await postOrder(orderBody({ paymentMethod: 'COD', paymentStatus })), 'paymentStatus');
+    }
+    const unpaid = await postOrder(orderBody({ paymentMethod: 'COD', paymentStatus: 'UNPAID' }));
+    expect(unpaid.statusCode, unpaid.body).toBe(201);
+    expect(unpaid.json().paymentStatus).toBe('UNPAID');
+  });
+
   it('refuses a COD amount above the total', async () => {
     const res = await postOrder(orderBody({ totalQepik: 100, codAmountQepik: 101 }));
     expectFieldError(res, 'codAmountQepik');

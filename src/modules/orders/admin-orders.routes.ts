@@ -48,7 +48,7 @@ export const adminOrdersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         summary: 'Create an order',
         description:
-          'A new order in PLACED, in the live or sandbox environment. codAmountQepik must be 0 for CARD and at most totalQepik; an unknown zoneId answers 404.',
+          'A new order in PLACED, in the live or sandbox environment. codAmountQepik must be 0 for CARD and at most totalQepik; a COD order starts (and stays) UNPAID; an unknown zoneId answers 404.',
         tags: ['admin'],
         operationId: 'createOrder',
         body: CreateOrderDto,

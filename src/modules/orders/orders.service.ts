@@ -194,6 +194,9 @@ export async function createOrder(deps: OrdersDeps, body: CreateOrderDto): Promi
   if (body.paymentMethod === 'CARD' && body.codAmountQepik !== 0) {
     throw validationError('codAmountQepik', 'must be 0 for a CARD order');
   }
+  if (body.paymentMethod === 'COD' && body.paymentStatus !== undefined && body.paymentStatus !== 'UNPAID') {
+    throw validationError('paymentStatus', 'must be UNPAID for a COD order (the cash collected shows on its payment intent)');
+  }
   if (body.codAmountQepik > body.totalQepik) {
     throw validationError('codAmountQepik', 'must not be above totalQepik');
   }

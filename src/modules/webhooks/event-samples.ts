@@ -23,7 +23,8 @@ export function sampleOrder(status: Static<typeof OrderStatus>, at = AT): Static
     code: 'ORD-7K2Q9M',
     status,
     paymentMethod: 'COD',
-    paymentStatus: status === 'DELIVERED' ? 'PAID' : 'UNPAID',
+    // A COD order stays UNPAID: the cash collected at the door shows on its payment intent.
+    paymentStatus: 'UNPAID',
     totalQepik: 4850,
     codAmountQepik: 4850,
     area: 'Nəsimi',

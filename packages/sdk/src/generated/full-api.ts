@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order
-         * @description A new order in PLACED, in the live or sandbox environment. codAmountQepik must be 0 for CARD and at most totalQepik; an unknown zoneId answers 404.
+         * @description A new order in PLACED, in the live or sandbox environment. codAmountQepik must be 0 for CARD and at most totalQepik; a COD order starts (and stays) UNPAID; an unknown zoneId answers 404.
          */
         post: operations["createOrder"];
         delete?: never;
