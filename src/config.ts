@@ -230,8 +230,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const dataDir = value(env, 'DATA_DIR') ?? './data';
-  const publicUrl = url(env, 'PUBLIC_URL', ['https:', 'http:']) ?? `http://localhost:${livePort}`;
-  const sandboxPublicUrl = url(env, 'SANDBOX_PUBLIC_URL', ['https:', 'http:']) ?? `http://localhost:${sandboxPort}`;
+  // Unset, the documents' servers name the loopback address rather than `localhost`, which linters
+  // (Redocly's no-server-example.com) warn about (docs/operating.md, 'Configuration').
+  const publicUrl = url(env, 'PUBLIC_URL', ['https:', 'http:']) ?? `http://127.0.0.1:${livePort}`;
+  const sandboxPublicUrl = url(env, 'SANDBOX_PUBLIC_URL', ['https:', 'http:']) ?? `http://127.0.0.1:${sandboxPort}`;
 
   const metrics = metricsPort(env, isProduction);
   if (metrics !== null && metrics !== 0 && (metrics === livePort || metrics === sandboxPort)) {

@@ -21,6 +21,8 @@ export interface LockedOrder {
   failedAttempts: number;
   assignedKeyId: string | null;
   batchCode: string | null;
+  /** The delivery address's coordinates (the proof's geofence), null when it has none. */
+  addressPoint: { lat: number; lng: number } | null;
 }
 
 interface LockedRow {
@@ -33,10 +35,27 @@ interface LockedRow {
   failed_attempts: number;
   assigned_key_id: string | null;
   batch_code: string | null;
+  address_lat: number | null;
+  address_lng: number | null;
 }
 
-const LOCKED_COLUMNS =
-  'id, code, environment, status, payment_method, cod_amount_qepik, failed_attempts, assigned_key_id, batch_code';
+/** The locked columns, of the table aliased `o`. */
+const LOCKED_COLUMNS = [
+  ...[
+    'id',
+    'code',
+    'environment',
+    'status',
+    'payment_method',
+    'cod_amount_qepik',
+    'failed_attempts',
+    'assigned_key_id',
+    'batch_code',
+  ].map((c) => `o.${c}`),
+  // Read with the lock so that a proof's geofence costs the event no round trip of its own.
+  "(o.customer->'address'->>'lat')::float8 AS address_lat",
+  "(o.customer->'address'->>'lng')::float8 AS address_lng",
+].join(', ');
 
 function lockedOrder(r: LockedRow): LockedOrder {
   return {
@@ -49,6 +68,7 @@ function lockedOrder(r: LockedRow): LockedOrder {
     failedAttempts: r.failed_attempts,
     assignedKeyId: r.assigned_key_id,
     batchCode: r.batch_code,
+    addressPoint: r.address_lat !== null && r.address_lng !== null ? { lat: r.address_lat, lng: r.address_lng } : null,
   };
 }
 
@@ -58,7 +78,7 @@ function lockedOrder(r: LockedRow): LockedOrder {
  * racing changes the second sees the first's outcome.
  */
 export async function lockOrderByCode(code: string, q: Queryable): Promise<LockedOrder | null> {
-  const rows = await prepared<LockedRow>(`SELECT ${LOCKED_COLUMNS} FROM orders WHERE code = $1 FOR UPDATE`, [code], q);
+  const rows = await prepared<LockedRow>(`SELECT ${LOCKED_COLUMNS} FROM orders o WHERE o.code = $1 FOR UPDATE`, [code], q);
   return rows[0] ? lockedOrder(rows[0]) : null;
 }
 
@@ -91,9 +111,7 @@ export async function lockVisibleOrders(
   // was small, can be a sequential scan. The codes are probed on the unique index (`code = ANY`); the
   // scopes are joined to the rows found.
   const rows = await q.query<LockedRow>(
-    `SELECT ${LOCKED_COLUMNS.split(', ')
-      .map((c) => `o.${c}`)
-      .join(', ')}
+    `SELECT ${LOCKED_COLUMNS}
        FROM orders o
        JOIN unnest($1::text[], $2::text[], $3::uuid[]) AS s(code, environment, key_id)
          ON s.code = o.code AND o.environment = s.environment AND (s.key_id IS NULL OR o.assigned_key_id = s.key_id)
@@ -125,9 +143,7 @@ export async function lockOrderForAssignment(
   const rows = await q.query<
     LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
   >(
-    `SELECT ${LOCKED_COLUMNS.split(', ')
-      .map((c) => `o.${c}`)
-      .join(', ')}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
+    `SELECT ${LOCKED_COLUMNS}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
        FROM orders o LEFT JOIN api_keys k ON k.id = $2
       WHERE o.code = $1
         FOR UPDATE OF o`,

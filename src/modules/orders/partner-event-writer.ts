@@ -131,9 +131,9 @@ export class PartnerEventWriter {
       const target = found instanceof Promise ? await found : found;
       try {
         const change = partnerEventChange(target, body, now);
-        // The event's proof (geofence, 409) on its locked order: nothing to await without one.
-        const proof = proofOfEvent(target.key, change.orderId, body, now, tx);
-        if (proof) proofs.push(await proof);
+        // The event's proof (geofence, 409) on its locked order, whose address came with the lock.
+        const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
+        if (proof) proofs.push(proof);
         outcomes.push({ event, change });
         tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
       } catch (err) {

@@ -64,8 +64,7 @@ export async function recordPartnerEvent(
         const found = eventTarget(key, environment, code, locked, tx);
         const target = found instanceof Promise ? await found : found;
         const change = partnerEventChange(target, body, now);
-        const proofFound = proofOfEvent(target.key, change.orderId, body, now, tx);
-        const proof = proofFound ? await proofFound : null;
+        const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
         const pieces = await recordStatusChange(change, tx);
         if (proof) await recordProofs([proof], tx);
         tx.changed({ environment, keyIds: [target.key.actsForKeyId] });

@@ -4,14 +4,14 @@
  *  - `checkEventProof` before the order is looked up (the body and the partner's policy: 400s). No
  *    promise and no query unless photos are named (their ownership is one query).
  *  - `proofOfEvent` on the locked order once the event is accepted by the state machine: the geofence
- *    (409) and the row to write. Nothing (no promise) for an event without proof.
+ *    (409, against the address point read with the order's lock) and the row to write. No query.
  *  - `recordProofs` writes a transaction's proofs in one statement.
  */
 import type { Queryable } from '../../db/db.js';
 import { AppError, validationError } from '../../errors.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { findUploads } from '../uploads/uploads.repo.js';
-import { findAddressPoint, insertProofs, type NewProof } from './proof.repo.js';
+import { insertProofs, type NewProof } from './proof.repo.js';
 
 export type { NewProof };
 
@@ -72,45 +72,43 @@ export function allowedDistanceM(accuracyM: number): number {
 const round1 = (m: number) => Math.round(m * 10) / 10;
 
 /**
- * The proof row of an accepted event on its locked order, or null (synchronously) when the event has
- * no proof. A DELIVERED location outside the geofence of an address with coordinates is refused
- * (409 ERR_OUTSIDE_GEOFENCE with `details { distanceM, allowedM }`).
+ * The proof row of an accepted event on its locked order (whose address point came with the lock), or
+ * null when the event has no proof. A DELIVERED location outside the geofence of an address with
+ * coordinates is refused (409 ERR_OUTSIDE_GEOFENCE with `details { distanceM, allowedM }`). No query.
  */
 export function proofOfEvent(
   key: ResolvedKey,
-  orderId: string,
+  order: { id: string; addressPoint: { lat: number; lng: number } | null },
   body: ProofEventBody,
   now: Date,
-  q: Queryable,
-): null | Promise<NewProof> {
+): NewProof | null {
   const proof = body.proof;
   if (proof === undefined || !PROVABLE.has(body.type)) return null;
   const event = body.type as NewProof['event'];
-  const row = (distanceM: number | null): NewProof => ({
-    orderId,
+  const location = proof.location;
+  let distanceM: number | null = null;
+  if (location && order.addressPoint) {
+    const distance = haversineM(order.addressPoint, location);
+    const allowedM = allowedDistanceM(location.accuracyM);
+    if (event === 'DELIVERED' && distance > allowedM) {
+      throw new AppError(
+        'ERR_OUTSIDE_GEOFENCE',
+        `The location is ${Math.round(distance)} m from the delivery address; at most ${allowedM} m is allowed`,
+        { distanceM: round1(distance), allowedM },
+      );
+    }
+    distanceM = round1(distance);
+  }
+  return {
+    orderId: order.id,
     partnerId: key.partnerId,
     event,
     at: now,
-    location: proof.location ?? null,
+    location: location ?? null,
     distanceM,
     photoIds: proof.photoIds ?? [],
     recipientName: proof.recipientName ?? null,
-  });
-  const location = proof.location;
-  if (!location) return Promise.resolve(row(null));
-  return findAddressPoint(orderId, q).then((address) => {
-    if (!address) return row(null);
-    const distanceM = haversineM(address, location);
-    const allowedM = allowedDistanceM(location.accuracyM);
-    if (event === 'DELIVERED' && distanceM > allowedM) {
-      throw new AppError(
-        'ERR_OUTSIDE_GEOFENCE',
-        `The location is ${Math.round(distanceM)} m from the delivery address; at most ${allowedM} m is allowed`,
-        { distanceM: round1(distanceM), allowedM },
-      );
-    }
-    return row(round1(distanceM));
-  });
+  };
 }
 
 export async function recordProofs(proofs: NewProof[], q: Queryable): Promise<void> {

@@ -17,16 +17,6 @@ export interface NewProof {
   recipientName: string | null;
 }
 
-/** The delivery address's coordinates of a (locked) order; null when it has none. */
-export async function findAddressPoint(orderId: string, q: Queryable): Promise<{ lat: number; lng: number } | null> {
-  const rows = await q.query<{ lat: number | null; lng: number | null }>(
-    `SELECT (customer->'address'->>'lat')::float8 AS lat, (customer->'address'->>'lng')::float8 AS lng FROM orders WHERE id = $1`,
-    [orderId],
-  );
-  const r = rows[0];
-  return r && r.lat !== null && r.lng !== null ? { lat: r.lat, lng: r.lng } : null;
-}
-
 /** Writes proofs (one statement for a group of events). */
 export async function insertProofs(proofs: NewProof[], q: Queryable): Promise<void> {
   if (proofs.length === 0) return;
