@@ -105,6 +105,9 @@ const OWNED: Record<string, (o: Owned) => Promise<{ url: string; body?: unknown 
   'DELETE /v1/developer/webhooks/:id': async (o) => ({ url: `/v1/developer/webhooks/${await o.webhook()}` }),
   'GET /v1/developer/webhooks/:id/deliveries': async (o) => ({ url: `/v1/developer/webhooks/${await o.webhook()}/deliveries` }),
   'GET /v1/developer/webhooks/:id/health': async (o) => ({ url: `/v1/developer/webhooks/${await o.webhook()}/health` }),
+  'GET /v1/developer/webhooks/:id/signing-secret': async (o) => ({
+    url: `/v1/developer/webhooks/${await o.webhook()}/signing-secret`,
+  }),
   'POST /v1/developer/webhooks/:id/recover': async (o) => ({
     url: `/v1/developer/webhooks/${await o.webhook()}/recover`,
     body: { since: new Date(t.clock.nowMs() - 3_600_000).toISOString() },

@@ -36,6 +36,7 @@ export const SDK_COVERAGE = {
     'GET /v1/developer/webhooks',
     'GET /v1/developer/webhooks/{id}/deliveries',
     'GET /v1/developer/webhooks/{id}/health',
+    'GET /v1/developer/webhooks/{id}/signing-secret',
     'PATCH /v1/developer/webhooks/{id}',
     'POST /v1/auth/otp/request',
     'POST /v1/auth/otp/verify',

@@ -216,6 +216,7 @@ describe('webhooks: developer operations and verifyWebhook on real deliveries', 
     const health = await dev.webhooks.health(hookId);
     expect(health).toMatchObject({ webhookId: hookId, isActive: true });
     expect(health.delivered).toBeGreaterThanOrEqual(1);
+    expect(await dev.webhooks.signingSecret(hookId)).toEqual({ webhookId: hookId, form: 'base64', rotationSuggested: false });
 
     const types = await dev.eventTypes();
     expect(types.items.map((i) => i.type)).toEqual(expect.arrayContaining(['ping', 'order.status_changed', 'batch.completed']));

@@ -35,6 +35,7 @@ export const queryKeys = {
   checklist: (keyId: string) => ['developer', 'checklist', keyId] as const,
   webhooks: ['developer', 'webhooks'] as const,
   webhookHealth: (webhookId: string) => ['developer', 'webhook-health', webhookId] as const,
+  webhookSecret: (webhookId: string) => ['developer', 'webhook-secret', webhookId] as const,
   webhookDeliveries: (webhookId: string) => ['developer', 'webhook-deliveries', webhookId] as const,
   eventTypes: ['developer', 'event-types'] as const,
   delivery: (deliveryId: string) => ['developer', 'deliveries', deliveryId] as const,

@@ -3,8 +3,9 @@
  * /usr/bin/chromium through playwright-core) against the real app on a real port, with the worker
  * running and a local webhook receiver: the health card that says "failing" before anything is dead,
  * a test event of any kind, the delivery detail updating live, a redeliver that visibly resets its row,
- * recovering a window of failed deliveries, rotating the signing secret (shown once, with the grace's
- * end; deliveries verify with either secret), and the event catalog.
+ * recovering a window of failed deliveries, rotating the signing secret (suggested for a secret of the
+ * older form; shown once, with the grace's end; deliveries verify with either secret), and the event
+ * catalog.
  *
  * Screenshots of every page, at desktop and phone width, go to artifacts/screenshots/webhook-ops-*.
  */
@@ -48,7 +49,16 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     ({ page, origin } = run);
     partner = await createPartner(run.t.ctx, 'Caspian Couriers');
     const key = await createKey(run.t.ctx, partner.id, { name: 'Dispatch system' });
-    ({ id: webhookId, secret } = await addWebhook(run, partner, key.id));
+    ({ id: webhookId } = await addWebhook(run, partner, key.id));
+    // The webhook's secret was made before secrets were standard base64: whsec_ + base64url of 32
+    // bytes. Deliveries verify with it; the Webhooks page suggests rotating it.
+    const bytes = Buffer.alloc(32);
+    for (let i = 0; i < 32; i++) bytes[i] = 250 - i * 3;
+    secret = `whsec_${bytes.toString('base64url')}`;
+    await run.t.ctx.db.query('UPDATE webhooks SET secret_ciphertext = $2 WHERE id = $1', [
+      webhookId,
+      run.t.ctx.secrets.encrypt(secret),
+    ]);
 
     await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
@@ -173,11 +183,15 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     await page.locator('tbody tr[data-status="FAILED"]').first().waitFor({ state: 'detached' });
   });
 
-  it('rotates the signing secret: the new one shown once with the end of the grace; deliveries verify with either', async () => {
+  it('suggests rotating a secret of the older form, and rotates it: the new one shown once with the end of the grace; deliveries verify with either', async () => {
     await nav(page, 'Webhooks');
     const card = page.locator(`li[data-webhook-id="${webhookId}"]`);
     await card.locator('[data-testid="webhook-health"][data-verdict="Healthy"]').waitFor();
-    await card.getByRole('button', { name: 'Rotate secret' }).click();
+    const suggestion = card.getByTestId('rotate-secret-suggested');
+    await suggestion.waitFor();
+    expect(await suggestion.textContent()).toContain('Standard Webhooks libraries cannot read it');
+    await shotBoth('rotate-suggested');
+    await suggestion.getByRole('button', { name: 'Rotate the secret…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Rotate the signing secret?' });
     await dialog.waitFor();
     await dialog.getByLabel('Keep the current secret working for').selectOption('72');
@@ -194,6 +208,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     await shotBoth('rotate-secret');
     await reveal.getByRole('button', { name: 'I have copied it' }).click();
     expect(await page.locator('body').textContent()).not.toContain(rotated);
+    await suggestion.waitFor({ state: 'detached' });
 
     const queued = await api('POST', `/v1/developer/webhooks/${webhookId}/test`);
     await expect.poll(() => run.receiver.received.some((r) => r.headers['x-partner-delivery'] === queued.json.id)).toBe(true);

@@ -87,6 +87,8 @@ export interface DeveloperClient extends TypedClient<DeveloperPaths> {
     recover(id: string, body: Schemas['RecoverDeliveriesDto']): Promise<Schemas['RecoverQueued']>;
     /** Delivery health over the last 24 h. */
     health(id: string): Promise<Schemas['WebhookHealth']>;
+    /** The form of the current signing secret (never the secret): rotate when `rotationSuggested`. */
+    signingSecret(id: string): Promise<Schemas['WebhookSigningSecret']>;
     /** One page of the webhook's deliveries, newest first. */
     listDeliveries(id: string, query?: Query<operations['listWebhookDeliveries']>): Promise<Schemas['PageOfDeveloperDelivery']>;
     /** Every delivery of the webhook (matching `query`), page after page. */
@@ -199,6 +201,7 @@ export function createDeveloperClient(options: DeveloperClientOptions): Develope
       rotateSecret: (id, body) => api.POST('/v1/developer/webhooks/{id}/rotate-secret', { params: { path: { id } }, body }),
       recover: (id, body) => api.POST('/v1/developer/webhooks/{id}/recover', { params: { path: { id } }, body }),
       health: (id) => api.GET('/v1/developer/webhooks/{id}/health', { params: { path: { id } } }),
+      signingSecret: (id) => api.GET('/v1/developer/webhooks/{id}/signing-secret', { params: { path: { id } } }),
       listDeliveries: (id, query) => api.GET('/v1/developer/webhooks/{id}/deliveries', { params: { path: { id }, query } }),
       deliveries: (id, query) => api.paginate('/v1/developer/webhooks/{id}/deliveries', { path: { id }, query }),
     },

@@ -30,6 +30,7 @@ export type WebhookDeliveryStatus = Schemas['WebhookDeliveryStatus'];
 export type DeveloperWebhookCreated = Schemas['DeveloperWebhookCreated'];
 export type DeveloperWebhookRotated = Schemas['DeveloperWebhookRotated'];
 export type WebhookHealth = Schemas['WebhookHealth'];
+export type WebhookSigningSecret = Schemas['WebhookSigningSecret'];
 export type DeliveryAttempt = Schemas['DeliveryAttempt'];
 export type DeveloperDeliveryDetail = Schemas['DeveloperDeliveryDetail'];
 export type EventTypeItem = Schemas['EventTypeItem'];

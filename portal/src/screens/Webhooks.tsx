@@ -15,6 +15,7 @@ import { isRevoked } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { RecoverDialog } from '../components/RecoverDialog';
 import { RotateSecretDialog } from '../components/RotateSecretDialog';
+import { SecretFormNotice } from '../components/SecretFormNotice';
 import { Empty, LoadError, Loading } from '../components/States';
 import { TestEventPicker } from '../components/TestEventPicker';
 import { CreateWebhookDialog, DeleteWebhookDialog, EditWebhookDialog } from '../components/WebhookDialogs';
@@ -121,7 +122,14 @@ export function Webhooks() {
       <CreateWebhookDialog apiKey={creatingFor} onClose={() => setCreatingFor(null)} onCreated={reloadWebhooks} />
       <EditWebhookDialog webhook={editing} onClose={() => setEditing(null)} onSaved={replaceWebhook} />
       <DeleteWebhookDialog webhook={deleting} onClose={() => setDeleting(null)} onDeleted={reloadWebhooks} />
-      <RotateSecretDialog webhook={rotating} onClose={() => setRotating(null)} onRotated={replaceWebhook} />
+      <RotateSecretDialog
+        webhook={rotating}
+        onClose={() => setRotating(null)}
+        onRotated={(w) => {
+          replaceWebhook(w);
+          void invalidate(queryKeys.webhookSecret(w.id));
+        }}
+      />
       <RecoverDialog webhook={recovering} onClose={() => setRecovering(null)} />
     </>
   );
@@ -178,6 +186,7 @@ function WebhookItem({
         ))}
       </ul>
       <WebhookHealthCard webhook={webhook} />
+      <SecretFormNotice webhook={webhook} onRotate={onRotate} />
       <p className="hint">Created {formatDateTime(webhook.createdAt)}.</p>
       <div className="actions">
         <Link to={`/webhooks/${webhook.id}`} className="button">

@@ -1,12 +1,18 @@
 /**
- * Webhook operations (docs/decisions-log.md, 'Webhook operations'): a delivery's detail, recover, secret rotation, health (bearer
+ * Webhook operations (docs/decisions-log.md, 'Webhook operations'): a delivery's detail, recover, secret rotation and form, health (bearer
  * token of a PARTNER account), and the public event catalog. Registered by webhooks.routes.ts.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { partnerIdOf } from '../../plugins/bearer-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { EventTypes, eventCatalog } from './event-catalog.js';
-import { getDeliveryDetail, getWebhookHealth, recoverDeliveries, rotateSecret } from './webhook-operations.service.js';
+import {
+  getDeliveryDetail,
+  getSigningSecretForm,
+  getWebhookHealth,
+  recoverDeliveries,
+  rotateSecret,
+} from './webhook-operations.service.js';
 import {
   DeliveryIdParams,
   DeveloperDeliveryDetail,
@@ -16,6 +22,7 @@ import {
   RecoverQueued,
   RotateWebhookSecretDto,
   WebhookHealth,
+  WebhookSigningSecret,
 } from './webhooks.schemas.js';
 
 const tags = ['developer'];
@@ -111,6 +118,25 @@ export const webhookOperationsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       },
     },
     async (request) => getWebhookHealth(deps, partnerIdOf(request), request.params.id),
+  );
+
+  app.get(
+    '/v1/developer/webhooks/:id/signing-secret',
+    {
+      onRequest,
+      schema: {
+        summary: 'Signing secret form',
+        description:
+          'Which form the current signing secret was made in (never the secret itself). Secrets made earlier are base64url, ' +
+          'which the Standard Webhooks libraries cannot decode as they are: `rotationSuggested` is then true, and rotating ' +
+          'the secret gives one in standard base64 that every verifier accepts.',
+        tags,
+        operationId: 'getWebhookSigningSecret',
+        params: IdParams,
+        response: { 200: WebhookSigningSecret, ...errorResponses(400, 401, 'ERR_API_KEY_SCOPE', 404) },
+      },
+    },
+    async (request) => getSigningSecretForm(deps, partnerIdOf(request), request.params.id),
   );
 
   const catalog = eventCatalog();

@@ -6,7 +6,7 @@
  */
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
-import { generateSigningSecret } from './delivery/signature.js';
+import { generateSigningSecret, signingSecretForm } from './delivery/signature.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
 import { findDeliveryBody, listAttempts } from './queue/read-attempts.js';
 import { findDeliveryWithKey } from './queue/read-deliveries.js';
@@ -21,6 +21,7 @@ import {
   type RecoverQueued,
   type RotateWebhookSecretDto,
   type WebhookHealth,
+  type WebhookSigningSecret,
 } from './webhooks.schemas.js';
 import { requireManageScope, type WebhooksDeps } from './webhooks.service.js';
 
@@ -119,6 +120,20 @@ export async function rotateSecret(
   });
   emitWebhookUpdated(deps.events, partnerId, webhook);
   return { ...webhook, secret, previousSecretExpiresAt: previousExpiresAt.toISOString() };
+}
+
+/** GET …/webhooks/{id}/signing-secret: the current secret's form, never the secret. */
+export async function getSigningSecretForm(
+  deps: WebhooksDeps,
+  partnerId: string,
+  webhookId: string,
+): Promise<WebhookSigningSecret> {
+  if (!isUuid(webhookId)) throw notFound('Webhook');
+  const found = await findWebhookWithKey(partnerId, webhookId, deps.db);
+  if (!found) throw notFound('Webhook');
+  requireManageScope(found.keyScopes);
+  const form = signingSecretForm(deps.secrets.decrypt(found.secretCiphertext));
+  return { webhookId, form, rotationSuggested: form === 'base64url' };
 }
 
 /** GET …/webhooks/{id}/health: the last 24 h of attempts, and the streak. */

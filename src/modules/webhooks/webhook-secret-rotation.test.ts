@@ -117,3 +117,39 @@ describe('POST /v1/developer/webhooks/{id}/rotate-secret', () => {
     }
   });
 });
+
+describe('GET /v1/developer/webhooks/{id}/signing-secret', () => {
+  it('says which form the current secret was made in, suggests rotating a base64url one, and never shows the secret', async () => {
+    const h = await createEndpoint(t, receiver);
+    const form = async () => {
+      const res = await callAs(t, h.partner, 'GET', `/v1/developer/webhooks/${h.hook.id}/signing-secret`);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).not.toContain('whsec_');
+      return res.json();
+    };
+    expect(await form()).toEqual({ webhookId: h.hook.id, form: 'base64', rotationSuggested: false });
+
+    // A secret of the earlier form: whsec_ + base64url of 32 bytes (43 characters, unpadded).
+    const bytes = Buffer.alloc(32);
+    for (let i = 0; i < 32; i++) bytes[i] = 250 - i * 3;
+    const older = `whsec_${bytes.toString('base64url')}`;
+    await t.ctx.db.query('UPDATE webhooks SET secret_ciphertext = $2 WHERE id = $1', [h.hook.id, t.ctx.secrets.encrypt(older)]);
+    expect(await form()).toEqual({ webhookId: h.hook.id, form: 'base64url', rotationSuggested: true });
+
+    // Rotated: the new secret is standard base64.
+    const res = await callAs(t, h.partner, 'POST', `/v1/developer/webhooks/${h.hook.id}/rotate-secret`, { graceHours: 1 });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await form()).toEqual({ webhookId: h.hook.id, form: 'base64', rotationSuggested: false });
+  });
+
+  it("answers 404 for another partner's webhook and for an id that is not one", async () => {
+    const h = await createEndpoint(t, receiver);
+    const other = await createEndpoint(t, receiver);
+    expectError(
+      await callAs(t, other.partner, 'GET', `/v1/developer/webhooks/${h.hook.id}/signing-secret`),
+      404,
+      'ERR_NOT_FOUND',
+    );
+    expectError(await callAs(t, h.partner, 'GET', '/v1/developer/webhooks/not-a-uuid/signing-secret'), 404, 'ERR_NOT_FOUND');
+  });
+});

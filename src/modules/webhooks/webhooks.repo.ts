@@ -24,6 +24,8 @@ export interface WebhookWithKey {
   partnerId: string;
   keyScopes: ApiKeyScope[];
   keyEnvironment: ApiKeyEnvironment;
+  /** The current signing secret, encrypted (secrets.decrypt). */
+  secretCiphertext: string;
 }
 
 const COLUMNS =
@@ -108,6 +110,7 @@ export async function findWebhookWithKey(
     partnerId: row.partner_id,
     keyScopes: row.key_scopes,
     keyEnvironment: row.key_environment,
+    secretCiphertext: row.secret_ciphertext,
   };
 }
 

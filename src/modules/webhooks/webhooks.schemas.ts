@@ -235,6 +235,23 @@ export const DeveloperWebhookRotated = Type.Object(
 );
 export type DeveloperWebhookRotated = Static<typeof DeveloperWebhookRotated>;
 
+export const WebhookSigningSecret = Type.Object(
+  {
+    webhookId: Uuid(),
+    form: StringEnum(['base64', 'base64url'] as const, {
+      description:
+        'How the current secret encodes its 32 bytes after `whsec_`: `base64` (standard, padded; the Standard Webhooks ' +
+        'libraries take the string as it is) or `base64url` (the form of secrets made earlier; those libraries cannot ' +
+        'decode it, the SDK and X-Partner-Signature verifiers can)',
+    }),
+    rotationSuggested: Type.Boolean({
+      description: 'True for a `base64url` secret: rotate it to get one every verifier accepts as it is',
+    }),
+  },
+  { $id: 'WebhookSigningSecret', additionalProperties: false },
+);
+export type WebhookSigningSecret = Static<typeof WebhookSigningSecret>;
+
 export const WebhookHealth = Type.Object(
   {
     webhookId: Uuid(),

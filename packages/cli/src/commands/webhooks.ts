@@ -184,6 +184,25 @@ export const webhookCommands: Command[] = [
       );
     },
   },
+  {
+    path: ['webhooks', 'signing-secret'],
+    summary: 'Which form a webhook’s signing secret has (never the secret), and whether to rotate it',
+    ...takes('<id>'),
+    async run(ctx, _values, [id]) {
+      const s = await ctx.developer().webhooks.signingSecret(id);
+      ctx.out.result(s, () => {
+        ctx.out.record([
+          ['Form', s.form],
+          ['Rotate', s.rotationSuggested ? `suggested: partner webhooks rotate-secret ${id}` : 'no need'],
+        ]);
+        if (s.rotationSuggested) {
+          ctx.out.note(
+            'Secrets of this older form verify X-Partner-Signature and with our SDK, not with Standard Webhooks libraries.',
+          );
+        }
+      });
+    },
+  },
   recoverCommand(['webhooks', 'recover']),
   {
     path: ['deliveries', 'list'],

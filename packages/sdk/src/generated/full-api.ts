@@ -1144,6 +1144,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/developer/webhooks/{id}/signing-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Signing secret form
+         * @description Which form the current signing secret was made in (never the secret itself). Secrets made earlier are base64url, which the Standard Webhooks libraries cannot decode as they are: `rotationSuggested` is then true, and rotating the secret gives one in standard base64 that every verifier accepts.
+         */
+        get: operations["getWebhookSigningSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/webhooks/{id}/test": {
         parameters: {
             query?: never;
@@ -3392,6 +3412,17 @@ export interface components {
              */
             consecutiveFailures: number;
             isActive: boolean;
+        };
+        WebhookSigningSecret: {
+            /** Format: uuid */
+            webhookId: string;
+            /**
+             * @description How the current secret encodes its 32 bytes after `whsec_`: `base64` (standard, padded; the Standard Webhooks libraries take the string as it is) or `base64url` (the form of secrets made earlier; those libraries cannot decode it, the SDK and X-Partner-Signature verifiers can)
+             * @enum {string}
+             */
+            form: "base64" | "base64url";
+            /** @description True for a `base64url` secret: rotate it to get one every verifier accepts as it is */
+            rotationSuggested: boolean;
         };
         Zone: {
             /** Format: uuid */
@@ -9235,6 +9266,103 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    getWebhookSigningSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSigningSecret"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
                     };
                 };
             };

@@ -51,6 +51,7 @@ export const OPERATIONS: readonly GeneratedOperation[] = [
   { method: 'GET', path: '/v1/developer/webhooks/{id}/health', operationId: 'getWebhookHealth', idempotencyKey: false },
   { method: 'POST', path: '/v1/developer/webhooks/{id}/recover', operationId: 'recoverWebhookDeliveries', idempotencyKey: false },
   { method: 'POST', path: '/v1/developer/webhooks/{id}/rotate-secret', operationId: 'rotateWebhookSecret', idempotencyKey: false },
+  { method: 'GET', path: '/v1/developer/webhooks/{id}/signing-secret', operationId: 'getWebhookSigningSecret', idempotencyKey: false },
   { method: 'POST', path: '/v1/developer/webhooks/{id}/test', operationId: 'testWebhook', idempotencyKey: false },
   { method: 'GET', path: '/v1/partner/balance', operationId: 'getBalance', idempotencyKey: false },
   { method: 'GET', path: '/v1/partner/me', operationId: 'getPartnerMe', idempotencyKey: false },

@@ -29,6 +29,15 @@ export function standardWebhooksKey(secret: string): Buffer {
   return Buffer.from(encoded, /[-_]/.test(encoded) ? 'base64url' : 'base64');
 }
 
+/**
+ * The form a secret was made in: `base64` (44 characters after `whsec_`, padded: what the Standard
+ * Webhooks libraries decode as is) or `base64url` (43 characters, unpadded: made earlier).
+ */
+export function signingSecretForm(secret: string): 'base64' | 'base64url' {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  return encoded.endsWith('=') && !/[-_]/.test(encoded) ? 'base64' : 'base64url';
+}
+
 /** `v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">` for one secret. */
 export function standardWebhooksSignature(secret: string, messageId: string, timestampSec: number, rawBody: string): string {
   const mac = createHmac('sha256', standardWebhooksKey(secret))
