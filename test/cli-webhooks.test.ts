@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { receiver, run, runJson, setUpCliApp, signedIn, TEST_TIMEOUT, t, until } from './cli.test-helpers.js';
+import { giveOlderFormSecret } from './factories.js';
 
 setUpCliApp();
 
@@ -55,12 +56,7 @@ describe('partner webhooks', TEST_TIMEOUT, () => {
       rotationSuggested: false,
     });
     // A secret made before secrets were standard base64.
-    const bytes = Buffer.alloc(32);
-    for (let i = 0; i < 32; i++) bytes[i] = 250 - i * 3;
-    await t.ctx.db.query('UPDATE webhooks SET secret_ciphertext = $2 WHERE id = $1', [
-      id,
-      t.ctx.secrets.encrypt(`whsec_${bytes.toString('base64url')}`),
-    ]);
+    await giveOlderFormSecret(t.ctx, id);
     const older = await run(user, ['webhooks', 'signing-secret', id]);
     expect(older.code, older.stderr).toBe(0);
     expect(older.stdout).toMatch(/Form:\s+base64url/);

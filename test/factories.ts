@@ -86,3 +86,15 @@ export async function createKey(
   );
   return { id, key: generated.key, prefix: generated.prefix, headers: { 'x-api-key': generated.key } };
 }
+
+/**
+ * Gives a webhook a signing secret of the form secrets had before they were standard base64: `whsec_` +
+ * base64url of 32 bytes (43 characters, holding '-' and '_'). Answers the secret.
+ */
+export async function giveOlderFormSecret(ctx: AppContext, webhookId: string): Promise<string> {
+  const bytes = Buffer.alloc(32);
+  for (let i = 0; i < 32; i++) bytes[i] = 250 - i * 3;
+  const secret = `whsec_${bytes.toString('base64url')}`;
+  await ctx.db.query('UPDATE webhooks SET secret_ciphertext = $2 WHERE id = $1', [webhookId, ctx.secrets.encrypt(secret)]);
+  return secret;
+}

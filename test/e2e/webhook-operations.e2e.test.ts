@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { EVENT_TYPES } from '../../src/modules/webhooks/event-catalog.js';
-import { createKey, createPartner, type TestPartner } from '../factories.js';
+import { createKey, createPartner, giveOlderFormSecret, type TestPartner } from '../factories.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
 import { addWebhook, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
@@ -52,13 +52,7 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     ({ id: webhookId } = await addWebhook(run, partner, key.id));
     // The webhook's secret was made before secrets were standard base64: whsec_ + base64url of 32
     // bytes. Deliveries verify with it; the Webhooks page suggests rotating it.
-    const bytes = Buffer.alloc(32);
-    for (let i = 0; i < 32; i++) bytes[i] = 250 - i * 3;
-    secret = `whsec_${bytes.toString('base64url')}`;
-    await run.t.ctx.db.query('UPDATE webhooks SET secret_ciphertext = $2 WHERE id = $1', [
-      webhookId,
-      run.t.ctx.secrets.encrypt(secret),
-    ]);
+    secret = await giveOlderFormSecret(run.t.ctx, webhookId);
 
     await signIn(page, origin, partner.phone);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();

@@ -6,7 +6,7 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
-import type { TestPartner } from '../../../test/factories.js';
+import { giveOlderFormSecret, type TestPartner } from '../../../test/factories.js';
 import type { ReceivedRequest } from '../../../test/webhook-receiver.js';
 import {
   callAs,
@@ -130,10 +130,7 @@ describe('GET /v1/developer/webhooks/{id}/signing-secret', () => {
     expect(await form()).toEqual({ webhookId: h.hook.id, form: 'base64', rotationSuggested: false });
 
     // A secret of the earlier form: whsec_ + base64url of 32 bytes (43 characters, unpadded).
-    const bytes = Buffer.alloc(32);
-    for (let i = 0; i < 32; i++) bytes[i] = 250 - i * 3;
-    const older = `whsec_${bytes.toString('base64url')}`;
-    await t.ctx.db.query('UPDATE webhooks SET secret_ciphertext = $2 WHERE id = $1', [h.hook.id, t.ctx.secrets.encrypt(older)]);
+    await giveOlderFormSecret(t.ctx, h.hook.id);
     expect(await form()).toEqual({ webhookId: h.hook.id, form: 'base64url', rotationSuggested: true });
 
     // Rotated: the new secret is standard base64.
