@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
 import { TRACKING_UPDATED_EVENT, type TrackingUpdate } from '../src/modules/tracking/tracking-buffer.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
+import { BENCH_ENV } from './bench-env.js';
 import { seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
 import { freshServerDatabase } from './server-db.js';
 
@@ -38,10 +39,7 @@ async function main() {
   }
   const prefix = `bench:${randomUUID()}`;
   const config = loadConfig({
-    NODE_ENV: 'production',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: 'memory://',
+    ...BENCH_ENV,
     ...(url ? { DATABASE_URL: url, REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: prefix } : {}),
   });
   const ctx = await createContext({ ...config, isProduction: false, nodeEnv: 'development' });

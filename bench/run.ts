@@ -41,6 +41,7 @@ import { createContext } from '../src/context.js';
 import { PartnerOrderCache } from '../src/modules/orders/read-cache.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { arg } from './args.js';
+import { BENCH_ENV } from './bench-env.js';
 import { type Compared, figuresTable } from './figures.js';
 import { KEYS_EACH, PARTNERS, seedHotPaths } from './hot-paths-seed.js';
 import { durablePaths, startBytesRoute, startDurableWriteRoute } from './limits.js';
@@ -126,15 +127,8 @@ async function main() {
 async function benchMain(bareUrl: string, printed: string[]): Promise<Record<string, unknown>> {
   const server = DB_MODE === 'server' ? await freshServerDatabase() : null;
   const config = loadConfig({
-    NODE_ENV: 'production',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    LOG_LEVEL: 'warn',
+    ...BENCH_ENV,
     METRICS_PORT: COMPARE === 'metrics' ? '0' : 'off',
-    // Production needs an SMS gateway; the bench signs in no one by code.
-    SMS_PROVIDER: 'http',
-    SMS_HTTP_URL: 'http://127.0.0.1:9/sms',
-    SMS_HTTP_SECRET: 'unused-sms-gateway-secret',
-    DATA_DIR: 'memory://',
     // Redis keys under a namespace of this run's own, removed at the end.
     ...(server ? { DATABASE_URL: server.url, REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `bench:${randomUUID()}` } : {}),
   });

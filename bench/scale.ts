@@ -25,6 +25,7 @@ import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { newId } from '../src/shared/ids.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { arg } from './args.js';
+import { BENCH_ENV } from './bench-env.js';
 import { type Measured, measured } from './figures.js';
 import type { Load } from './load-generator.js';
 import { DAY_MS, DELIVERIES, findSeeded, LOG_ROWS, loadAverage, ORDERS, seedLists } from './scale-seed.js';
@@ -39,10 +40,7 @@ const REUSE = arg('reuse', '');
 
 async function startApi(url: string, prefix: string): Promise<{ ctx: AppContext; base: string; close: () => Promise<void> }> {
   const config = loadConfig({
-    NODE_ENV: 'production',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: 'memory://',
+    ...BENCH_ENV,
     DATABASE_URL: url,
     REDIS_URL: process.env.REDIS_URL,
     REDIS_KEY_PREFIX: prefix,

@@ -22,6 +22,7 @@ import { createContext } from '../src/context.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { newId } from '../src/shared/ids.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
+import { BENCH_ENV } from './bench-env.js';
 import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
 import type { Load, LoadResult } from './load-generator.js';
 import { type SeedDb, seedDb, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
@@ -58,14 +59,7 @@ const STATUS_WALK = ['VENDOR_ACCEPTED', 'RUNNER_PICKUP', 'AT_HUB', 'PACKED'];
 export async function benchOperatorWrites(options: WriteBenchOptions): Promise<WriteFigure[]> {
   const { database } = options;
   const config = loadConfig({
-    NODE_ENV: 'production',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    LOG_LEVEL: 'warn',
-    // Production needs an SMS gateway; the bench signs in no one by code.
-    SMS_PROVIDER: 'http',
-    SMS_HTTP_URL: 'http://127.0.0.1:9/sms',
-    SMS_HTTP_SECRET: 'unused-sms-gateway-secret',
-    DATA_DIR: 'memory://',
+    ...BENCH_ENV,
     ...(database
       ? { DATABASE_URL: database.url, REDIS_URL: options.redisUrl ?? undefined, REDIS_KEY_PREFIX: `bench:${randomUUID()}` }
       : {}),
