@@ -132,6 +132,7 @@ describe('real answers match the document', () => {
       await documented('POST /v1/developer/webhooks/{id}/recover', { url: `${hookUrl}/recover`, headers: dev, payload });
     }
     await documented('GET /v1/developer/webhooks/{id}/health', { url: `${hookUrl}/health`, headers: dev });
+    await documented('GET /v1/developer/webhooks/{id}/signing-secret', { url: `${hookUrl}/signing-secret`, headers: dev });
     for (const payload of [{ graceHours: 2 }, { graceHours: 500 }]) {
       await documented('POST /v1/developer/webhooks/{id}/rotate-secret', {
         url: `${hookUrl}/rotate-secret`,

@@ -49,6 +49,7 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/webhooks/{id}/recover',
   'POST /v1/developer/webhooks/{id}/rotate-secret',
   'GET /v1/developer/webhooks/{id}/health',
+  'GET /v1/developer/webhooks/{id}/signing-secret',
   'GET /v1/developer/event-types',
   // Request log (docs/decisions-log.md, 'Request log').
   'GET /v1/developer/requests',
