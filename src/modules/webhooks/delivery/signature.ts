@@ -25,8 +25,11 @@ export function generateSigningSecret(): string {
  * standard base64 or, for secrets made earlier, base64url (docs/webhook-signatures.md, "Secrets").
  */
 export function standardWebhooksKey(secret: string): Buffer {
-  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
-  return Buffer.from(encoded, /[-_]/.test(encoded) ? 'base64url' : 'base64');
+  return Buffer.from(encodedPart(secret), signingSecretForm(secret));
+}
+
+function encodedPart(secret: string): string {
+  return secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
 }
 
 /**
@@ -34,7 +37,7 @@ export function standardWebhooksKey(secret: string): Buffer {
  * Webhooks libraries decode as is) or `base64url` (43 characters, unpadded: made earlier).
  */
 export function signingSecretForm(secret: string): 'base64' | 'base64url' {
-  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  const encoded = encodedPart(secret);
   return encoded.endsWith('=') && !/[-_]/.test(encoded) ? 'base64' : 'base64url';
 }
 
