@@ -13,6 +13,7 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { adminKeysRoutes } from './modules/keys/admin-keys.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { openapiRoutes } from './modules/openapi/openapi.routes.js';
+import { orderViewRoutes } from './modules/order-view/order-view.routes.js';
 import { adminOrdersRoutes } from './modules/orders/admin-orders.routes.js';
 import { partnerOrdersRoutes } from './modules/orders/partner-orders.routes.js';
 import { adminPartnersRoutes } from './modules/partners/admin-partners.routes.js';
@@ -108,6 +109,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(uploadsRoutes);
   await app.register(proofRoutes);
   await app.register(proofDeveloperRoutes);
+  await app.register(orderViewRoutes);
   await app.register(sandboxRoutes);
   await app.register(webhooksRoutes);
   await app.register(requestLogRoutes);

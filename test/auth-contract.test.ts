@@ -152,6 +152,14 @@ const OWNED: Record<string, (o: Owned) => Promise<{ url: string; body?: unknown 
   'GET /v1/developer/orders/:code/payment-intent': async (o) => ({
     url: `/v1/developer/orders/${await o.order()}/payment-intent`,
   }),
+  'GET /v1/developer/orders/:code': async (o) => ({ url: `/v1/developer/orders/${await o.order()}` }),
+  'GET /v1/developer/deliveries/:id/request-headers': async (o) => ({
+    url: `/v1/developer/deliveries/${await o.delivery()}/request-headers`,
+  }),
+  'POST /v1/developer/sandbox/settlements/:id/remittances': async (o) => ({
+    url: `/v1/developer/sandbox/settlements/${await o.settlement()}/remittances`,
+    body: { amountQepik: 1, reference: 'BANK-1' },
+  }),
   'POST /v1/partner/sandbox/settlements/:id/remittances': async (o) => ({
     url: `/v1/partner/sandbox/settlements/${await o.settlement()}/remittances`,
     body: { amountQepik: 1, reference: 'BANK-1' },

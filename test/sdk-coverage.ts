@@ -32,6 +32,7 @@ export const SDK_COVERAGE = {
   webhooks: [
     'DELETE /v1/developer/webhooks/{id}',
     'GET /v1/developer/deliveries/{id}',
+    'GET /v1/developer/deliveries/{id}/request-headers',
     'GET /v1/developer/event-types',
     'GET /v1/developer/webhooks',
     'GET /v1/developer/webhooks/{id}/deliveries',
@@ -68,8 +69,10 @@ export const SDK_COVERAGE = {
     'POST /v1/partner/sandbox/orders/{code}/platform-status',
   ],
   paymentsTracking: [
+    'GET /v1/developer/orders/{code}',
     'GET /v1/developer/orders/{code}/payment-intent',
     'GET /v1/developer/orders/{code}/proof',
+    'GET /v1/developer/payment-intents',
     'GET /v1/developer/payments/balance',
     'GET /v1/developer/settlements',
     'GET /v1/developer/settlements/{id}',
@@ -89,6 +92,8 @@ export const SDK_COVERAGE = {
     'POST /v1/auth/otp/request',
     'POST /v1/auth/otp/verify',
     'POST /v1/developer/keys',
+    'POST /v1/developer/sandbox/settlements',
+    'POST /v1/developer/sandbox/settlements/{id}/remittances',
     'POST /v1/partner/orders/{code}/events',
     'POST /v1/partner/orders/{code}/locations',
     'POST /v1/partner/sandbox/orders',

@@ -54,9 +54,15 @@ describe('payments', () => {
       parseAs: 'text',
     });
     expect(String(csv).split('\r\n')[0]).toBe('id,type,orderCode,paymentIntentId,expectedQepik,amountQepik,note,reference,at');
+    // One qəpik through the portal's route (with a note), the rest through the partner API's.
+    const fromPortal = await dev.POST('/v1/developer/sandbox/settlements/{id}/remittances', {
+      params: { path: { id: settlement.id } },
+      body: { amountQepik: 1, reference: 'SDK-0', note: 'from the portal' },
+    });
+    expect(fromPortal.note).toBe('from the portal');
     const remitted = await sandbox.POST('/v1/partner/sandbox/settlements/{id}/remittances', {
       params: { path: { id: settlement.id } },
-      body: { amountQepik: settlement.outstandingQepik, reference: 'SDK-1' },
+      body: { amountQepik: settlement.outstandingQepik - 1, reference: 'SDK-1' },
     });
     expect(remitted.type).toBe('REMITTANCE');
 
@@ -74,6 +80,12 @@ describe('payments', () => {
     );
     const intent = await dev.GET('/v1/developer/orders/{code}/payment-intent', { params: { path: { code: card.code } } });
     expect(intent.id).toBe(captured.id);
+    const devIntents = await dev.GET('/v1/developer/payment-intents', {
+      params: { query: { environment: 'SANDBOX', method: 'CARD' } },
+    });
+    expect(devIntents.items.map((i) => i.id)).toContain(captured.id);
+    const closed = await dev.POST('/v1/developer/sandbox/settlements', { body: {} });
+    expect(closed).toMatchObject({ environment: 'sandbox', collectionsCount: 0 });
   });
 });
 
@@ -117,6 +129,9 @@ describe('tracking and proof', () => {
     expect((await dev.GET('/v1/developer/orders/{code}/proof', { params: { path: { code: order.code } } })).event).toBe(
       'DELIVERED',
     );
+    const view = await dev.GET('/v1/developer/orders/{code}', { params: { path: { code: order.code } } });
+    expect(view).toMatchObject({ order: { status: 'DELIVERED' }, proof: { recipientName: 'Leyla' } });
+    expect(view.tracking.location).not.toBeNull();
     const devBack = await dev.GET('/v1/developer/uploads/{id}', { params: { path: { id: upload.id } }, parseAs: 'arrayBuffer' });
     expect(Buffer.from(devBack as unknown as ArrayBuffer).equals(bytes)).toBe(true);
   });

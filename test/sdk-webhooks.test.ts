@@ -67,6 +67,9 @@ describe('webhooks: developer operations and verifyWebhook on real deliveries', 
       expect(page.items.find((d) => d.id === ping.id)?.status).toBe('DELIVERED');
     }, WAIT);
 
+    const sent = await dev.GET('/v1/developer/deliveries/{id}/request-headers', { params: { path: { id: ping.id } } });
+    expect(sent.attempts[0].headers['webhook-id']).toBe(first.event?.id);
+
     await dev.deliveries.redeliver(ping.id);
     await vi.waitFor(() => expect(receiver.deliveries.length).toBeGreaterThanOrEqual(2), WAIT);
     const second = receiver.deliveries[1];

@@ -46,6 +46,7 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/keys/{id}/sandbox/batches/{code}/status',
   // Webhook operations (docs/decisions-log.md, 'Webhook operations').
   'GET /v1/developer/deliveries/{id}',
+  'GET /v1/developer/deliveries/{id}/request-headers',
   'POST /v1/developer/webhooks/{id}/recover',
   'POST /v1/developer/webhooks/{id}/rotate-secret',
   'GET /v1/developer/webhooks/{id}/health',
@@ -74,6 +75,11 @@ const SPEC_OPERATIONS = [
   'GET /v1/developer/settlements/{id}/lines',
   'GET /v1/developer/settlements/{id}/lines.csv',
   'GET /v1/developer/orders/{code}/payment-intent',
+  'GET /v1/developer/payment-intents',
+  'POST /v1/developer/sandbox/settlements',
+  'POST /v1/developer/sandbox/settlements/{id}/remittances',
+  // The portal's order page (docs/portal.md, 'The order page').
+  'GET /v1/developer/orders/{code}',
 ].sort();
 
 const SPEC_SCHEMAS = [

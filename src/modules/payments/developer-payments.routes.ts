@@ -1,8 +1,9 @@
 /**
  * Payments for the partner's own users (bearer, PARTNER accounts): what the developer portal's Payments
  * page shows (docs/payments.md, "Developer portal reads"). The same reads as the partner API, for the
- * user's partner only: the balance and the settlement list of the environment asked for, a settlement
- * and its lines in either environment, and the payment intent of an order assigned to any of its keys.
+ * user's partner only: the balance, the payment intents and the settlement list of the environment asked
+ * for, a settlement and its lines in either environment, and the payment intent of an order assigned to
+ * any of its keys.
  * Another partner's settlement or order answers 404.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -13,7 +14,9 @@ import { OrderCodeParams } from '../orders/orders.schemas.js';
 import { sendStatementCsv } from './partner-payments.routes.js';
 import {
   LinesQuery,
+  ListPaymentIntentsQuery,
   ListSettlementsQuery,
+  PageOfPaymentIntent,
   PageOfSettlement,
   PageOfSettlementLine,
   PartnerBalance,
@@ -21,12 +24,16 @@ import {
   Settlement,
   SettlementIdParams,
 } from './payments.schemas.js';
-import { getPartnerBalance, getPartnerOrderIntent } from './payments.service.js';
+import { getPartnerBalance, getPartnerOrderIntent, listPartnerPaymentIntents } from './payments.service.js';
 import { getSettlement, getSettlementLines, listSettlements, settlementLinesCsv } from './settlements.service.js';
 
 const tags = ['developer'];
 
 const EnvironmentQuery = Type.Object({ environment: ApiKeyEnvironment }, { additionalProperties: false });
+const DeveloperPaymentIntentsQuery = Type.Object(
+  { environment: ApiKeyEnvironment, ...ListPaymentIntentsQuery.properties },
+  { additionalProperties: false },
+);
 const DeveloperSettlementsQuery = Type.Object(
   { environment: ApiKeyEnvironment, ...ListSettlementsQuery.properties },
   { additionalProperties: false },
@@ -53,6 +60,27 @@ export const developerPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       },
     },
     async (request) => getPartnerBalance(deps, partnerIdOf(request), request.query.environment),
+  );
+
+  app.get(
+    '/v1/developer/payment-intents',
+    {
+      onRequest,
+      schema: {
+        summary: 'List payment intents',
+        description:
+          'The payment intents of the orders assigned to any key of your partner in the environment asked for, newest first; ' +
+          'the filters of GET /v1/partner/payment-intents.',
+        tags,
+        operationId: 'listDeveloperPaymentIntents',
+        querystring: DeveloperPaymentIntentsQuery,
+        response: { 200: PageOfPaymentIntent, ...errorResponses('ERR_VALIDATION', 401, 403) },
+      },
+    },
+    async (request) => {
+      const { environment, ...filters } = request.query;
+      return listPartnerPaymentIntents(deps, partnerIdOf(request), environment, filters);
+    },
   );
 
   app.get(

@@ -143,3 +143,73 @@ describe('GET /v1/developer/orders/{code}/payment-intent', () => {
     expectError(await get(s.partner.auth, '/v1/developer/orders/NOPE-1/payment-intent'), 404, 'ERR_NOT_FOUND');
   });
 });
+
+describe('GET /v1/developer/payment-intents', () => {
+  it("lists the intents of every key of the partner in the environment, newest first, with the partner API's filters", async () => {
+    const s = await settledPartner();
+    const res = await get(s.partner.auth, '/v1/developer/payment-intents?environment=SANDBOX');
+    expect(res.statusCode, res.body).toBe(200);
+    const page = res.json();
+    expect(page).toMatchObject({ page: 1, pageSize: 20, total: 2 });
+    expect(page.items.map((i: { orderCode: string }) => i.orderCode)).toEqual([s.cardCode, s.codCode]);
+    const card = await get(s.partner.auth, '/v1/developer/payment-intents?environment=SANDBOX&method=CARD');
+    expect(card.json().items.map((i: { orderCode: string }) => i.orderCode)).toEqual([s.cardCode]);
+    const collected = await get(s.partner.auth, '/v1/developer/payment-intents?environment=SANDBOX&status=COLLECTED');
+    expect(collected.json().items.map((i: { orderCode: string }) => i.orderCode)).toEqual([s.codCode]);
+    const byCode = await get(s.partner.auth, `/v1/developer/payment-intents?environment=SANDBOX&orderCode=${s.codCode}`);
+    expect(byCode.json().total).toBe(1);
+    const future = new Date(t.clock.nowMs() + 60_000).toISOString();
+    expect(
+      (await get(s.partner.auth, `/v1/developer/payment-intents?environment=SANDBOX&updatedSince=${future}`)).json().total,
+    ).toBe(0);
+    expect((await get(s.partner.auth, '/v1/developer/payment-intents?environment=LIVE')).json().total).toBe(0);
+    for (const q of ['', '?environment=SANDBOX&status=PAID', '?environment=SANDBOX&pageSize=51', '?environment=SANDBOX&x=1']) {
+      expectError(await get(s.partner.auth, `/v1/developer/payment-intents${q}`), 400, 'ERR_VALIDATION');
+    }
+    const other = await createPartner(t.ctx);
+    expect((await get(other.auth, '/v1/developer/payment-intents?environment=SANDBOX')).json().total).toBe(0);
+  });
+});
+
+describe('POST /v1/developer/sandbox/settlements and …/remittances', () => {
+  it("closes the partner's sandbox period now and records a remittance with its note", async () => {
+    const partner = await createPartner(t.ctx);
+    const created = await t.live.inject({ method: 'POST', url: '/v1/developer/sandbox/settlements', headers: partner.auth });
+    expect(created.statusCode, created.body).toBe(201);
+    // A period with no collection is a zero statement, settled at once.
+    expect(created.json()).toMatchObject({ environment: 'sandbox', collectionsCount: 0, status: 'SETTLED' });
+
+    const s = await settledPartner();
+    const line = await t.live.inject({
+      method: 'POST',
+      url: `/v1/developer/sandbox/settlements/${s.settlementId}/remittances`,
+      headers: s.partner.auth,
+      payload: { amountQepik: 100, reference: 'BANK-1', note: 'first part' },
+    });
+    expect(line.statusCode, line.body).toBe(201);
+    expect(line.json()).toMatchObject({ type: 'REMITTANCE', amountQepik: 100, reference: 'BANK-1', note: 'first part' });
+    const other = await createPartner(t.ctx);
+    expectError(
+      await t.live.inject({
+        method: 'POST',
+        url: `/v1/developer/sandbox/settlements/${s.settlementId}/remittances`,
+        headers: other.auth,
+        payload: { amountQepik: 1, reference: 'X' },
+      }),
+      404,
+      'ERR_NOT_FOUND',
+    );
+  });
+
+  it('the sandbox remittance of the partner API takes a note too', async () => {
+    const s = await settledPartner();
+    const res = await t.sandbox.inject({
+      method: 'POST',
+      url: `/v1/partner/sandbox/settlements/${s.settlementId}/remittances`,
+      headers: s.key.headers,
+      payload: { amountQepik: 1, reference: 'BANK-2', note: 'test remittance' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().note).toBe('test remittance');
+  });
+});

@@ -61,6 +61,60 @@ export async function listVisibleIntents(
   return { total: Number(rows[0].total), items: rows[0].items ?? [] };
 }
 
+/**
+ * The intents of the orders assigned to any key of the partner in one environment, newest first, with the
+ * number of all that match (the portal's Payments page: a partner's users see every key's orders).
+ */
+export async function listPartnerIntents(
+  partnerId: string,
+  environment: ApiKeyEnvironment,
+  filters: IntentFilters,
+  page: { page: number; pageSize: number },
+  q: Queryable,
+): Promise<{ total: number; items: PaymentIntent[] }> {
+  const rows = await q.query<{ total: string; items: PaymentIntent[] | null }>(
+    `WITH m AS (
+       SELECT p, o.created_at, o.id FROM orders o JOIN payment_intents p ON p.order_id = o.id
+        WHERE o.assigned_key_id IN (SELECT k.id FROM api_keys k WHERE k.partner_id = $1 AND k.environment = $2)
+          AND ($3::text IS NULL OR p.status = $3)
+          AND ($4::text IS NULL OR p.method = $4)
+          AND ($5::text IS NULL OR o.code = $5)
+          AND ($6::timestamptz IS NULL OR p.updated_at >= $6)
+     ), pg AS (
+       SELECT payment_intent_json(m.p) AS j FROM m ORDER BY m.created_at DESC, m.id DESC LIMIT $7 OFFSET $8
+     )
+     SELECT (SELECT count(*) FROM m) AS total, (SELECT jsonb_agg(j) FROM pg) AS items`,
+    [
+      partnerId,
+      environment,
+      filters.status ?? null,
+      filters.method ?? null,
+      filters.orderCode ?? null,
+      filters.updatedSince ?? null,
+      page.pageSize,
+      (page.page - 1) * page.pageSize,
+    ],
+  );
+  return { total: Number(rows[0].total), items: rows[0].items ?? [] };
+}
+
+/** The refunds of an intent, oldest first. */
+export async function listRefunds(
+  intentId: string,
+  q: Queryable,
+): Promise<Array<{ id: string; amountQepik: number; reason: string | null; createdAt: string }>> {
+  const rows = await q.query<{ id: string; amount_qepik: string; reason: string | null; created_at: Date }>(
+    'SELECT id, amount_qepik, reason, created_at FROM payment_refunds WHERE payment_intent_id = $1 ORDER BY created_at, id',
+    [intentId],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    amountQepik: Number(r.amount_qepik),
+    reason: r.reason,
+    createdAt: r.created_at.toISOString(),
+  }));
+}
+
 /** One intent the scope sees (its order's rule), or null. */
 export async function findVisibleIntent(scope: PartnerOrderScope, id: string, q: Queryable): Promise<PaymentIntent | null> {
   // The order is probed by its primary key (a scalar subquery): joined freely, a plan may read the

@@ -198,6 +198,7 @@ export const SandboxRemittanceDto = Type.Object(
   {
     amountQepik: Type.Integer({ minimum: 1, maximum: MAX_AMOUNT }),
     reference: Type.String({ minLength: 1, maxLength: 200 }),
+    note: Type.Optional(Type.String({ maxLength: 500, description: "Shown on the statement's remittance line" })),
   },
   { additionalProperties: false },
 );

@@ -17,6 +17,7 @@ import {
   findPartnerIntentByOrderCode,
   findVisibleIntent,
   type LockedIntent,
+  listPartnerIntents,
   listVisibleIntents,
   lockIntentByOrderCode,
   partnerBalance,
@@ -162,6 +163,30 @@ export async function getPaymentIntent(deps: OrdersDeps, key: ResolvedKey, envir
 }
 
 /** The portal's read of an order's intent: orders assigned to any key of the user's partner. */
+/** The portal's list: the intents of every key of the partner in one environment (docs/payments.md, "Developer portal reads"). */
+export async function listPartnerPaymentIntents(
+  deps: OrdersDeps,
+  partnerId: string,
+  environment: ApiKeyEnvironment,
+  query: ListPaymentIntentsQuery,
+): Promise<PageOfPaymentIntent> {
+  const page = query.page ?? 1;
+  const pageSize = query.pageSize ?? 20;
+  const found = await listPartnerIntents(
+    partnerId,
+    environment,
+    {
+      status: query.status,
+      method: query.method,
+      orderCode: query.orderCode,
+      updatedSince: query.updatedSince === undefined ? undefined : parseInstant('updatedSince', query.updatedSince),
+    },
+    { page, pageSize },
+    deps.db,
+  );
+  return { page, pageSize, total: found.total, items: found.items };
+}
+
 export async function getPartnerOrderIntent(deps: OrdersDeps, partnerId: string, code: string): Promise<PaymentIntent> {
   const intent = await findPartnerIntentByOrderCode(partnerId, code, deps.db);
   if (!intent) throw notFound('Payment intent');

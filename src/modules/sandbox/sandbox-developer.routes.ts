@@ -2,12 +2,17 @@
  * The sandbox simulator and the go-live checklist on the developer API (bearer token of a PARTNER
  * account): what the portal drives. The simulator routes act for one sandbox key of the partner, with
  * the same service functions as the partner routes (sandbox-partner.routes.ts), so a move made in the
- * portal is the move a partner's own call makes, webhooks and realtime events included.
+ * portal is the move a partner's own call makes, webhooks and realtime events included. The sandbox's
+ * money moves of the marketplace (closing a period, recording a remittance) act for the partner: a
+ * settlement is the partner's, not a key's.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
 import { partnerIdOf } from '../../plugins/bearer-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { Batch, ChangeBatchStatusDto, CreateBatchDto, PartnerOrder } from '../orders/orders.schemas.js';
+import { SandboxRemittanceDto, Settlement, SettlementIdParams, SettlementLine } from '../payments/payments.schemas.js';
+import { addRemittance, createSettlement } from '../payments/settlements.service.js';
 import { keyChecklist } from './checklist.service.js';
 import {
   CreateSandboxOrderDto,
@@ -20,6 +25,7 @@ import {
   SandboxPlatformStatusDto,
 } from './sandbox.schemas.js';
 import { sandboxKeyOfPartner } from './sandbox-key.js';
+import { bodyOptional } from './sandbox-partner.routes.js';
 import { createSandboxBatch, movePlatformStatus, moveSandboxBatch, sandboxOverview } from './simulator.service.js';
 import { createTestOrders } from './test-orders.js';
 
@@ -152,6 +158,51 @@ export const sandboxDeveloperRoutes: FastifyPluginAsyncTypebox = async (app) => 
     async (request) => {
       const key = await sandboxKeyOfPartner(deps, partnerIdOf(request), request.params.id);
       return moveSandboxBatch(deps, key, request.params.code, request.body.status);
+    },
+  );
+  app.post(
+    '/v1/developer/sandbox/settlements',
+    {
+      onRequest,
+      preValidation: bodyOptional,
+      schema: {
+        summary: 'Close the sandbox period now',
+        description:
+          "A settlement of your partner's sandbox collections up to now, as the marketplace makes one on the live side " +
+          '(settlement.created). The same move as POST /v1/partner/sandbox/settlements, without a key. Twice at the same instant: 409 ERR_SETTLEMENT_EXISTS.',
+        tags,
+        operationId: 'createDeveloperSandboxSettlement',
+        body: Type.Object({}, { additionalProperties: false }),
+        bodyOptional: true,
+        response: { 201: Settlement, ...errorResponses('ERR_VALIDATION', 401, 403, 'ERR_SETTLEMENT_EXISTS') },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await createSettlement(deps, partnerIdOf(request), 'SANDBOX', deps.clock.now().toISOString())),
+  );
+
+  app.post(
+    '/v1/developer/sandbox/settlements/:id/remittances',
+    {
+      onRequest,
+      schema: {
+        summary: 'Remit on a sandbox settlement',
+        description:
+          'As the marketplace records a remittance: amountQepik ≥ 1, at most outstandingQepik (400 ERR_VALIDATION); SETTLED: 409 ' +
+          "ERR_SETTLEMENT_INVALID_STATE. Only your partner's sandbox settlements; others 404.",
+        tags,
+        operationId: 'createDeveloperSandboxRemittance',
+        params: SettlementIdParams,
+        body: SandboxRemittanceDto,
+        response: {
+          201: SettlementLine,
+          ...errorResponses('ERR_VALIDATION', 'ERR_BAD_REQUEST', 401, 403, 'ERR_NOT_FOUND', 'ERR_SETTLEMENT_INVALID_STATE'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const owner = { partnerId: partnerIdOf(request), environment: 'SANDBOX' as const };
+      return reply.code(201).send(await addRemittance(deps, owner, request.params.id, request.body));
     },
   );
 };

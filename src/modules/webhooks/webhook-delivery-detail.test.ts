@@ -66,6 +66,35 @@ describe('GET /v1/developer/deliveries/{id}', () => {
     }
   });
 
+  it('GET …/request-headers lists every header each attempt sent, exactly as the endpoint got it', async () => {
+    startTestWorker(t);
+    const h = await createEndpoint(t, receiver);
+    const queued = await sendTestEvent(t, h.partner, h.hook.id);
+    await waitForDeliveries(t, h.partner, h.hook.id, (d) => d[0]?.status === 'DELIVERED');
+    const res = await callAs(t, h.partner, 'GET', `/v1/developer/deliveries/${queued.id}/request-headers`);
+    expect(res.statusCode, res.body).toBe(200);
+    const [received] = receiver.requestsTo(h.path);
+    const body = res.json();
+    expect(body.deliveryId).toBe(queued.id);
+    expect(body.attempts).toHaveLength(1);
+    expect(body.attempts[0].number).toBe(1);
+    const sent = body.attempts[0].headers as Record<string, string>;
+    // Every header the endpoint got, each with the value it got; nothing it did not get.
+    expect(Object.keys(sent).sort()).toEqual(Object.keys(received.headers).sort());
+    for (const [name, value] of Object.entries(received.headers)) expect(sent[name], name).toBe(value);
+    expect(Object.keys(sent)).toEqual(
+      expect.arrayContaining(['user-agent', 'webhook-id', 'webhook-timestamp', 'webhook-signature']),
+    );
+    // The detail's requestHeaders keep to Content-Type and X-Partner-*.
+    expect(Object.keys((await deliveryDetail(t, h.partner, queued.id)).attempts[0].requestHeaders).sort()).toEqual([
+      'content-type',
+      'x-partner-delivery',
+      'x-partner-event',
+      'x-partner-signature',
+    ]);
+    expectError(await callAs(t, h.partner, 'GET', `/v1/developer/deliveries/${SOME_ID}/request-headers`), 404, 'ERR_NOT_FOUND');
+  });
+
   it('keeps earlier attempts across a redeliver, numbering on; records network failures without an answer', async () => {
     startTestWorker(t);
     const h = await createEndpoint(t, receiver);

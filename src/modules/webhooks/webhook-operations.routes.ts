@@ -8,6 +8,7 @@ import { errorResponses } from '../../shared/schemas.js';
 import { EventTypes, eventCatalog } from './event-catalog.js';
 import {
   getDeliveryDetail,
+  getDeliveryRequestHeaders,
   getSigningSecretForm,
   getWebhookHealth,
   recoverDeliveries,
@@ -15,6 +16,7 @@ import {
 } from './webhook-operations.service.js';
 import {
   DeliveryIdParams,
+  DeliveryRequestHeaders,
   DeveloperDeliveryDetail,
   DeveloperWebhookRotated,
   IdParams,
@@ -47,6 +49,25 @@ export const webhookOperationsRoutes: FastifyPluginAsyncTypebox = async (app) =>
       },
     },
     async (request) => getDeliveryDetail(deps, partnerIdOf(request), request.params.id),
+  );
+
+  app.get(
+    '/v1/developer/deliveries/:id/request-headers',
+    {
+      onRequest,
+      schema: {
+        summary: 'Get the headers each attempt sent',
+        description:
+          'Every header of each attempt’s request as the endpoint got it, oldest attempt first: Content-Type, User-Agent, the ' +
+          'X-Partner-* and Standard Webhooks headers, Host, Connection and Content-Length (the delivery’s `requestHeaders` ' +
+          'keep to Content-Type and X-Partner-*). Same rules as GET /v1/developer/deliveries/{id}.',
+        tags,
+        operationId: 'getDeliveryRequestHeaders',
+        params: DeliveryIdParams,
+        response: { 200: DeliveryRequestHeaders, ...errorResponses(400, 401, 'ERR_API_KEY_SCOPE', 404) },
+      },
+    },
+    async (request) => getDeliveryRequestHeaders(deps, partnerIdOf(request), request.params.id),
   );
 
   app.post(

@@ -8,12 +8,13 @@ import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { generateSigningSecret, signingSecretForm } from './delivery/signature.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
-import { findDeliveryBody, listAttempts } from './queue/read-attempts.js';
+import { findDeliveryBody, listAttemptHeaders, listAttempts } from './queue/read-attempts.js';
 import { findDeliveryWithKey } from './queue/read-deliveries.js';
 import { countRecoverable, feedRecovery, insertRecovery, RECOVERY_BATCH } from './queue/recover-deliveries.js';
 import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, RECOVERY_EVENT, signalDeliveriesDue } from './signals.js';
 import { findWebhookWithKey, rotateWebhookSecret, webhookAttemptStats } from './webhooks.repo.js';
 import {
+  type DeliveryRequestHeaders,
   type DeveloperDeliveryDetail,
   type DeveloperWebhookRotated,
   RECOVER_MAX_AGE_DAYS,
@@ -46,6 +47,24 @@ export async function getDeliveryDetail(
       ];
       if (payload === null) throw notFound('Delivery');
       return { ...toDeveloperDelivery(found.delivery), payload, attempts };
+    },
+    { isolation: 'repeatable read', readOnly: true },
+  );
+}
+
+/** GET /v1/developer/deliveries/{id}/request-headers: every header each attempt sent (same rules as the detail). */
+export async function getDeliveryRequestHeaders(
+  deps: WebhooksDeps,
+  partnerId: string,
+  deliveryId: string,
+): Promise<DeliveryRequestHeaders> {
+  if (!isUuid(deliveryId)) throw notFound('Delivery');
+  return deps.db.tx(
+    async (q) => {
+      const found = await findDeliveryWithKey(partnerId, deliveryId, q);
+      if (!found) throw notFound('Delivery');
+      requireManageScope(found.keyScopes);
+      return { deliveryId, attempts: await listAttemptHeaders(partnerId, deliveryId, q) };
     },
     { isolation: 'repeatable read', readOnly: true },
   );

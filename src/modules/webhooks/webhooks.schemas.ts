@@ -175,6 +175,28 @@ export const DeveloperDeliveryDetail = Type.Object(
 );
 export type DeveloperDeliveryDetail = Static<typeof DeveloperDeliveryDetail>;
 
+export const DeliveryAttemptHeaders = Type.Object(
+  {
+    number: Type.Integer({ minimum: 1, description: 'The attempt number, as in DeliveryAttempt' }),
+    headers: Type.Record(Type.String(), Type.String(), {
+      description:
+        'Every header of the request as the endpoint got it (lower-case names): Content-Type, User-Agent, the X-Partner-* and ' +
+        'Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) headers, Host, Connection and Content-Length',
+    }),
+  },
+  { $id: 'DeliveryAttemptHeaders', additionalProperties: false },
+);
+export type DeliveryAttemptHeaders = Static<typeof DeliveryAttemptHeaders>;
+
+export const DeliveryRequestHeaders = Type.Object(
+  {
+    deliveryId: Uuid(),
+    attempts: Type.Array(DeliveryAttemptHeaders, { description: 'Every attempt, oldest first' }),
+  },
+  { $id: 'DeliveryRequestHeaders', additionalProperties: false },
+);
+export type DeliveryRequestHeaders = Static<typeof DeliveryRequestHeaders>;
+
 /** How far back a recovery may reach: deliveries are kept 35 days. */
 export const RECOVER_MAX_AGE_DAYS = 35;
 

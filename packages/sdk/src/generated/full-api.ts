@@ -552,6 +552,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/developer/deliveries/{id}/request-headers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the headers each attempt sent
+         * @description Every header of each attempt’s request as the endpoint got it, oldest attempt first: Content-Type, User-Agent, the X-Partner-* and Standard Webhooks headers, Host, Connection and Content-Length (the delivery’s `requestHeaders` keep to Content-Type and X-Partner-*). Same rules as GET /v1/developer/deliveries/{id}.
+         */
+        get: operations["getDeliveryRequestHeaders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/event-types": {
         parameters: {
             query?: never;
@@ -796,6 +816,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/developer/orders/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an order with its tracking, payment and proof
+         * @description An order assigned to any key of your partner (either environment), as that key sees it, with where its courier is, its payment intent and every refund, and its proof of delivery. 404 when the order is not one of your keys’ (or does not exist); a part that has nothing yet is null or empty.
+         */
+        get: operations["getDeveloperOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/orders/{code}/payment-intent": {
         parameters: {
             query?: never;
@@ -828,6 +868,26 @@ export interface paths {
          * @description The proof of the latest DELIVERED or FAILED that carried one, for an order assigned to any key of your partner; 404 otherwise or when it has none.
          */
         get: operations["getDeveloperOrderProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/payment-intents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment intents
+         * @description The payment intents of the orders assigned to any key of your partner in the environment asked for, newest first; the filters of GET /v1/partner/payment-intents.
+         */
+        get: operations["listDeveloperPaymentIntents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -910,6 +970,46 @@ export interface paths {
         get: operations["getRequestLogDrops"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/sandbox/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close the sandbox period now
+         * @description A settlement of your partner's sandbox collections up to now, as the marketplace makes one on the live side (settlement.created). The same move as POST /v1/partner/sandbox/settlements, without a key. Twice at the same instant: 409 ERR_SETTLEMENT_EXISTS.
+         */
+        post: operations["createDeveloperSandboxSettlement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/sandbox/settlements/{id}/remittances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remit on a sandbox settlement
+         * @description As the marketplace records a remittance: amountQepik ≥ 1, at most outstandingQepik (400 ERR_VALIDATION); SETTLED: 409 ERR_SETTLEMENT_INVALID_STATE. Only your partner's sandbox settlements; others 404.
+         */
+        post: operations["createDeveloperSandboxRemittance"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2008,8 +2108,25 @@ export interface components {
             /** @description The first 4 KiB of the answer’s body as text, never parsed; a binary body is a short note instead. Null when the endpoint never answered */
             responseBody: string | null;
         };
+        DeliveryAttemptHeaders: {
+            /**
+             * Format: int64
+             * @description The attempt number, as in DeliveryAttempt
+             */
+            number: number;
+            /** @description Every header of the request as the endpoint got it (lower-case names): Content-Type, User-Agent, the X-Partner-* and Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) headers, Host, Connection and Content-Length */
+            headers: {
+                [key: string]: string;
+            };
+        };
         /** @enum {string} */
         DeliveryFailReason: "NOT_HOME" | "REFUSED" | "WRONG_ADDRESS" | "UNREACHABLE" | "OTHER";
+        DeliveryRequestHeaders: {
+            /** Format: uuid */
+            deliveryId: string;
+            /** @description Every attempt, oldest first */
+            attempts: components["schemas"]["DeliveryAttemptHeaders"][];
+        };
         DeveloperDelivery: {
             /** Format: uuid */
             id: string;
@@ -2228,6 +2345,23 @@ export interface components {
              * @description Sum of `requests` over `items`
              */
             totalRequests: number;
+        };
+        /** @description An order of your keys with its tracking, payment, refunds and proof */
+        DeveloperOrderView: {
+            order: components["schemas"]["PartnerOrder"];
+            environment: components["schemas"]["PartnerEnvironment"];
+            /**
+             * Format: uuid
+             * @description The key of your partner the order is assigned to; the order is shown as that key sees it
+             */
+            apiKeyId: string;
+            tracking: components["schemas"]["OrderTracking"];
+            /** @description The order’s payment; null for an order made before payments */
+            paymentIntent: components["schemas"]["PaymentIntent"] | null;
+            /** @description Every refund of the payment, oldest first */
+            refunds: components["schemas"]["PaymentRefund"][];
+            /** @description The proof of the latest DELIVERED or FAILED that carried one; null when none did yet */
+            proof: components["schemas"]["OrderProof"] | null;
         };
         /** @description One partner-API request made with one of the partner’s keys, as listed (no bodies) */
         DeveloperRequest: {
@@ -3002,6 +3136,22 @@ export interface components {
         };
         /** @enum {string} */
         PaymentMethod: "COD" | "CARD";
+        PaymentRefund: {
+            /** @description The refund id */
+            id: string;
+            /**
+             * Format: int64
+             * @description The amount refunded, in qəpik
+             */
+            amountQepik: number;
+            /** @description Why, as the marketplace gave it; null when it gave none */
+            reason: string | null;
+            /**
+             * Format: date-time
+             * @description When it was refunded
+             */
+            createdAt: string;
+        };
         /** @description A test delivery: `POST /v1/developer/webhooks/{id}/test` */
         PingEvent: {
             /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
@@ -6316,6 +6466,103 @@ export interface operations {
             };
         };
     };
+    getDeliveryRequestHeaders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A delivery id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryRequestHeaders"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
     listEventTypes: {
         parameters: {
             query?: never;
@@ -7570,6 +7817,91 @@ export interface operations {
             };
         };
     };
+    getDeveloperOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperOrderView"];
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
     getDeveloperOrderPaymentIntent: {
         parameters: {
             query?: never;
@@ -7709,6 +8041,99 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    listDeveloperPaymentIntents: {
+        parameters: {
+            query: {
+                environment: components["schemas"]["ApiKeyEnvironment"];
+                status?: components["schemas"]["PaymentIntentStatus"];
+                method?: components["schemas"]["PaymentMethod"];
+                orderCode?: string;
+                /** @description updatedAt >= updatedSince (incremental sync) */
+                updatedSince?: string;
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfPaymentIntent"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
                     };
                 };
             };
@@ -8068,6 +8493,222 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    createDeveloperSandboxSettlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settlement"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_SETTLEMENT_EXISTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_SETTLEMENT_EXISTS";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    createDeveloperSandboxRemittance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: int64 */
+                    amountQepik: number;
+                    reference: string;
+                    /** @description Shown on the statement's remittance line */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettlementLine"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_SETTLEMENT_INVALID_STATE";
                     };
                 };
             };
@@ -11685,6 +12326,8 @@ export interface operations {
                     /** Format: int64 */
                     amountQepik: number;
                     reference: string;
+                    /** @description Shown on the statement's remittance line */
+                    note?: string;
                 };
             };
         };

@@ -60,6 +60,16 @@ export function deliveryHeaders(
   };
 }
 
+/**
+ * Every header of the request as the endpoint gets it (docs/webhook-signatures.md, "Headers as sent"):
+ * ours, and those the HTTP client (undici) adds from the request itself: `host` (the URL's), `connection`
+ * (kept alive) and `content-length` (the body's bytes). Stored with the attempt; the attempt log's
+ * `requestHeaders` shows the part the contract names (loggedRequestHeaders).
+ */
+export function headersAsSent(url: string, body: string, headers: Record<string, string>): Record<string, string> {
+  return { host: new URL(url).host, connection: 'keep-alive', ...headers, 'content-length': String(Buffer.byteLength(body)) };
+}
+
 /** The headers sent, as the attempt log shows them: Content-Type and the X-Partner-* ones (docs/decisions-log.md, 'Webhook operations'). */
 export function loggedRequestHeaders(sent: Record<string, string>): Record<string, string> {
   const shown: Record<string, string> = {};
@@ -140,7 +150,7 @@ async function attemptOnce(deps: AttemptDeps, claimed: ClaimedDelivery): Promise
     attempt: {
       startedAtMs,
       durationMs: result.durationMs,
-      requestHeaders: loggedRequestHeaders(headers),
+      requestHeaders: headersAsSent(claimed.url, claimed.body, headers),
       responseHeaders: result.response?.headers ?? null,
       responseBody: result.response?.body ?? null,
     },
