@@ -13,7 +13,7 @@ import { KeyDetail } from './screens/KeyDetail';
 import { Keys } from './screens/Keys';
 import { NotFound } from './screens/NotFound';
 import { NotPartner } from './screens/NotPartner';
-import { OrderProof } from './screens/OrderProof';
+import { OrderPage } from './screens/OrderPage';
 import { PaymentStatement } from './screens/PaymentStatement';
 import { Payments } from './screens/Payments';
 import { RequestDetail } from './screens/RequestDetail';
@@ -55,8 +55,9 @@ function screenFor(path: string): ReactNode {
   if (statement) return <PaymentStatement key={statement.id} settlementId={statement.id} />;
   if (path === '/sandbox') return <Sandbox />;
   if (path === '/docs') return <Docs />;
-  const proof = match('/orders/:code/proof', path);
-  if (proof) return <OrderProof key={proof.code} code={proof.code} />;
+  // `/orders/<code>/proof` is where the order page used to be: links to it keep working.
+  const order = match('/orders/:code', path) ?? match('/orders/:code/proof', path);
+  if (order) return <OrderPage key={order.code} code={order.code} />;
   return <NotFound />;
 }
 

@@ -43,8 +43,9 @@ export const queryKeys = {
   request: (requestId: string) => ['developer', 'requests', requestId] as const,
   requestLogDrops: ['developer', 'requests', 'drops'] as const,
   upload: (uploadId: string) => ['developer', 'uploads', uploadId] as const,
-  orderProof: (code: string) => ['developer', 'orders', code, 'proof'] as const,
-  orderIntent: (code: string) => ['developer', 'orders', code, 'payment-intent'] as const,
+  order: (code: string) => ['developer', 'orders', code] as const,
+  paymentIntents: ['developer', 'payment-intents'] as const,
+  deliveryHeaders: (deliveryId: string) => ['developer', 'deliveries', deliveryId, 'request-headers'] as const,
   balance: (environment: string) => ['developer', 'payments', 'balance', environment] as const,
   settlements: ['developer', 'settlements'] as const,
 };

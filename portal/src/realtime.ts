@@ -1,7 +1,8 @@
 /**
  * The one realtime connection of the portal: Socket.IO namespace '/realtime' at the same origin,
  * authenticated with the current access token (docs/decisions-log.md, 'Realtime channel'). Screens subscribe to events
- * ('delivery.updated', 'order.updated', 'request.logged', 'webhook.updated') and to the connection status.
+ * ('delivery.updated', 'order.updated', 'order.tracking', 'payment_intent.updated', 'settlement.updated',
+ * 'request.logged', 'webhook.updated') and to the connection status.
  *
  * A refused handshake (connect_error 'ERR_UNAUTHORIZED', typically an expired access token) and a
  * server-side disconnect (the server ends a connection whose token expired) get a token refresh and a
@@ -11,7 +12,14 @@
  * the first connection joined its rooms would otherwise miss the updates of that gap for good.
  */
 
-import type { DeveloperDelivery, DeveloperRequest, DeveloperWebhook } from '@partner-logistics/sdk/types';
+import type {
+  DeveloperDelivery,
+  DeveloperRequest,
+  DeveloperWebhook,
+  OrderTracking,
+  PaymentIntent,
+  Settlement,
+} from '@partner-logistics/sdk/types';
 import { io, type Socket } from 'socket.io-client';
 import { freshAccessToken, refreshSession } from './client';
 import { getSession, onSessionChange } from './session';
@@ -20,7 +28,10 @@ export type RealtimeStatus = 'off' | 'connecting' | 'live' | 'offline';
 
 export interface RealtimeEvents {
   'delivery.updated': { delivery: DeveloperDelivery };
-  'order.updated': { order: unknown };
+  'order.updated': { order: { code?: string } };
+  'order.tracking': { tracking: OrderTracking };
+  'payment_intent.updated': { paymentIntent: PaymentIntent };
+  'settlement.updated': { settlement: Settlement };
   'request.logged': { request: DeveloperRequest };
   'webhook.updated': { webhook: DeveloperWebhook };
 }

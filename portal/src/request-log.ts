@@ -165,3 +165,12 @@ export function fromLocalInput(value: string): string | undefined {
   const d = new Date(value);
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
 }
+
+/**
+ * The order a logged request was about, from its path (`/v1/partner/orders/<code>…`,
+ * `/v1/partner/sandbox/orders/<code>…`); null for other paths.
+ */
+export function orderCodeOfPath(path: string): string | null {
+  const m = /^\/v1\/partner\/(?:sandbox\/)?orders\/([^/?]+)/.exec(path);
+  return m ? decodeURIComponent(m[1]) : null;
+}

@@ -80,7 +80,7 @@ describe.skipIf(!hasChromium)('the proof of a sandbox delivery in the portal', {
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
 
     await page.goto(`${origin}/portal/orders/${order.code}/proof`);
-    await page.getByRole('heading', { name: `Proof of delivery: ${order.code}` }).waitFor();
+    await page.getByRole('heading', { name: `Order ${order.code}`, level: 1 }).waitFor();
     await expect.poll(() => page.getByTestId('proof-event').innerText()).toContain('DELIVERED');
     expect(await page.getByTestId('proof-location').innerText()).toBe(`${at.lat.toFixed(6)}, ${at.lng.toFixed(6)} (±8 m)`);
     expect(await page.getByTestId('proof-distance').innerText()).toBe('40 m');
@@ -97,6 +97,6 @@ describe.skipIf(!hasChromium)('the proof of a sandbox delivery in the portal', {
     await page.setViewportSize(DESKTOP);
 
     await page.goto(`${origin}/portal/orders/ORD-NOPE/proof`);
-    await page.getByRole('heading', { name: 'No proof for ORD-NOPE' }).waitFor();
+    await page.getByRole('heading', { name: 'Order ORD-NOPE is not one of your keys’ orders' }).waitFor();
   });
 });

@@ -1,21 +1,24 @@
 /**
- * An order's payment intent (GET /v1/developer/orders/{code}/payment-intent) in plain words: how it is
- * paid, where the money stands, and the statement holding its cash. Says nothing when there is none.
+ * An order's payment in plain words (docs/portal.md, "The order page"): how it is paid, where the money
+ * stands, the capture (or the cash collected) and every refund, and the statement holding its cash.
  */
-
-import { developer } from '../client';
+import type { PaymentIntent, PaymentRefund } from '@partner-logistics/sdk/types';
 import { formatDateTime } from '../format';
 import { formatManat, INTENT_STATUS_LABEL } from '../payments';
-import { queryKeys, useApiQuery } from '../query';
 import { Link } from '../router';
 
-export function OrderPayment({ code }: { code: string }) {
-  const intent = useApiQuery(queryKeys.orderIntent(code), () =>
-    developer.GET('/v1/developer/orders/{code}/payment-intent', { params: { path: { code } } }),
-  );
-  const p = intent.data;
-  if (!p) return null;
+export function OrderPayment({ intent, refunds }: { intent: PaymentIntent | null; refunds: PaymentRefund[] }) {
+  if (!intent) {
+    return (
+      <section aria-labelledby="payment-heading" className="section">
+        <h2 id="payment-heading">Payment</h2>
+        <p className="empty-inline">This order has no payment record.</p>
+      </section>
+    );
+  }
+  const p = intent;
   const query = p.environment === 'sandbox' ? '?environment=sandbox' : '';
+  const cod = p.method === 'COD';
   return (
     <section aria-labelledby="payment-heading" className="section">
       <h2 id="payment-heading">Payment</h2>
@@ -23,41 +26,83 @@ export function OrderPayment({ code }: { code: string }) {
         <tbody>
           <tr>
             <th scope="row">How it is paid</th>
-            <td>{p.method === 'COD' ? 'Cash on delivery' : 'Card'}</td>
+            <td>{cod ? 'Cash on delivery' : 'Card'}</td>
           </tr>
           <tr>
             <th scope="row">Status</th>
             <td data-testid="payment-status">{INTENT_STATUS_LABEL[p.status]}</td>
           </tr>
           <tr>
-            <th scope="row">{p.method === 'COD' ? 'To collect' : 'Amount'}</th>
+            <th scope="row">{cod ? 'To collect' : 'Amount'}</th>
             <td>{formatManat(p.amountQepik)}</td>
           </tr>
           <tr>
-            <th scope="row">{p.method === 'COD' ? 'Collected' : 'Captured'}</th>
+            <th scope="row">{cod ? 'Collected' : 'Captured'}</th>
             <td data-testid="payment-received">
-              {formatManat(p.amountReceivedQepik)}
-              {p.capturedAt ? ` on ${formatDateTime(p.capturedAt)}` : ''}
+              {p.capturedAt
+                ? `${formatManat(p.amountReceivedQepik)} on ${formatDateTime(p.capturedAt)}`
+                : cod
+                  ? 'Not yet'
+                  : 'Not captured yet'}
             </td>
           </tr>
-          {p.amountRefundedQepik > 0 && (
+          {!cod && (
             <tr>
               <th scope="row">Refunded</th>
-              <td>{formatManat(p.amountRefundedQepik)}</td>
+              <td data-testid="payment-refunded">{formatManat(p.amountRefundedQepik)}</td>
             </tr>
           )}
-          {p.settlementId && (
+          {p.canceledAt && (
             <tr>
-              <th scope="row">Statement</th>
-              <td>
+              <th scope="row">Canceled</th>
+              <td>{formatDateTime(p.canceledAt)}</td>
+            </tr>
+          )}
+          <tr>
+            <th scope="row">Statement</th>
+            <td>
+              {p.settlementId ? (
                 <Link to={`/payments/settlements/${encodeURIComponent(p.settlementId)}${query}`} className="mono">
                   {p.settlementId}
                 </Link>
-              </td>
-            </tr>
-          )}
+              ) : cod && p.capturedAt ? (
+                'Not on a statement yet: cash on hand'
+              ) : (
+                'None'
+              )}
+            </td>
+          </tr>
+          <tr>
+            <th scope="row">Payment intent</th>
+            <td className="mono">{p.id}</td>
+          </tr>
         </tbody>
       </table>
+      {refunds.length > 0 && (
+        <>
+          <h3>Refunds</h3>
+          <div className="table-wrap">
+            <table className="table cards-on-phone" data-testid="order-refunds">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Amount</th>
+                  <th scope="col">Reason</th>
+                </tr>
+              </thead>
+              <tbody>
+                {refunds.map((r) => (
+                  <tr key={r.id} data-refund-id={r.id}>
+                    <td data-label="When">{formatDateTime(r.createdAt)}</td>
+                    <td data-label="Amount">{formatManat(r.amountQepik)}</td>
+                    <td data-label="Reason">{r.reason ?? 'No reason given'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
     </section>
   );
 }

@@ -62,8 +62,9 @@ export function RotateSecretDialog({
             {rotated.previousSecretExpiresAt > new Date().toISOString() ? (
               <>
                 Until <strong>{formatDateTime(rotated.previousSecretExpiresAt)}</strong> every delivery is signed with both
-                secrets (<code>v1=&lt;new&gt;,v1=&lt;old&gt;</code>), so your endpoint accepts it with either. Switch your
-                endpoint to the new secret before then.
+                secrets in both schemes: <code>X-Partner-Signature: t=…,v1=&lt;new&gt;,v1=&lt;old&gt;</code> and{' '}
+                <code>webhook-signature: v1,&lt;new&gt; v1,&lt;old&gt;</code> (Standard Webhooks), so your endpoint accepts it
+                with either secret, whichever scheme it verifies. Switch your endpoint to the new secret before then.
               </>
             ) : (
               <>The previous secret no longer signs: deliveries from now on verify with the new secret only.</>

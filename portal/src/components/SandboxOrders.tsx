@@ -5,8 +5,9 @@
 import type { OrderStatus, SandboxBatch, SandboxOrder } from '@partner-logistics/sdk/types';
 import { useState } from 'react';
 import { developer } from '../client';
-import { formatNumber } from '../format';
 import { useAction, useClearedOnSuccess } from '../hooks';
+import { formatManat } from '../payments';
+import { Link } from '../router';
 import { ErrorNotice } from './ErrorNotice';
 import { Badge } from './States';
 import './sandbox.css';
@@ -36,9 +37,12 @@ const BATCH_LABELS: Record<BatchStatus, string> = {
 
 const FINAL: OrderStatus[] = ['DELIVERED', 'RETURNED', 'CANCELLED'];
 
-/** Qəpik as manat, the way a courier reads it (100 qəpik = 1 AZN). */
-function formatAzn(qepik: number): string {
-  return `${formatNumber(Math.floor(qepik / 100))}.${String(qepik % 100).padStart(2, '0')} AZN`;
+/** What an order's cash asks of the courier in its status: to collect, collected, or nothing any more. */
+function cashLine(order: { paymentMethod: string; status: OrderStatus; codAmountQepik: number }): string {
+  if (order.paymentMethod !== 'COD') return 'Card, paid online: nothing to collect';
+  if (order.status === 'DELIVERED') return 'Cash on delivery: collected at the door (its page shows how much)';
+  if (order.status === 'CANCELLED' || order.status === 'RETURNED') return 'Cash on delivery: nothing to collect any more';
+  return `Cash on delivery: ${formatManat(order.codAmountQepik)} to collect`;
 }
 
 /** A marketplace move of an order or a batch: its label, and what it moves for screen readers. */
@@ -58,12 +62,28 @@ function MoveButton(props: { to: string; label: string; of: string; disabled: bo
   );
 }
 
-/** An order's or batch's card heading: its code and its status. */
-function CardHead({ code, status, tone }: { code: string; status: string; tone: Parameters<typeof Badge>[0]['tone'] }) {
+/** An order's or batch's card heading: its code (an order's links to its page) and its status. */
+function CardHead({
+  code,
+  status,
+  tone,
+  href,
+}: {
+  code: string;
+  status: string;
+  tone: Parameters<typeof Badge>[0]['tone'];
+  href?: string;
+}) {
   return (
     <div className="sandbox-order-head">
       <h3>
-        <code>{code}</code>
+        {href ? (
+          <Link to={href}>
+            <code>{code}</code>
+          </Link>
+        ) : (
+          <code>{code}</code>
+        )}
       </h3>
       <Badge tone={tone}>{status}</Badge>
     </div>
@@ -151,11 +171,14 @@ export function Orders({
               const { order } = entry;
               return (
                 <li key={order.code} className="card sandbox-order" data-order-code={order.code} data-status={order.status}>
-                  <CardHead code={order.code} status={order.status} tone={statusTone(order.status)} />
+                  <CardHead
+                    code={order.code}
+                    status={order.status}
+                    tone={statusTone(order.status)}
+                    href={`/orders/${encodeURIComponent(order.code)}`}
+                  />
                   <p className="hint">
-                    {order.paymentMethod === 'COD'
-                      ? `Cash on delivery: ${formatAzn(order.codAmountQepik)} to collect`
-                      : 'Card, paid online: nothing to collect'}
+                    {cashLine(order)}
                     {order.customer === null ? ' · no customer' : ''}
                     {order.batch ? ` · van batch ${order.batch.code} (${order.batch.status})` : ''}
                   </p>

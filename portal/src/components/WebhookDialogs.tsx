@@ -83,7 +83,8 @@ export function CreateWebhookDialog({
         <>
           <SecretReveal label="Signing secret" noun="signing secret" value={created.secret} testId="webhook-secret" />
           <p>
-            Verify the <code>X-Partner-Signature</code> header of every delivery with this secret.{' '}
+            Verify every delivery with this secret, by either scheme: the <code>X-Partner-Signature</code> header, or the Standard
+            Webhooks headers <code>webhook-id</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code>.{' '}
             {/* A new tab, so following the link does not close this one-time dialog. */}
             <a href="/portal/docs" target="_blank" rel="noopener">
               See how (opens in a new tab)

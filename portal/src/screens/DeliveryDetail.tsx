@@ -1,8 +1,9 @@
 /**
  * One delivery, in full (GET /v1/developer/deliveries/{id}): the payload exactly as signed, pretty-
- * printed, and every attempt, oldest first, with the headers we sent, what the endpoint answered
- * (status, headers, the first 4 KiB of its body) and how long it took. It follows the realtime channel:
- * when the delivery moves ('delivery.updated'), the attempts are read again.
+ * printed, and every attempt, oldest first, with every header its request carried (GET …/request-headers:
+ * the Standard Webhooks ones and User-Agent too), what the endpoint answered (status, headers, the first
+ * 4 KiB of its body) and how long it took, and a link to the order it is about. It follows the realtime
+ * channel: when the delivery moves ('delivery.updated'), the attempts are read again.
  */
 
 import type { DeliveryAttempt } from '@partner-logistics/sdk/types';
@@ -47,7 +48,25 @@ function Headers({ headers, caption }: { headers: Record<string, string>; captio
   );
 }
 
-function Attempt({ attempt }: { attempt: DeliveryAttempt }) {
+/**
+ * The order a delivery is about (`data.order`, `data.paymentIntent` or `data.tracking`); null for other
+ * events and for test samples, whose orders are made up.
+ */
+function orderCodeOf(payload: string): string | null {
+  try {
+    const body = JSON.parse(payload) as {
+      id?: string;
+      data?: { order?: { code?: string }; paymentIntent?: { orderCode?: string }; tracking?: { orderCode?: string } };
+    };
+    if (body.id?.startsWith('evt_test_')) return null;
+    return body.data?.order?.code ?? body.data?.paymentIntent?.orderCode ?? body.data?.tracking?.orderCode ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** `sent`: every header of the attempt's request (GET …/request-headers); the detail's own list until it is in. */
+function Attempt({ attempt, sent }: { attempt: DeliveryAttempt; sent: Record<string, string> | undefined }) {
   const ok = attempt.error === null;
   return (
     <li className="card attempt" data-attempt={attempt.number} data-testid="attempt">
@@ -61,7 +80,7 @@ function Attempt({ attempt }: { attempt: DeliveryAttempt }) {
           {attempt.error && attempt.error !== `HTTP ${attempt.statusCode}` ? ` · ${attempt.error}` : ''}
         </span>
       </p>
-      <Headers headers={attempt.requestHeaders} caption="Request headers we sent" />
+      <Headers headers={sent ?? attempt.requestHeaders} caption="Request headers as sent" />
       {attempt.responseHeaders === null ? (
         <p className="hint">The endpoint did not answer ({attempt.error}).</p>
       ) : (
@@ -80,6 +99,12 @@ function Attempt({ attempt }: { attempt: DeliveryAttempt }) {
 export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
   usePageTitle('Delivery');
   const detail = useApiQuery(queryKeys.delivery(deliveryId), () => developer.deliveries.get(deliveryId), { live: true });
+  // Every header each attempt sent; read with the detail, and again whenever it changes (same key prefix).
+  const sentHeaders = useApiQuery(
+    queryKeys.deliveryHeaders(deliveryId),
+    () => developer.GET('/v1/developer/deliveries/{id}/request-headers', { params: { path: { id: deliveryId } } }),
+    { live: true },
+  );
   const { reload } = detail;
   useEffect(() => onReconnect(() => void reload()), [reload]);
   const redeliver = useAction(async () => {
@@ -106,6 +131,8 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
   const d = detail.data;
   if (!d) return <Loading label="Loading delivery…" />;
   const attempts = [...d.attempts].reverse();
+  const sentBy = new Map((sentHeaders.data?.attempts ?? []).map((a) => [a.number, a.headers]));
+  const orderCode = orderCodeOf(d.payload);
   return (
     <>
       <p className="breadcrumb">
@@ -122,6 +149,14 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
             {d.nextAttemptAt && ` · next attempt ${formatDateTime(d.nextAttemptAt)}`}
           </p>
           <p className="hint mono detail-id">{d.id}</p>
+          {orderCode && (
+            <p className="hint">
+              About order{' '}
+              <Link to={`/orders/${encodeURIComponent(orderCode)}`} className="mono" data-testid="delivery-order-link">
+                {orderCode}
+              </Link>
+            </p>
+          )}
         </div>
         {d.status !== 'PENDING' && (
           <button type="button" className="primary" onClick={() => void redeliver.run()} disabled={redeliver.busy}>
@@ -151,7 +186,7 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
         ) : (
           <ol className="attempts" reversed>
             {attempts.map((a) => (
-              <Attempt key={a.number} attempt={a} />
+              <Attempt key={a.number} attempt={a} sent={sentBy.get(a.number)} />
             ))}
           </ol>
         )}

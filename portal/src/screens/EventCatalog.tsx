@@ -24,10 +24,12 @@ export function EventCatalog() {
         <div>
           <h1 tabIndex={-1}>Webhook events</h1>
           <p className="lead">
-            Every delivery is a POST of one JSON envelope <code>{'{ id, type, createdAt, environment, data }'}</code>, signed in{' '}
-            <code>X-Partner-Signature</code>. De-duplicate by <code>id</code>: delivery is at least once. Send yourself any of
-            these from a webhook’s “Send test event” (<Link to="/webhooks">Webhooks</Link>); samples have ids starting with{' '}
-            <code>evt_test_</code>.
+            Every delivery is a POST of one JSON envelope <code>{'{ id, type, createdAt, environment, data }'}</code>, signed
+            twice: in <code>X-Partner-Signature</code> (<code>t=…,v1=…</code>) and in the Standard Webhooks headers{' '}
+            <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>; verify either (
+            <Link to="/docs">how</Link>). De-duplicate by <code>id</code> (also <code>webhook-id</code>): delivery is at least
+            once. Send yourself a sample of any kind your key may receive from a webhook’s “Send test event” (
+            <Link to="/webhooks">Webhooks</Link>); samples have ids starting with <code>evt_test_</code>.
           </p>
         </div>
       </div>

@@ -1,10 +1,11 @@
 /**
  * One statement (settlement) of the partner: its period, status and sums, then its lines oldest first
  * (cash collected per order, the marketplace's adjustments, the partner's remittances). A collection
- * links to its order's proof page. The CSV is the same file the partner API gives.
+ * links to its order's page. The CSV is the same file the partner API gives. Live: a remittance or an
+ * adjustment on it ('settlement.updated') shows without a reload.
  */
 import type { Settlement } from '@partner-logistics/sdk/types';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { developer } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Pager } from '../components/Pager';
@@ -13,7 +14,8 @@ import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber } from '../format';
 import { useAction } from '../hooks';
 import { formatManat, LINE_TYPE_LABEL, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TONE } from '../payments';
-import { queryKeys, useApiQuery } from '../query';
+import { invalidate, queryKeys, useApiQuery } from '../query';
+import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
 import './Payments.css';
 
@@ -83,7 +85,7 @@ function Lines({ settlementId }: { settlementId: string }) {
                 </th>
                 <td data-label="Order">
                   {line.orderCode ? (
-                    <Link to={`/orders/${encodeURIComponent(line.orderCode)}/proof`} className="mono">
+                    <Link to={`/orders/${encodeURIComponent(line.orderCode)}`} className="mono">
                       {line.orderCode}
                     </Link>
                   ) : (
@@ -144,7 +146,21 @@ export function PaymentStatement({ settlementId }: { settlementId: string }) {
   const statement = useApiQuery([...queryKeys.settlements, settlementId], () =>
     developer.GET('/v1/developer/settlements/{id}', { params: { path: { id: settlementId } } }),
   );
-  const back = (s?: Settlement) => (s?.environment === 'sandbox' ? '/payments?environment=sandbox' : '/payments');
+  const back = (s?: Settlement) =>
+    s?.environment === 'sandbox' ? '/payments?environment=sandbox' : '/payments?environment=live';
+  // Live: a remittance or an adjustment on this statement reads it and its lines again.
+  const { reload } = statement;
+  useEffect(() => {
+    const offs = [
+      subscribe('settlement.updated', ({ settlement }) => {
+        if (settlement.id === settlementId) void invalidate(queryKeys.settlements);
+      }),
+      onReconnect(() => void reload()),
+    ];
+    return () => {
+      for (const off of offs) off();
+    };
+  }, [settlementId, reload]);
   if (statement.error && !statement.data) {
     if (statement.error.status === 404) {
       return (

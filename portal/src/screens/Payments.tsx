@@ -1,26 +1,61 @@
 /**
- * Payments (docs/payments.md, "Developer portal reads"): for live or sandbox, the cash the partner's
- * couriers hold (collected, on no statement yet), what its statements still await, and the statements
- * with their status. Amounts are integer qəpik shown in manat (formatManat).
+ * Payments (docs/portal.md, "Payments"): for live or sandbox, the cash the partner's couriers hold
+ * (collected, on no statement yet), what its statements still await, the payment intents with the API's
+ * filters, and the statements with their status; in the sandbox, closing the period. The page follows
+ * the realtime channel ('payment_intent.updated', 'settlement.updated'). Amounts are integer qəpik shown
+ * in manat (formatManat).
+ *
+ * Which environment: the address's (?environment=live|sandbox) when it names one; else the one last
+ * chosen here (kept in this browser); else the one that has money, live first.
  */
 
 import type { ApiKeyEnvironment } from '@partner-logistics/sdk/types';
-import { useId, useState } from 'react';
-import { developer } from '../client';
+import { useMutation } from '@tanstack/react-query';
+import { useEffect, useId, useState } from 'react';
+import { developer, toApiError } from '../client';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { LiveIndicator } from '../components/LiveIndicator';
 import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
+import { PaymentIntentsList } from '../components/PaymentIntentsList';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatShortDateTime } from '../format';
+import { useCoalesced } from '../hooks';
 import { formatManat, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TONE } from '../payments';
-import { queryKeys, useApiQuery } from '../query';
+import { invalidate, queryKeys, useApiQuery } from '../query';
+import { onReconnect, subscribe } from '../realtime';
 import { Link, navigate, useSearchParam } from '../router';
 import './Payments.css';
 
 const PAGE_SIZE = 20;
+const REMEMBERED = 'portal.payments.environment';
 
-/** The environment the page shows, kept in the address (?environment=sandbox) so links come back to it. */
-export function usePaymentsEnvironment(): ApiKeyEnvironment {
-  return useSearchParam('environment') === 'sandbox' ? 'SANDBOX' : 'LIVE';
+function remembered(): ApiKeyEnvironment | null {
+  const value = localStorage.getItem(REMEMBERED);
+  return value === 'LIVE' || value === 'SANDBOX' ? value : null;
+}
+
+/**
+ * The environment the page shows (see the top of the file); null while the environment with money is
+ * being found out.
+ */
+function usePaymentsEnvironment(): ApiKeyEnvironment | null {
+  const asked = useSearchParam('environment');
+  const fromAddress = asked === 'sandbox' ? 'SANDBOX' : asked === 'live' ? 'LIVE' : null;
+  const chosen = fromAddress ?? remembered();
+  const withMoney = useApiQuery([...queryKeys.paymentIntents, 'with-money'], async (): Promise<ApiKeyEnvironment> => {
+    const count = async (environment: ApiKeyEnvironment) =>
+      (await developer.GET('/v1/developer/payment-intents', { params: { query: { environment, pageSize: 1 } } })).total;
+    if ((await count('LIVE')) > 0) return 'LIVE';
+    return (await count('SANDBOX')) > 0 ? 'SANDBOX' : 'LIVE';
+  });
+  if (chosen) return chosen;
+  return withMoney.data ?? (withMoney.error ? 'LIVE' : null);
+}
+
+function choose(environment: ApiKeyEnvironment): void {
+  localStorage.setItem(REMEMBERED, environment);
+  navigate(`/payments?environment=${environment === 'SANDBOX' ? 'sandbox' : 'live'}`, { replace: true });
 }
 
 function EnvironmentSwitch({ value }: { value: ApiKeyEnvironment }) {
@@ -34,13 +69,7 @@ function EnvironmentSwitch({ value }: { value: ApiKeyEnvironment }) {
       <legend className="visually-hidden">Environment</legend>
       {options.map(([env, label]) => (
         <label key={env}>
-          <input
-            type="radio"
-            name={name}
-            value={env}
-            checked={value === env}
-            onChange={() => navigate(env === 'SANDBOX' ? '/payments?environment=sandbox' : '/payments', { replace: true })}
-          />
+          <input type="radio" name={name} value={env} checked={value === env} onChange={() => choose(env)} />
           <span>{label}</span>
         </label>
       ))}
@@ -95,7 +124,11 @@ function Settlements({ environment }: { environment: ApiKeyEnvironment }) {
   if (data.total === 0) {
     return (
       <Empty>
-        <p>No statements yet. The marketplace closes a period and sends you its statement of the cash collected.</p>
+        <p>
+          {environment === 'SANDBOX'
+            ? 'No statements yet. In the sandbox you close a period yourself: “Close the sandbox period now” above makes a statement of the cash collected so far.'
+            : 'No statements yet. The marketplace closes a period and sends you its statement of the cash collected.'}
+        </p>
       </Empty>
     );
   }
@@ -143,27 +176,88 @@ function Settlements({ environment }: { environment: ApiKeyEnvironment }) {
   );
 }
 
+/** The sandbox's own way to close a period: a statement of the sandbox collections up to now. */
+function CloseSandboxPeriod() {
+  const [made, setMade] = useState<string | null>(null);
+  const close = useMutation({
+    mutationFn: () => developer.POST('/v1/developer/sandbox/settlements', { body: {} }),
+    onSuccess: (s) => {
+      setMade(
+        s.collectionsCount === 0
+          ? 'Period closed: no collections in it, so its statement is settled at once.'
+          : `Period closed: a statement of ${formatNumber(s.collectionsCount)} ${s.collectionsCount === 1 ? 'collection' : 'collections'}, ${formatManat(s.dueQepik)} due.`,
+      );
+      void invalidate(queryKeys.settlements);
+      void invalidate(['developer', 'payments']);
+      void invalidate(queryKeys.paymentIntents);
+    },
+  });
+  return (
+    <div className="sandbox-period">
+      <button type="button" onClick={() => close.mutate()} disabled={close.isPending} data-testid="close-sandbox-period">
+        {close.isPending ? 'Closing…' : 'Close the sandbox period now'}
+      </button>
+      <p className="hint" role="status">
+        {made ?? 'In the sandbox you close the period; on live, the marketplace does.'}
+      </p>
+      {close.error && <ErrorNotice error={toApiError(close.error)} title="Could not close the period." />}
+    </div>
+  );
+}
+
+/** Every read of the page again when the realtime channel says money moved (a burst reads once). */
+function useLiveMoney(): void {
+  const readAgain = useCoalesced(() => {
+    void invalidate(['developer', 'payments']);
+    void invalidate(queryKeys.settlements);
+    void invalidate(queryKeys.paymentIntents);
+  }, 500);
+  useEffect(() => {
+    const offs = [
+      subscribe('payment_intent.updated', readAgain),
+      subscribe('settlement.updated', readAgain),
+      onReconnect(readAgain),
+    ];
+    return () => {
+      for (const off of offs) off();
+    };
+  }, [readAgain]);
+}
+
 export function Payments() {
   usePageTitle('Payments');
   const environment = usePaymentsEnvironment();
+  useLiveMoney();
   return (
     <>
       <div className="page-head">
         <h1 tabIndex={-1}>Payments</h1>
-        <EnvironmentSwitch value={environment} />
+        {environment && <EnvironmentSwitch value={environment} />}
       </div>
       <p className="lead">
         Cash your couriers collect on delivery is owed to the marketplace. Each statement lists the collections of a period and
         what you remitted for them.
       </p>
-      <section aria-labelledby="balance-heading" className="section">
-        <h2 id="balance-heading">Balance</h2>
-        <Balance key={environment} environment={environment} />
-      </section>
-      <section aria-labelledby="statements-heading" className="section">
-        <h2 id="statements-heading">Statements</h2>
-        <Settlements key={environment} environment={environment} />
-      </section>
+      <LiveIndicator live="Live: amounts update as payments move" />
+      {!environment ? (
+        <Loading label="Finding where your money is…" />
+      ) : (
+        <>
+          <section aria-labelledby="balance-heading" className="section">
+            <h2 id="balance-heading">Balance</h2>
+            <Balance key={environment} environment={environment} />
+          </section>
+          <section aria-labelledby="intents-heading" className="section">
+            <h2 id="intents-heading">Payment intents</h2>
+            <PaymentIntentsList key={environment} environment={environment} />
+          </section>
+          <section aria-labelledby="statements-heading" className="section">
+            <h2 id="statements-heading">Statements</h2>
+            {environment === 'SANDBOX' && <CloseSandboxPeriod />}
+            <Settlements key={environment} environment={environment} />
+          </section>
+        </>
+      )}
     </>
   );
 }

@@ -15,6 +15,7 @@ import {
   curlFor,
   formatDuration,
   formatRequestTime,
+  orderCodeOfPath,
   prettyBody,
   type Reference,
   referenceFor,
@@ -58,6 +59,7 @@ export function RequestDetail({ requestId }: { requestId: string }) {
   if (request.error) return <LoadError error={request.error} onRetry={() => void request.reload()} />;
   if (!r) return <Loading label="Loading request…" />;
   const key = keys.data?.find((k) => k.id === r.apiKeyId);
+  const orderCode = orderCodeOfPath(r.path);
 
   return (
     <>
@@ -93,6 +95,13 @@ export function RequestDetail({ requestId }: { requestId: string }) {
           <KeyName apiKey={key} environment={r.environment} />
         </Fact>
         <Fact label="Environment">{r.environment === 'SANDBOX' ? 'Sandbox' : 'Live'}</Fact>
+        {orderCode && (
+          <Fact label="Order">
+            <Link to={`/orders/${encodeURIComponent(orderCode)}`} className="mono" data-testid="request-order-link">
+              {orderCode}
+            </Link>
+          </Fact>
+        )}
         <Fact label="Duration">{formatDuration(r.durationMs)}</Fact>
         <Fact label="Query">{r.query ? <span className="mono">{r.query}</span> : 'None'}</Fact>
         <Fact label="Idempotency key">{r.idempotencyKey ? <span className="mono">{r.idempotencyKey}</span> : 'None'}</Fact>
