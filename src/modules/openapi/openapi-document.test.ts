@@ -266,6 +266,27 @@ describe('GET /v1/developer/openapi.json', () => {
     const init = await t.live.inject({ method: 'GET', url: scripts[1] });
     expect(init.statusCode).toBe(200);
     expect(init.headers['content-type']).toMatch(/javascript/);
-    expect(init.body).toContain("Redoc.init('/v1/developer/openapi.json'");
+    expect(init.body).toContain("Redoc.init(document.getElementById('redoc').getAttribute('data-spec')");
+    expect(page.body).toContain('data-spec="/docs/partner.json"');
+  });
+
+  it('splits the reference into sections: each page renders its part of the document, every operation in exactly one', async () => {
+    const whole = (await t.live.inject({ method: 'GET', url: '/v1/developer/openapi.json' })).json();
+    const operations = (doc: { paths: Record<string, Record<string, unknown>> }) =>
+      Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m} ${path}`));
+    const seen: string[] = [];
+    for (const [page, document] of [
+      ['/docs', '/docs/partner.json'],
+      ['/docs/developer', '/docs/developer.json'],
+      ['/docs/events', '/docs/events.json'],
+    ]) {
+      const html = await t.live.inject({ method: 'GET', url: page });
+      expect(html.statusCode).toBe(200);
+      expect(html.body).toContain(`data-spec="${document}"`);
+      const part = await t.live.inject({ method: 'GET', url: document });
+      expect(part.statusCode).toBe(200);
+      seen.push(...operations(part.json()));
+    }
+    expect(seen.sort()).toEqual(operations(whole).sort());
   });
 });
