@@ -237,7 +237,9 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     await page.getByTestId('checklist-progress').getByText(`${ITEMS} of ${ITEMS}`).waitFor();
     // The next step: a live key, on the live API's real address.
     const next = page.getByTestId('next-step');
-    expect(await next.getByRole('link', { name: 'create a live key' }).getAttribute('href')).toBe('/portal/keys?create=LIVE');
+    expect(await next.getByRole('link', { name: 'create a live key' }).getAttribute('href')).toBe(
+      `/portal/keys?create=LIVE&from=${keyId}`,
+    );
     const doc = (await (await fetch(url('/v1/developer/openapi.json'))).json()) as { servers: Array<{ url: string }> };
     expect(await next.textContent()).toContain(doc.servers[0].url);
     await shotBoth('complete');
@@ -249,6 +251,18 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
       headers: { authorization: `Bearer ${partner.token}` },
     });
     expect(((await checklist.json()) as { complete: boolean }).complete).toBe(true);
+
+    // "With the same scopes": the create dialog opens on Live with the sandbox key's scopes ticked.
+    const keys = await fetch(url('/v1/developer/keys'), { headers: { authorization: `Bearer ${partner.token}` } });
+    const scopes = ((await keys.json()) as { items: Array<{ id: string; scopes: string[] }> }).items.find(
+      (k) => k.id === keyId,
+    )?.scopes;
+    await next.getByRole('link', { name: 'create a live key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    for (const scope of scopes ?? [])
+      expect(await dialog.getByRole('checkbox', { name: new RegExp(scope) }).isChecked(), scope).toBe(true);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
   });
 
   it('raised no uncaught error and no Content-Security-Policy violation in the page', () => {

@@ -52,9 +52,9 @@ export function GoLiveChecklist({ checklist }: { checklist: Checklist }) {
             <strong>Every item is proven: this integration is ready for a live key.</strong>
           </p>
           <p data-testid="next-step">
-            Next: <Link to="/keys?create=LIVE">create a live key</Link> with the same scopes, point your system at the live API{' '}
-            {bases && <code>{bases.live}</code>}, and add its webhooks on <Link to="/webhooks">Webhooks</Link>. The live key is
-            shown once, like this one was.
+            Next: <Link to={`/keys?create=LIVE&from=${encodeURIComponent(checklist.apiKeyId)}`}>create a live key</Link> with the
+            same scopes, point your system at the live API {bases && <code>{bases.live}</code>}, and add its webhooks on{' '}
+            <Link to="/webhooks">Webhooks</Link>. The live key is shown once, like this one was.
           </p>
         </div>
       ) : (

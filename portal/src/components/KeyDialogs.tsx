@@ -26,17 +26,20 @@ import { CopiedButton, SecretReveal, secretBlockedNote } from './SecretReveal';
 export function CreateKeyDialog({
   open,
   initialEnvironment,
+  initialScopes = ['orders:read'],
   onClose,
   onCreated,
 }: {
   open: boolean;
   initialEnvironment: ApiKeyEnvironment;
+  /** The scopes ticked at first (a sandbox key's, when its checklist asks for a live key with the same scopes). */
+  initialScopes?: ApiKeyScope[];
   onClose: () => void;
   onCreated: () => void;
 }) {
   const [name, setName] = useState('');
   const [environment, setEnvironment] = useState<ApiKeyEnvironment>(initialEnvironment);
-  const [scopes, setScopes] = useState<ApiKeyScope[]>(['orders:read']);
+  const [scopes, setScopes] = useState<ApiKeyScope[]>(initialScopes);
   const [created, setCreated] = useState<DeveloperKeyCreated | null>(null);
   const nameId = useId();
   const create = useAction(async () => {
@@ -50,7 +53,7 @@ export function CreateKeyDialog({
     // Forget the one-time key as soon as the dialog closes.
     setCreated(null);
     setName('');
-    setScopes(['orders:read']);
+    setScopes(initialScopes);
     setEnvironment('SANDBOX');
     setChecked({});
     create.setError(null);

@@ -7,7 +7,8 @@
  * are not replayed.
  *
  * Redeliver shows itself: the row is reset at once (PENDING, 0 attempts) and keeps a "queued again at"
- * line, so an attempt that fails again a moment later does not look as if nothing happened.
+ * line, so an attempt that fails again a moment later does not look as if nothing happened; the line
+ * goes once the delivery is delivered or a later attempt is made.
  */
 
 import type { PartnerApiError } from '@partner-logistics/sdk/developer';
@@ -60,8 +61,9 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
     (d: DeveloperDelivery) => {
       setData((p) => p && upsert(p, d, status));
       setChanged((c) => ({ ...c, [d.id]: (c[d.id] ?? 0) + 1 }));
-      // Recovered: the "queued again" line has done its job.
-      if (d.status === 'DELIVERED') {
+      // The "queued again" line explains the reset and the first attempt after it; once the delivery is
+      // delivered, or a later attempt of the new round is made, it has done its job.
+      if (d.status === 'DELIVERED' || d.attempts > 1) {
         setRequeuedAt((r) => {
           if (!(d.id in r)) return r;
           const { [d.id]: _done, ...rest } = r;

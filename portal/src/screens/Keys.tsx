@@ -23,6 +23,9 @@ export function Keys() {
   const keys = useKeys();
   // A link may ask for the create dialog ready for a live key (the sandbox checklist's next step).
   const [creating, setCreating] = useState<boolean | 'LIVE'>(useSearchParam('create') === 'LIVE' ? 'LIVE' : false);
+  // …with the scopes of the sandbox key it comes from (`from`), once the key list is in.
+  const fromId = useSearchParam('from');
+  const template = fromId ? keys.data?.find((k) => k.id === fromId) : undefined;
   const [rotating, setRotating] = useState<DeveloperKey | null>(null);
   const [revoking, setRevoking] = useState<DeveloperKey | null>(null);
 
@@ -82,8 +85,10 @@ export function Keys() {
       )}
 
       <CreateKeyDialog
+        key={template?.id ?? 'blank'}
         open={creating !== false}
         initialEnvironment={creating === 'LIVE' ? 'LIVE' : 'SANDBOX'}
+        initialScopes={template?.scopes}
         onClose={() => setCreating(false)}
         onCreated={() => void invalidateKeys()}
       />

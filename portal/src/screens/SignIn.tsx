@@ -90,8 +90,14 @@ export function SignIn() {
                 ? phoneErrors.join(' ')
                 : 'The phone of your partner account, e.g. +994501234567. We text you a 6-digit code.'}
             </p>
-            <ErrorNotice error={send.error && send.error.fieldErrors.length === 0 ? send.error : null} />
-            {retryAfter !== undefined && <p className="hint">You can ask again in {retryAfter} s.</p>}
+            {/* The wait is said once, in plain words; the API's own sentence would repeat it. */}
+            {retryAfter !== undefined ? (
+              <p className="field-error" role="alert" data-testid="otp-wait">
+                Too many codes were asked for this number. You can ask again in {retryAfter} s.
+              </p>
+            ) : (
+              <ErrorNotice error={send.error && send.error.fieldErrors.length === 0 ? send.error : null} />
+            )}
             <button type="submit" className="primary" disabled={send.busy}>
               {send.busy ? 'Sending…' : 'Send code'}
             </button>
