@@ -34,7 +34,7 @@ export const TEST_OTP = '123456';
 /**
  * The database deadline of test apps (server mode). Generous on purpose: test files run side by side on
  * a shared, busy machine, where a healthy statement can take a second; the deadlines themselves are
- * exercised by test/faults-*.test.ts, which ask for the production value (`dbTimeoutMs`).
+ * exercised by test/faults-*.e2e.test.ts, which ask for the production value (`dbTimeoutMs`).
  */
 export const TEST_DB_TIMEOUT_MS = 15_000;
 
