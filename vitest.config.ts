@@ -42,6 +42,8 @@ export default defineConfig({
           include: named('.test.ts'),
           exclude: [...configDefaults.exclude, ...UNIT, ...E2E],
           globalSetup: ['test/global-setup.ts'],
+          // Run again for each file: closes the apps a file left open when it ends (test/file-end.ts).
+          setupFiles: ['test/file-end.ts'],
           // A worker runs its files one after another in one module graph: the app's ~1,000 modules and
           // PGlite's compiled WebAssembly are loaded once per worker instead of once per file (loading was
           // over a third of the suite's time). Safe because every file owns its state: its own app, context
