@@ -117,6 +117,11 @@ export function useKeysAndWebhooks(): Resource<{ keys: DeveloperKey[]; webhooks:
   );
 }
 
+/** The webhook event catalog (public, the same for everyone): the Events page and every kind picker read it. */
+export function useEventCatalog() {
+  return useApiQuery(queryKeys.eventTypes, () => developer.eventTypes().then((r) => r.items));
+}
+
 /** After a key is created, rotated or revoked: every screen's key list is read again. */
 export function invalidateKeys(): Promise<void> {
   return invalidate(queryKeys.keys);

@@ -1,9 +1,9 @@
 /**
- * What only the portal has: the words it shows for scopes and webhook events, the request-log filters as
+ * What only the portal has: the words it shows for scopes, the request-log filters as
  * its URL keeps them, and a page of any list. Every shape of the API itself is the SDK's, generated from
  * the OpenAPI documents (`@partner-logistics/sdk/types`; `npm run sdk:generate`).
  */
-import type { ApiKeyScope, Schemas, WebhookDeliveryStatus, WebhookEvent } from '@partner-logistics/sdk/types';
+import type { ApiKeyScope, Schemas, WebhookDeliveryStatus } from '@partner-logistics/sdk/types';
 
 /** Scopes with their one-line meaning, in the order docs/decisions-log.md, 'API keys' lists them. */
 const SCOPE_MEANING: Record<ApiKeyScope, string> = {
@@ -14,21 +14,10 @@ const SCOPE_MEANING: Record<ApiKeyScope, string> = {
   'payments:read': 'Read payment intents and their status.',
 };
 
-/** The webhook events a partner subscribes to, with their meaning (docs/decisions-log.md, 'Webhooks'). */
-const EVENT_MEANING: Partial<Record<WebhookEvent, string>> = {
-  'order.placed': 'A new order was placed (reaches keys that receive all orders).',
-  'order.assigned_to_partner': 'An order was assigned to this key.',
-  'order.status_changed': 'An order visible to this key changed status.',
-  'order.delivered': 'An order was delivered.',
-  'order.cancelled': 'An order was cancelled.',
-  'batch.completed': 'A van batch with this key’s orders was completed.',
-};
-
 const listed = <T extends string>(meanings: Partial<Record<T, string>>) =>
   (Object.entries(meanings) as Array<[T, string]>).map(([value, meaning]) => ({ value, meaning }));
 
 export const SCOPES: ReadonlyArray<{ value: ApiKeyScope; meaning: string }> = listed(SCOPE_MEANING);
-export const WEBHOOK_EVENTS: ReadonlyArray<{ value: WebhookEvent; meaning: string }> = listed(EVENT_MEANING);
 
 export const DELIVERY_STATUSES: readonly WebhookDeliveryStatus[] = ['PENDING', 'DELIVERED', 'FAILED', 'DEAD'];
 

@@ -1,28 +1,36 @@
 /**
- * "Send test event": a kind picker (ping, or a realistic, signed sample of any event kind) and its
- * button. The sample's envelope id starts with evt_test_, so a receiver can tell it from a real event.
+ * "Send test event": a kind picker (ping, or a realistic, signed sample of any kind of the event catalog
+ * the webhook's key may receive, grouped as the webhook forms group them) and its button. The sample's
+ * envelope id starts with evt_test_, so a receiver can tell it from a real event.
  */
 
-import type { DeveloperDelivery } from '@partner-logistics/sdk/types';
+import type { ApiKeyScope, DeveloperDelivery } from '@partner-logistics/sdk/types';
 import { useId, useState } from 'react';
 import { developer } from '../client';
+import { groupKinds, kindsForKey } from '../event-kinds';
 import { useAction } from '../hooks';
-import { type EventKind, WEBHOOK_EVENTS } from '../types';
+import { useEventCatalog } from '../query';
+import type { EventKind } from '../types';
 import { ErrorNotice } from './ErrorNotice';
 
 export function TestEventPicker({
   webhookId,
+  scopes,
   disabled,
   onSent,
   primary = false,
 }: {
   webhookId: string;
+  /** The scopes of the webhook's key: payment and settlement samples need payments:read. */
+  scopes: readonly ApiKeyScope[];
   disabled: boolean;
   onSent: (delivery: DeveloperDelivery, kind: EventKind) => void;
   primary?: boolean;
 }) {
   const [kind, setKind] = useState<EventKind>('ping');
   const pickerId = useId();
+  const catalog = useEventCatalog();
+  const groups = groupKinds(catalog.data ? kindsForKey(catalog.data, scopes) : []);
   const send = useAction(async () => onSent(await developer.webhooks.test(webhookId, { event: kind }), kind));
   return (
     <div className="test-event">
@@ -31,10 +39,14 @@ export function TestEventPicker({
       </label>
       <select id={pickerId} value={kind} onChange={(e) => setKind(e.target.value as EventKind)} disabled={disabled || send.busy}>
         <option value="ping">ping</option>
-        {WEBHOOK_EVENTS.map((e) => (
-          <option key={e.value} value={e.value}>
-            {e.value} sample
-          </option>
+        {groups.map((group) => (
+          <optgroup key={group.label} label={group.label}>
+            {group.kinds.map((k) => (
+              <option key={k.type} value={k.type}>
+                {k.type} sample
+              </option>
+            ))}
+          </optgroup>
         ))}
       </select>
       <button

@@ -1,18 +1,41 @@
 /**
  * The webhooks page's dialogs: add (the signing secret shown once, closed only on "I have copied it"),
  * edit and delete, over one URL-and-events form that says each problem once, beside its field, and
- * forgets it as soon as the input changes (docs/portal.md, Errors).
+ * forgets it as soon as the input changes (docs/portal.md, Errors). The events offered are the event
+ * catalog's for the key; an edit sends the URL and every kind the form shows ticked, and the form shows
+ * every kind the webhook has (docs/portal.md, "Event kinds").
  */
 
-import type { DeveloperKey, DeveloperWebhook, DeveloperWebhookCreated, WebhookEvent } from '@partner-logistics/sdk/types';
+import type {
+  ApiKeyScope,
+  DeveloperKey,
+  DeveloperWebhook,
+  DeveloperWebhookCreated,
+  WebhookEvent,
+} from '@partner-logistics/sdk/types';
 import { type FormEvent, useState } from 'react';
 import { developer } from '../client';
+import { type EventKindOption, kindsForKey, kindsShown } from '../event-kinds';
 import { useAction } from '../hooks';
+import { useEventCatalog } from '../query';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
 import { CopiedButton, SecretReveal, secretBlockedNote } from './SecretReveal';
-import { checkWebhookForm, type FormProblems, INLINE_CODES, INLINE_FIELDS, WebhookFields } from './WebhookForm';
+import { LoadError, Loading } from './States';
+import { checkWebhookForm, eventsToSend, type FormProblems, INLINE_CODES, INLINE_FIELDS, WebhookFields } from './WebhookForm';
+
+/** The kinds the form shows for a key's webhook that has `held` now: null until the catalog is in. */
+function useKindsShown(scopes: readonly ApiKeyScope[], held: readonly string[]) {
+  const catalog = useEventCatalog();
+  const kinds: EventKindOption[] | null = catalog.data ? kindsShown(kindsForKey(catalog.data, scopes), held) : null;
+  const notice = catalog.data ? null : catalog.error ? (
+    <LoadError error={catalog.error} onRetry={() => void catalog.reload()} />
+  ) : (
+    <Loading label="Loading the event kinds…" />
+  );
+  return { kinds, notice };
+}
 
 export function CreateWebhookDialog({
   apiKey,
@@ -27,8 +50,9 @@ export function CreateWebhookDialog({
   const [events, setEvents] = useState<WebhookEvent[]>(['order.assigned_to_partner', 'order.status_changed']);
   const [created, setCreated] = useState<DeveloperWebhookCreated | null>(null);
   const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
-  const create = useAction(async (apiKeyId: string) => {
-    setCreated(await developer.webhooks.create({ apiKeyId, url, events }));
+  const { kinds, notice } = useKindsShown(apiKey?.scopes ?? [], []);
+  const create = useAction(async (apiKeyId: string, shown: readonly EventKindOption[]) => {
+    setCreated(await developer.webhooks.create({ apiKeyId, url, events: eventsToSend(shown, events) }));
     onCreated();
   });
   const close = () => {
@@ -43,7 +67,7 @@ export function CreateWebhookDialog({
     event.preventDefault();
     const problems = checkWebhookForm(url, events);
     setChecked(problems ?? undefined);
-    if (apiKey && !problems) void create.run(apiKey.id);
+    if (apiKey && kinds && !problems) void create.run(apiKey.id, kinds);
   };
 
   return (
@@ -71,9 +95,11 @@ export function CreateWebhookDialog({
       ) : (
         <form onSubmit={submit} noValidate>
           <ErrorNotice error={create.error} inlineFields={INLINE_FIELDS} inlineCodes={INLINE_CODES} />
+          {notice}
           <WebhookFields
             url={url}
             setUrl={setUrl}
+            kinds={kinds ?? []}
             events={events}
             setEvents={setEvents}
             error={create.error}
@@ -87,7 +113,7 @@ export function CreateWebhookDialog({
             <button type="button" onClick={close} disabled={create.busy}>
               Cancel
             </button>
-            <button type="submit" className="primary" disabled={create.busy}>
+            <button type="submit" className="primary" disabled={create.busy || !kinds}>
               {create.busy ? 'Creating…' : 'Create webhook'}
             </button>
           </div>
@@ -99,52 +125,61 @@ export function CreateWebhookDialog({
 
 export function EditWebhookDialog({
   webhook,
+  apiKey,
   onClose,
   onSaved,
 }: {
   webhook: DeveloperWebhook | null;
+  /** The webhook's key: its scopes decide the kinds offered. */
+  apiKey: DeveloperKey | null;
   onClose: () => void;
   onSaved: (w: DeveloperWebhook) => void;
 }) {
   // Keyed by webhook id so the form starts from the webhook being edited.
   return (
     <Dialog open={webhook !== null} title="Edit webhook" onClose={onClose}>
-      {webhook && <EditWebhookForm key={webhook.id} webhook={webhook} onClose={onClose} onSaved={onSaved} />}
+      {webhook && (
+        <EditWebhookForm key={webhook.id} webhook={webhook} scopes={apiKey?.scopes ?? []} onClose={onClose} onSaved={onSaved} />
+      )}
     </Dialog>
   );
 }
 
 function EditWebhookForm({
   webhook,
+  scopes,
   onClose,
   onSaved,
 }: {
   webhook: DeveloperWebhook;
+  scopes: readonly ApiKeyScope[];
   onClose: () => void;
   onSaved: (w: DeveloperWebhook) => void;
 }) {
   const [url, setUrl] = useState(webhook.url);
   const [events, setEvents] = useState<WebhookEvent[]>(webhook.events);
   const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
-  const save = useAction(async () => {
-    const body: { url?: string; events?: WebhookEvent[] } = {};
-    if (url !== webhook.url) body.url = url;
-    if (events.join() !== webhook.events.join()) body.events = events;
-    onSaved(await developer.webhooks.update(webhook.id, body));
+  const { kinds, notice } = useKindsShown(scopes, webhook.events);
+  // The URL and the events as the form shows them, always both: what the form shows is what is saved.
+  // isActive is the list's own switch (saving it here would also clear the failure streak).
+  const save = useAction(async (shown: readonly EventKindOption[]) => {
+    onSaved(await developer.webhooks.update(webhook.id, { url, events: eventsToSend(shown, events) }));
     onClose();
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const problems = checkWebhookForm(url, events);
     setChecked(problems ?? undefined);
-    if (!problems) void save.run();
+    if (kinds && !problems) void save.run(kinds);
   };
   return (
     <form onSubmit={submit} noValidate>
       <ErrorNotice error={save.error} inlineFields={INLINE_FIELDS} inlineCodes={INLINE_CODES} />
+      {notice}
       <WebhookFields
         url={url}
         setUrl={setUrl}
+        kinds={kinds ?? []}
         events={events}
         setEvents={setEvents}
         error={save.error}
@@ -158,7 +193,7 @@ function EditWebhookForm({
         <button type="button" onClick={onClose} disabled={save.busy}>
           Cancel
         </button>
-        <button type="submit" className="primary" disabled={save.busy}>
+        <button type="submit" className="primary" disabled={save.busy || !kinds}>
           {save.busy ? 'Saving…' : 'Save changes'}
         </button>
       </div>

@@ -1,14 +1,17 @@
 /**
  * The webhook form's URL and events, shared by add and edit: what the form checks before sending, and
  * each problem said once, beside its field, forgotten as soon as the input changes (docs/portal.md,
- * Errors).
+ * Errors). The events are every kind of the event catalog the key may receive, grouped, plus any kind
+ * the webhook already has (docs/portal.md, "Event kinds"): a tick changes that one kind and nothing
+ * else, so no kind is ever dropped by a save.
  */
 
 import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { WebhookEvent } from '@partner-logistics/sdk/types';
 import { useId } from 'react';
-import { WEBHOOK_EVENTS } from '../types';
+import { type EventKindOption, groupKinds } from '../event-kinds';
 import { fieldMessages } from './ErrorNotice';
+import { InlineText } from './InlineText';
 
 /** Fields the webhook form shows its own errors beside. */
 export const INLINE_FIELDS = ['url', 'events'];
@@ -32,9 +35,20 @@ export function checkWebhookForm(url: string, events: WebhookEvent[]): FormProbl
   return problems.url || problems.events ? problems : null;
 }
 
+/**
+ * The events to send: the ticked kinds in the order the form shows them, then any ticked kind it does not
+ * show (none while the form shows every kind the webhook has; kept all the same, never dropped).
+ */
+export function eventsToSend(shown: readonly EventKindOption[], ticked: readonly WebhookEvent[]): WebhookEvent[] {
+  const order = shown.map((k) => k.type);
+  const rank = (e: string) => (order.includes(e) ? order.indexOf(e) : order.length);
+  return [...ticked].sort((a, b) => rank(a) - rank(b));
+}
+
 export function WebhookFields({
   url,
   setUrl,
+  kinds,
   events,
   setEvents,
   error,
@@ -43,6 +57,8 @@ export function WebhookFields({
 }: {
   url: string;
   setUrl: (v: string) => void;
+  /** Every kind the form shows (event-kinds.ts, kindsShown). */
+  kinds: readonly EventKindOption[];
   events: WebhookEvent[];
   setEvents: (v: WebhookEvent[]) => void;
   error: PartnerApiError | null;
@@ -60,9 +76,11 @@ export function WebhookFields({
   const eventErrors = checked?.events
     ? [checked.events]
     : fieldMessages(error, 'events').map((m) => `The events ${m}.`.replace(/\.\.$/, '.'));
+  // One kind in or out; every other kind stays as it is.
   const toggle = (event: WebhookEvent, on: boolean) => {
     onEdit();
-    setEvents(WEBHOOK_EVENTS.map((e) => e.value).filter((v) => (v === event ? on : events.includes(v))));
+    const others = events.filter((e) => e !== event);
+    setEvents(eventsToSend(kinds, on ? [...others, event] : others));
   };
   return (
     <>
@@ -90,16 +108,28 @@ export function WebhookFields({
       >
         {urlErrors.length ? urlErrors.join(' ') : 'HTTPS only (plain http is accepted for localhost outside production).'}
       </p>
-      <fieldset>
+      <fieldset className="event-kinds" data-testid="event-kinds">
         <legend>Events</legend>
-        {WEBHOOK_EVENTS.map((e) => (
-          <label key={e.value} className="option">
-            <input type="checkbox" checked={events.includes(e.value)} onChange={(ev) => toggle(e.value, ev.target.checked)} />
-            <span>
-              <code>{e.value}</code>
-              <span className="option-meaning">{e.meaning}</span>
-            </span>
-          </label>
+        {groupKinds(kinds).map((group) => (
+          <fieldset key={group.label} className="event-group" data-group={group.label}>
+            <legend>{group.label}</legend>
+            {group.kinds.map((k) => (
+              <label key={k.type} className="option">
+                <input
+                  type="checkbox"
+                  value={k.type}
+                  checked={events.includes(k.type as WebhookEvent)}
+                  onChange={(ev) => toggle(k.type as WebhookEvent, ev.target.checked)}
+                />
+                <span>
+                  <code>{k.type}</code>
+                  <span className="option-meaning">
+                    <InlineText text={k.meaning} />
+                  </span>
+                </span>
+              </label>
+            ))}
+          </fieldset>
         ))}
         {eventErrors.length > 0 && <p className="field-error">{eventErrors.join(' ')}</p>}
       </fieldset>

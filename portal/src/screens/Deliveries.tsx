@@ -144,6 +144,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
         <div className="page-actions">
           <TestEventPicker
             webhookId={webhookId}
+            scopes={key?.scopes ?? []}
             primary
             disabled={!webhook.isActive}
             onSent={(d, kind) => {

@@ -1,45 +1,22 @@
 /**
  * The webhook event catalog (GET /v1/developer/event-types): every kind a delivery can carry, when it
  * fires, an example envelope and its JSON Schema. The same catalog is in the API reference. Kinds come
- * in the order of an order's life (LIFECYCLE: the first a partner receives first), kinds the portal
- * does not know yet after them in the API's order, with an index at the top; the API's descriptions
+ * in the order of an order's life (event-kinds.ts, lifecycleOrder: the first a partner receives first),
+ * kinds the portal does not know yet after them in the API's order, with an index at the top; the API's descriptions
  * are rendered (inline code), never shown as raw markdown.
  */
 
-import type { EventTypeItem } from '@partner-logistics/sdk/types';
-import { developer } from '../client';
 import { CodeBlock } from '../components/CodeBlock';
 import { InlineText } from '../components/InlineText';
 import { usePageTitle } from '../components/PageTitle';
 import { LoadError, Loading } from '../components/States';
-import { queryKeys, useApiQuery } from '../query';
+import { firstSentence, lifecycleOrder } from '../event-kinds';
+import { useEventCatalog } from '../query';
 import { Link } from '../router';
-
-/** The order of an order's life, as a partner meets it; `ping` (a test) and `order.placed` (all-orders keys only) last. */
-const LIFECYCLE = [
-  'order.assigned_to_partner',
-  'order.status_changed',
-  'order.delivered',
-  'order.cancelled',
-  'batch.completed',
-  'order.placed',
-  'ping',
-];
-
-function lifecycleOrder(items: EventTypeItem[]): EventTypeItem[] {
-  const rank = (type: string) => (LIFECYCLE.includes(type) ? LIFECYCLE.indexOf(type) : LIFECYCLE.length);
-  return items
-    .map((item, i) => ({ item, i }))
-    .sort((a, b) => rank(a.item.type) - rank(b.item.type) || a.i - b.i)
-    .map(({ item }) => item);
-}
-
-/** The first sentence of a description, for the index. */
-const firstSentence = (text: string) => text.split(/(?<=\.)\s/)[0] ?? text;
 
 export function EventCatalog() {
   usePageTitle('Webhook events');
-  const catalog = useApiQuery(queryKeys.eventTypes, () => developer.eventTypes().then((r) => r.items));
+  const catalog = useEventCatalog();
   const items = catalog.data ? lifecycleOrder(catalog.data) : undefined;
   return (
     <>

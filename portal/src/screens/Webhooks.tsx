@@ -106,6 +106,7 @@ export function Webhooks() {
                   <WebhookItem
                     key={w.id}
                     webhook={w}
+                    apiKey={key}
                     onEdit={setEditing}
                     onDelete={setDeleting}
                     onRotate={setRotating}
@@ -120,7 +121,12 @@ export function Webhooks() {
       })}
 
       <CreateWebhookDialog apiKey={creatingFor} onClose={() => setCreatingFor(null)} onCreated={reloadWebhooks} />
-      <EditWebhookDialog webhook={editing} onClose={() => setEditing(null)} onSaved={replaceWebhook} />
+      <EditWebhookDialog
+        webhook={editing}
+        apiKey={data.data?.keys.find((k) => k.id === editing?.apiKeyId) ?? null}
+        onClose={() => setEditing(null)}
+        onSaved={replaceWebhook}
+      />
       <DeleteWebhookDialog webhook={deleting} onClose={() => setDeleting(null)} onDeleted={reloadWebhooks} />
       <RotateSecretDialog
         webhook={rotating}
@@ -137,6 +143,7 @@ export function Webhooks() {
 
 function WebhookItem({
   webhook,
+  apiKey,
   onEdit,
   onDelete,
   onRotate,
@@ -144,6 +151,7 @@ function WebhookItem({
   onChanged,
 }: {
   webhook: DeveloperWebhook;
+  apiKey: DeveloperKey;
   onEdit: (w: DeveloperWebhook) => void;
   onDelete: (w: DeveloperWebhook) => void;
   onRotate: (w: DeveloperWebhook) => void;
@@ -194,6 +202,7 @@ function WebhookItem({
         </Link>
         <TestEventPicker
           webhookId={webhook.id}
+          scopes={apiKey.scopes}
           disabled={busy || !webhook.isActive}
           onSent={(_d, kind) => {
             setError(null);
