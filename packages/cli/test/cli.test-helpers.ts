@@ -21,6 +21,8 @@ const CLI = join(CLI_DIR, 'dist', 'main.js');
 const RUN_DEADLINE_MS = 90_000;
 /** Each test runs several CLI processes (a Node start-up each): generous on a busy machine. */
 export const TEST_TIMEOUT = { timeout: 120_000 };
+/** The deadline of a wait for what a CLI process did (test/wait.ts). */
+export const CLI_WAIT = { timeoutMs: 20_000 };
 
 export interface CliUrls {
   PARTNER_API_URL: string;

@@ -2,7 +2,19 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/wait.js';
 import { verifyWebhook } from '../../sdk/src/index.js';
-import { receiver, run, runJson, sandboxKey, setUpCliApp, signedIn, start, TEST_TIMEOUT, t, urls } from './cli.test-helpers.js';
+import {
+  CLI_WAIT,
+  receiver,
+  run,
+  runJson,
+  sandboxKey,
+  setUpCliApp,
+  signedIn,
+  start,
+  TEST_TIMEOUT,
+  t,
+  urls,
+} from './cli.test-helpers.js';
 
 setUpCliApp();
 
@@ -26,7 +38,7 @@ describe('partner listen', TEST_TIMEOUT, () => {
     expect(ready.events).toEqual(['order.assigned_to_partner', 'order.cancelled']);
 
     const cancelled = await runJson<{ order: { code: string } }>(user, ['trigger', 'order.cancelled']);
-    await waitFor(() => local.got.length >= 2);
+    await waitFor(() => local.got.length >= 2, CLI_WAIT);
     const events = local.got.map(({ body, headers }) => verifyWebhook(body, headers['x-partner-signature'], ready.secret));
     expect(events.map((e) => e.type)).toEqual(['order.assigned_to_partner', 'order.cancelled']);
     for (const e of events) expect(e).toMatchObject({ environment: 'sandbox', data: { order: { code: cancelled.order.code } } });
@@ -56,7 +68,7 @@ describe('partner listen', TEST_TIMEOUT, () => {
     t.clock.advance(16 * 60); // session.expired, then a reconnection with a refreshed token
     await listen.line('stderr', (l) => l.startsWith('Reconnected'));
     const cancelled = await runJson<{ order: { code: string } }>(user, ['trigger', 'order.cancelled']);
-    await waitFor(() => local.got.length >= 1);
+    await waitFor(() => local.got.length >= 1, CLI_WAIT);
     const event = verifyWebhook(local.got[0].body, local.got[0].headers['x-partner-signature'], secret);
     expect(event).toMatchObject({ type: 'order.cancelled', data: { order: { code: cancelled.order.code } } });
     await listen.line('stdout', (l) => l.includes(event.id) && l.includes('-> 200'));
@@ -89,7 +101,7 @@ describe('partner logs tail', TEST_TIMEOUT, () => {
     await waitFor(async () => {
       const res = await t.live.inject({ method: 'GET', url: `/v1/developer/requests?apiKeyId=${key.id}`, headers: auth });
       return res.json().total > 0;
-    });
+    }, CLI_WAIT);
 
     const tail = start(user, ['logs', 'tail', '--key', key.id, '--path', '/v1/partner/orders*', '--since', '1h', '--json']);
     await tail.line('stdout', (l) => l.includes('"path":"/v1/partner/orders"'));
