@@ -1,7 +1,7 @@
 /**
  * Spectral's OWASP API Security ruleset as this API is linted with it (docs/openapi.md, "OWASP
  * ruleset"): `npx spectral lint -r spectral-owasp.mjs <document>`, and the lint test in
- * src/modules/openapi/openapi-linters.test.ts. Every rule that does not fit is turned off here with its reason;
+ * src/modules/openapi/openapi-linters.e2e.test.ts. Every rule that does not fit is turned off here with its reason;
  * where a rule is kept for requests only, a rule of the same check scoped to requests replaces it.
  */
 import { defined, schema } from '@stoplight/spectral-functions';

@@ -8,15 +8,14 @@
  * Server mode only: the embedded database runs inside the process and cannot be cut off.
  * Nothing here sleeps to let things settle: every wait is for a condition, with a deadline.
  *
- * This module: whether this run has a server to cut off, waiting for a condition with a deadline, an
- * app's log captured, the database read past the proxy, timed answers and sandbox orders.
+ * This module: whether this run has a server to cut off, an app's log captured, the database read past
+ * the proxy, timed answers and sandbox orders (waits: test/wait.ts).
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { createLogger } from '../src/logger.js';
-import { waitFor as waitForValue } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import type { TestKey } from './factories.js';
 import type { TestApp } from './harness.js';
 
@@ -24,20 +23,7 @@ export const databaseUrl = process.env.DATABASE_URL;
 export const redisUrl = process.env.REDIS_URL;
 export const serverMode = Boolean(databaseUrl && redisUrl);
 if (!serverMode) {
-  console.info('test/faults-*.test.ts: skipped (needs DATABASE_URL and REDIS_URL: the embedded database cannot be cut off)');
-}
-
-/** Waits (polling, with a deadline) until `fn` gives a truthy value, and returns it. */
-export async function waitFor<T>(
-  fn: () => T | Promise<T>,
-  timeoutMs = 15_000,
-  what = fn.toString(),
-): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
-  try {
-    return (await waitForValue(fn, timeoutMs)) as Exclude<T, false | null | undefined | 0 | ''>;
-  } catch (err) {
-    throw new Error(`not met within ${timeoutMs} ms: ${what.replace(/\s+/g, ' ').slice(0, 300)}`, { cause: err });
-  }
+  console.info('test/faults-*.e2e.test.ts: skipped (needs DATABASE_URL and REDIS_URL: the embedded database cannot be cut off)');
 }
 
 /** Log lines written by an app, parsed, for the "logged once" checks. */

@@ -1,11 +1,12 @@
 /**
- * Runs once per `vitest run`: brings the SDK, CLI and portal builds up to date (stale-builds.ts), and
- * prepares a migrated database template so that every test file gets a fresh database in well under a
- * second instead of running initdb and the migrations again.
+ * Runs once per `vitest run` for each tier that needs a database (api, e2e: vitest.config.ts), before its
+ * files start: prepares a migrated database template so that every test file gets a fresh database in
+ * well under a second instead of running initdb and the migrations again.
  *  - embedded (no DATABASE_URL): a PGlite data-dir dump, cached on disk by migration content;
- *  - server (DATABASE_URL): a template database; each file clones it with CREATE DATABASE … TEMPLATE.
+ *  - server (DATABASE_URL): a template database per tier; each file clones it with CREATE DATABASE … TEMPLATE.
+ * The unit tier has no global set-up at all (docs/testing.md, 'Tiers').
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -13,7 +14,6 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { dbFromPglite, openDb } from '../src/db/db.js';
 import { loadMigrations, migrate } from '../src/db/migrate.js';
-import { buildStaleParts } from './stale-builds.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -44,14 +44,17 @@ async function prepareEmbedded(): Promise<string> {
   await migrate(db);
   const dump = await pglite.dumpDataDir('none');
   await db.close();
-  writeFileSync(`${file}.tmp`, Buffer.from(await dump.arrayBuffer()));
-  renameSync(`${file}.tmp`, file);
+  // Two tiers of one run may prepare it at the same time: each writes its own file, the rename is atomic.
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
+  renameSync(tmp, file);
   return file;
 }
 
-async function prepareServer(databaseUrl: string): Promise<{ template: string; cleanup: () => Promise<void> }> {
+async function prepareServer(databaseUrl: string, tier: string): Promise<{ template: string; cleanup: () => Promise<void> }> {
   const base = new URL(databaseUrl).pathname.slice(1) || 'test';
-  const template = `${base}_tmpl_${process.pid}`;
+  // One template per tier: the api and e2e tiers of one run set up and tear down independently.
+  const template = `${base}_tmpl_${tier}_${process.pid}`;
   const admin = new pg.Client({ connectionString: adminUrl(databaseUrl) });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS "${template}"`);
@@ -78,10 +81,9 @@ async function prepareServer(databaseUrl: string): Promise<{ template: string; c
 }
 
 export default async function setup(project: TestProject) {
-  buildStaleParts();
   const databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl) {
-    const { template, cleanup } = await prepareServer(databaseUrl);
+    const { template, cleanup } = await prepareServer(databaseUrl, project.name.replace(/\W/g, '_'));
     project.provide('serverTemplate', template);
     project.provide('pgliteTemplate', '');
     return cleanup;

@@ -34,7 +34,7 @@ export const TEST_OTP = '123456';
 /**
  * The database deadline of test apps (server mode). Generous on purpose: test files run side by side on
  * a shared, busy machine, where a healthy statement can take a second; the deadlines themselves are
- * exercised by test/faults-*.test.ts, which ask for the production value (`dbTimeoutMs`).
+ * exercised by test/faults-*.e2e.test.ts, which ask for the production value (`dbTimeoutMs`).
  */
 export const TEST_DB_TIMEOUT_MS = 15_000;
 
@@ -107,8 +107,37 @@ export interface TestAppOptions {
   requestLog?: ContextOverrides['requestLog'];
 }
 
+/**
+ * The apps of the running test file not closed yet. The api tier runs a worker's files one after another
+ * in one process (vitest.config.ts), so an app a file fails to close (its afterAll never ran, or its
+ * beforeAll timed out while the app was still being made) would go on running beside the next files:
+ * test/file-end.ts closes what is left when each file ends.
+ */
+const openApps = new Set<TestApp>();
+/** Counts the files ended in this process: an app made for a file that has ended is closed at once. */
+let filesEnded = 0;
+
+/** Closes every app the file left open (test/file-end.ts, after each file's own hooks). */
+export async function closeLeftoverApps(): Promise<void> {
+  filesEnded++;
+  const left = [...openApps];
+  openApps.clear();
+  for (const app of left) await app.close().catch(() => {});
+}
+
 /** A complete app (both listeners) on a fresh database. Call `close()` in afterAll. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const forFile = filesEnded;
+  const app = await makeTestApp(options);
+  if (filesEnded !== forFile) {
+    await app.close();
+    throw new Error('the test file ended before its app was ready');
+  }
+  openApps.add(app);
+  return app;
+}
+
+async function makeTestApp(options: TestAppOptions): Promise<TestApp> {
   const fresh = options.db ? { ...options.db, drop: async () => {} } : await freshDatabase();
   // A second app on the same database gets its own pool, like a second process would; so does an app
   // that reaches the database another way (through a proxy) or with another deadline.
@@ -140,20 +169,27 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const sandbox = await buildApp(ctx, 'SANDBOX');
   await live.ready();
   await sandbox.ready();
-  return {
+  let closed: Promise<void> | undefined;
+  const app: TestApp = {
     ctx,
     clock,
     live,
     sandbox,
-    async close() {
-      await live.close();
-      await sandbox.close();
-      // The first app of a namespace removes its Redis keys (a second "process" shares them).
-      if (ctx.redis && !options.db) await dropRedisNamespace(ctx.redis, config.redisKeyPrefix).catch(() => {});
-      await ctx.close();
-      await fresh.drop();
+    // Once only: the file's afterAll and the leftover closing may both ask.
+    close() {
+      openApps.delete(app);
+      closed ??= (async () => {
+        await live.close();
+        await sandbox.close();
+        // The first app of a namespace removes its Redis keys (a second "process" shares them).
+        if (ctx.redis && !options.db) await dropRedisNamespace(ctx.redis, config.redisKeyPrefix).catch(() => {});
+        await ctx.close();
+        await fresh.drop();
+      })();
+      return closed;
     },
   };
+  return app;
 }
 
 /** Builds one more app on the database of `base`, as a second process would (multi-process tests). */

@@ -13,10 +13,11 @@
 import type { InjectOptions } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { devAuth, waitFor } from '../src/modules/webhooks/webhooks.test-helpers.js';
+import { devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from './factories.js';
 import { GatedDb } from './gated-db.js';
 import { createTestApp, type TestApp } from './harness.js';
+import { waitFor } from './wait.js';
 
 const server = Boolean(process.env.DATABASE_URL);
 if (!server) {

@@ -1,6 +1,8 @@
 /**
- * Brings the built parts the tests run up to date with their sources, once per `vitest run`, before
- * any test file starts (test files run in parallel and must never build the same thing together):
+ * The e2e tier's global set-up (vitest.config.ts): brings the built parts its tests run up to date with
+ * their sources, once per `vitest run`, before any of its files starts (test files run in parallel and
+ * must never build the same thing together). No other tier runs a build: a unit or api file starts at
+ * once whatever was edited (docs/testing.md, 'Tiers').
  *  - the SDK's dist, which the CLI and the portal import;
  *  - the CLI's dist, which the CLI tests run as a child process;
  *  - portal/dist, which the browser tests load.
@@ -52,4 +54,9 @@ export function buildStaleParts(): void {
   if (isStale(join(PORTAL, 'dist', 'index.html'), [...portalSources, join(SDK, 'dist')])) {
     run('vite/bin/vite.js', ['build', '--config', 'portal/vite.config.ts', '--logLevel', 'warn']);
   }
+}
+
+/** Vitest's global set-up entry (the e2e tier's `globalSetup`). */
+export default function setup(): void {
+  buildStaleParts();
 }

@@ -8,9 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser, type TestKey } from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
+import { waitFor } from '../../test/wait.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
 import { orderFor } from '../modules/orders/orders.test-helpers.js';
-import { createWebhookVia, devAuth, waitFor } from '../modules/webhooks/webhooks.test-helpers.js';
+import { createWebhookVia, devAuth } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker, type Worker } from '../worker/worker.js';
 
 interface OtlpSpan {

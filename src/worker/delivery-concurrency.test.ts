@@ -3,6 +3,7 @@
  * endpoint; a fast one is given more attempts in flight, up to the ceiling.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/wait.js';
 import {
   createEndpoint,
   receiver,
@@ -10,7 +11,6 @@ import {
   setUpAppWithReceiver,
   startTestWorker,
   t,
-  waitFor,
   waitForDeliveries,
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker, type Worker } from './worker.js';

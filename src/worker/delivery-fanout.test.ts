@@ -7,6 +7,7 @@ import Stripe from 'stripe';
 import Value from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartner, createUser, type TestPartner } from '../../test/factories.js';
+import { waitFor } from '../../test/wait.js';
 import type { ReceivedRequest } from '../../test/webhook-receiver.js';
 import { PartnerOrder } from '../modules/orders/orders.schemas.js';
 import { advanceTo, assign, createOrder } from '../modules/orders/orders.test-helpers.js';
@@ -29,7 +30,6 @@ import {
   t,
   UUID,
   uniquePath,
-  waitFor,
   waitForDeliveries,
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker, type Worker } from './worker.js';

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, type TestPartner } from '../../test/factories.js';
+import { waitFor } from '../../test/wait.js';
 import { type ReceivedRequest, WebhookReceiver } from '../../test/webhook-receiver.js';
 import { RETRY_DELAYS_MS } from '../modules/webhooks/delivery/retry-schedule.js';
 import {
@@ -20,7 +21,6 @@ import {
   setUpAppWithReceiver,
   t,
   uniquePath,
-  waitFor,
   waitForDeliveries,
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';

@@ -3,13 +3,13 @@
  * outbox rows older than 35 days, runs the other domains' retention, and the worker runs it by itself.
  */
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/wait.js';
 import {
   createEndpoint,
   receiver,
   setUpAppWithReceiver,
   t,
   type WebhookEndpoint,
-  waitFor,
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';
 import { purgeExpired } from './purge.js';

@@ -15,8 +15,9 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createKey, createPartner, type TestPartner } from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
 import { ScanSeeder } from '../../test/scan-counters.js';
+import { waitFor } from '../../test/wait.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
-import { ALL_EVENTS, createWebhookVia, devAuth, waitFor } from '../modules/webhooks/webhooks.test-helpers.js';
+import { ALL_EVENTS, createWebhookVia, devAuth } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker } from './worker.js';
 
 /** Delivered deliveries (one attempt each) in the queue when the delivery path is measured. */

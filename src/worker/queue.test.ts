@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestPartner } from '../../test/factories.js';
 import { createSecondApp, type TestApp } from '../../test/harness.js';
+import { waitFor } from '../../test/wait.js';
 import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
 import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
 import {
@@ -16,7 +17,6 @@ import {
   sendTestEvent,
   setUpAppWithReceiver,
   t,
-  waitFor,
   waitForDeliveries,
 } from '../modules/webhooks/webhooks.test-helpers.js';
 import { newId } from '../shared/ids.js';

@@ -6,12 +6,10 @@
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnOwned } from '../../../test/child-processes.js';
 import { expectError } from '../../../test/expect-error.js';
 import { randomPhone } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
-import { ConfigError, loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { verifySignature } from '../webhooks/delivery/signature.js';
 import { SMS_DEADLINE_MS, SmsSendError, TwilioSmsGateway } from './sms-gateways.js';
@@ -241,60 +239,4 @@ describe('SMS_PROVIDER=http in production', () => {
     expect(logged).not.toMatch(/sign-in code/);
     for (const code of codes) expect(logged).not.toContain(code);
   });
-});
-
-describe('start-up without a usable gateway', () => {
-  const cases: Array<[Record<string, string>, string]> = [
-    [{ ...PRODUCTION_BASE }, 'SMS_PROVIDER'],
-    [{ ...PRODUCTION_BASE, SMS_PROVIDER: 'log' }, 'SMS_PROVIDER'],
-    [{ SMS_PROVIDER: 'pigeon' }, 'SMS_PROVIDER'],
-    [{ SMS_PROVIDER: 'twilio' }, 'TWILIO_ACCOUNT_SID'],
-    [{ SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'nope' }, 'TWILIO_ACCOUNT_SID'],
-    [{ SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID }, 'TWILIO_AUTH_TOKEN'],
-    [{ SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID, TWILIO_AUTH_TOKEN: AUTH_TOKEN }, 'TWILIO_FROM'],
-    [
-      {
-        SMS_PROVIDER: 'twilio',
-        TWILIO_ACCOUNT_SID: ACCOUNT_SID,
-        TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-        TWILIO_FROM: '+1',
-        TWILIO_MESSAGING_SERVICE_SID: 'MG1',
-      },
-      'TWILIO_FROM',
-    ],
-    [{ SMS_PROVIDER: 'http' }, 'SMS_HTTP_URL'],
-    [{ SMS_PROVIDER: 'http', SMS_HTTP_URL: 'ftp://x' }, 'SMS_HTTP_URL'],
-    [{ SMS_PROVIDER: 'http', SMS_HTTP_URL: 'http://127.0.0.1:9/sms' }, 'SMS_HTTP_SECRET'],
-    [{ SMS_PROVIDER: 'http', SMS_HTTP_URL: 'http://127.0.0.1:9/sms', SMS_HTTP_SECRET: 'short' }, 'SMS_HTTP_SECRET'],
-  ];
-  for (const [env, variable] of cases) {
-    it(`refuses ${JSON.stringify(env)} naming ${variable}`, () => {
-      const err = (() => {
-        try {
-          loadConfig(env);
-          return null;
-        } catch (e) {
-          return e;
-        }
-      })();
-      expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).variable).toBe(variable);
-      expect((err as Error).message.startsWith(`${variable}: `)).toBe(true);
-    });
-  }
-
-  it('stops a production start with one line naming SMS_PROVIDER', async () => {
-    const child = spawnOwned(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start'], {
-      env: { ...process.env, ...PRODUCTION_BASE, DATA_DIR: 'memory://', PORT: '0', SANDBOX_PORT: '0', HOST: '127.0.0.1' },
-      deadlineMs: 60_000,
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(code).toBe(1);
-    expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).toMatch(/^Configuration error: SMS_PROVIDER: is required when NODE_ENV=production/);
-  }, 60_000);
 });

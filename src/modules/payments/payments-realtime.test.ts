@@ -2,10 +2,10 @@ import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { orderFor } from '../orders/orders.test-helpers.js';
 import { openRealtime } from '../realtime/realtime.test-helpers.js';
-import { waitFor } from '../webhooks/webhooks.test-helpers.js';
 
 let t: TestApp;
 let worker: Worker;

@@ -9,12 +9,13 @@ import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, type TestPartner } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithWorker } from '../../../test/test-app-per-file.js';
+import { waitFor } from '../../../test/wait.js';
 import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import type { ApiKeyScope, WebhookEvent } from '../../shared/schemas.js';
 import { type Auth, orderFor } from '../orders/orders.test-helpers.js';
 import { PAYMENT_CHECKLIST_ITEM_IDS } from '../sandbox/checklist.service.js';
 import { eventDataFor } from '../webhooks/routing.js';
-import { createWebhookVia, devAuth, waitFor } from '../webhooks/webhooks.test-helpers.js';
+import { createWebhookVia, devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { deliverAs } from './payments.test-helpers.js';
 
 let t: TestApp;

@@ -2,10 +2,11 @@ import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { platformMove, rotateKey, sandboxSetup, testOrder, waitForEvents } from '../sandbox/sandbox.test-helpers.js';
-import { ALL_EVENTS, devAuth, waitFor } from '../webhooks/webhooks.test-helpers.js';
+import { ALL_EVENTS, devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { openRealtime } from './realtime.test-helpers.js';
 
 const WORKER = { attemptTimeoutMs: 5_000, leaseMs: 20_000, pollIntervalMs: 100 };

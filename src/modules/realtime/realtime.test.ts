@@ -6,6 +6,7 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import { duplicateRedis } from '../../redis.js';
 import { signAccessToken } from '../auth/tokens.js';
 
@@ -47,14 +48,6 @@ function collect(socket: Socket, event: string): unknown[] {
   const got: unknown[] = [];
   socket.on(event, (payload) => got.push(payload));
   return got;
-}
-
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const order = (code: string) => ({
@@ -138,7 +131,7 @@ describe('realtime channel /realtime', () => {
       { type: 'order.placed', orderId: 'o3', assignedKeyId: null, data: { order: order('ORD-3') } },
       { type: 'batch.completed', orderId: null, assignedKeyId: null, data: { batch: { code: 'B1' } } },
     ]);
-    await until(() => gotA.length === 2 && gotAdmin.length === 3);
+    await waitFor(() => gotA.length === 2 && gotAdmin.length === 3);
     await new Promise((r) => setTimeout(r, 100));
     expect(gotA).toEqual([{ order: order('ORD-1') }, { order: { ...order('ORD-2'), customer: null } }]);
     expect(gotAdmin.map((e) => (e as { order: { code: string } }).order.code)).toEqual(['ORD-1', 'ORD-2', 'ORD-3']);
@@ -155,7 +148,7 @@ describe('realtime channel /realtime', () => {
     const gotB = collect(sb, 'delivery.updated');
     const delivery = { id: 'd1', webhookId: 'w1', event: 'ping', status: 'DELIVERED', attempts: 1 };
     t.ctx.events.emit('delivery.updated', { partnerId: a.id, delivery });
-    await until(() => gotA.length === 1);
+    await waitFor(() => gotA.length === 1);
     await new Promise((r) => setTimeout(r, 100));
     expect(gotA).toEqual([{ delivery }]);
     expect(gotB).toEqual([]);
@@ -170,7 +163,7 @@ describe('realtime channel /realtime', () => {
     const gotSandbox = collect(onSandbox, 'delivery.updated');
     // Emitted in one turn of the event loop, so they travel as one batch (with Redis: through the adapter too).
     for (let i = 0; i < 300; i++) t.ctx.events.emit('delivery.updated', { partnerId: a.id, delivery: { id: `d${i}` } });
-    await until(() => gotLive.length >= 300 && gotSandbox.length >= 300);
+    await waitFor(() => gotLive.length >= 300 && gotSandbox.length >= 300);
     await new Promise((r) => setTimeout(r, 150));
     const expected = Array.from({ length: 300 }, (_, i) => ({ delivery: { id: `d${i}` } }));
     expect(gotLive).toEqual(expected);
@@ -207,7 +200,7 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       await connected(adminSocket);
       const adminGot = collect(adminSocket, 'delivery.updated');
       // The admin room's first socket is announced to the other processes: one message.
-      await until(() => published >= 1);
+      await waitFor(() => published >= 1);
 
       // Nobody in the partner's room: its updates are not published (nor emitted); the admins' are.
       const before = published;
@@ -221,7 +214,7 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
         { type: 'order.status_changed', assignedKeyId: null, data: { order: order('ORD-MARKER') } },
       ]);
       const adminOrders = collect(adminSocket, 'order.updated');
-      await until(() => adminOrders.length === 1 && published > before);
+      await waitFor(() => adminOrders.length === 1 && published > before);
       expect(published - before).toBe(1);
       expect(adminGot).toEqual([]);
 
@@ -263,7 +256,7 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       // A probe still on its way may arrive after this point: count only the real update.
       const updates = () => got.filter((e) => !(e as { delivery: { id: string } }).delivery.id.startsWith('probe-'));
       first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: 'd-x' } });
-      await until(() => updates().length === 1);
+      await waitFor(() => updates().length === 1);
       await new Promise((r) => setTimeout(r, 150));
       expect(updates()).toEqual([{ delivery: { id: 'd-x' } }]);
 
@@ -274,13 +267,13 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       const sub = duplicateRedis(first.ctx.redis as Redis, first.ctx.log, 'stranger-sub', { subscriber: true });
       try {
         // Connections without an offline queue refuse commands until they are up.
-        await until(() => pub.status === 'ready' && sub.status === 'ready');
+        await waitFor(() => pub.status === 'ready' && sub.status === 'ready');
         stranger.adapter(createAdapter(pub, sub, { key: `${first.ctx.config.redisKeyPrefix}:realtime` }));
         for (const odd of [null, 'text', { hub: 'other' }, { hub: 'other', messages: 'nope' }]) {
           stranger.of('/realtime').serverSideEmit('realtime.batch', odd);
         }
         first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: 'd-y' } });
-        await until(() => updates().length === 2);
+        await waitFor(() => updates().length === 2);
         expect(updates()).toEqual([{ delivery: { id: 'd-x' } }, { delivery: { id: 'd-y' } }]);
       } finally {
         // (never attached to an HTTP server, so there is nothing for stranger.close() to close)

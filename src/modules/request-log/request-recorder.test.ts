@@ -9,6 +9,7 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
 import { createSecondApp, createTestApp, type TestApp, type TestAppOptions } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import type { Db } from '../../db/db.js';
 import { AppError } from '../../errors.js';
 import { REQUEST_LOGGED_EVENT, type RequestLogged } from './request-log.types.js';
@@ -24,14 +25,6 @@ async function appWith(options: TestAppOptions): Promise<TestApp> {
   const t = await createTestApp(options);
   apps.push(t);
   return t;
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** A database whose request-log statements fail while `mode` says so; everything else goes through. */
@@ -222,7 +215,7 @@ describe('live tail: request.logged on the realtime channel', () => {
     // One frozen second: 50 sent for the partner, 10 counted; the other partner has a cap of its own.
     expect(emitted.get(partner.id)).toBe(50);
     expect(emitted.get(other.id)).toBe(3);
-    await until(() => mine.length === 50 && theirs.length === 3, '53 messages');
+    await waitFor(() => mine.length === 50 && theirs.length === 3, { timeoutMs: 20_000, what: '53 messages' });
     expect(mine[0]).toEqual({
       request: {
         id: first.headers['x-request-id'],
@@ -246,7 +239,7 @@ describe('live tail: request.logged on the realtime channel', () => {
     second++;
     for (let i = 0; i < 5; i++) await get(t, key, '/v1/partner/me');
     expect(emitted.get(partner.id)).toBe(55);
-    await until(() => mine.length === 55, '55 messages');
+    await waitFor(() => mine.length === 55, { timeoutMs: 20_000, what: '55 messages' });
 
     // Every request is logged; the ones not sent live are counted.
     await t.ctx.requestLog.flush();
@@ -273,7 +266,7 @@ describe('live tail: request.logged on the realtime channel', () => {
     nowMs += 800;
     for (let i = 0; i < 5; i++) await get(t, key, '/v1/partner/me');
     expect(emitted.get(partner.id)).toBe(55);
-    await until(() => mine.length === 55, '55 messages');
+    await waitFor(() => mine.length === 55, { timeoutMs: 20_000, what: '55 messages' });
     await t.ctx.requestLog.flush();
     expect(await drops(t, partner)).toMatchObject({ dropped: 0, notStreamed: 10 });
   });
@@ -305,10 +298,13 @@ describe('live tail: request.logged on the realtime channel', () => {
       const got = await watch(realtimeUrl(b), partner);
       // Process A learns that the partner has a user within about a second: keep asking until it has.
       const ids = new Set<string>();
-      await until(async () => {
-        ids.add((await get(a, key, '/v1/partner/me')).headers['x-request-id'] as string);
-        return got.length > 0;
-      }, 'a request.logged from the other process');
+      await waitFor(
+        async () => {
+          ids.add((await get(a, key, '/v1/partner/me')).headers['x-request-id'] as string);
+          return got.length > 0;
+        },
+        { timeoutMs: 20_000, what: 'a request.logged from the other process' },
+      );
       expect(ids.has(got[0].request.id as string)).toBe(true);
     },
   );

@@ -6,11 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { signAccessToken } from '../auth/tokens.js';
 import type { Auth } from '../orders/orders.test-helpers.js';
-import { devAuth, waitFor } from '../webhooks/webhooks.test-helpers.js';
+import { devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { CHECKLIST_ITEM_IDS } from './checklist.service.js';
 import type { GoLiveChecklist } from './sandbox.schemas.js';
 import {

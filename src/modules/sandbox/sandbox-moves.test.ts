@@ -4,12 +4,12 @@ import { expectError } from '../../../test/expect-error.js';
 import { createKey } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithWorker } from '../../../test/test-app-per-file.js';
+import { waitFor } from '../../../test/wait.js';
 import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../shared/schemas.js';
 import { type Auth, adminStatus, createOrder, orderFor } from '../orders/orders.test-helpers.js';
 import { platformMovesFrom, platformPathTo } from '../orders/state-machine.js';
 import { openRealtime } from '../realtime/realtime.test-helpers.js';
-import { waitFor } from '../webhooks/webhooks.test-helpers.js';
 import {
   outboxOfKey,
   platformMove,

@@ -5,10 +5,11 @@
 import { expect } from 'vitest';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import type { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import type { ApiKeyScope, OrderStatus } from '../../shared/schemas.js';
 import { platformPathTo } from '../orders/state-machine.js';
-import { ALL_EVENTS, createWebhookVia, devAuth, waitFor } from '../webhooks/webhooks.test-helpers.js';
+import { ALL_EVENTS, createWebhookVia, devAuth } from '../webhooks/webhooks.test-helpers.js';
 import { SANDBOX_START_STATUSES } from './sandbox.schemas.js';
 
 export const ALL_SCOPES: ApiKeyScope[] = ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage'];

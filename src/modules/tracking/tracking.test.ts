@@ -2,11 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { type Auth, adminStatus, orderFor } from '../orders/orders.test-helpers.js';
 import { openRealtime } from '../realtime/realtime.test-helpers.js';
-import { createWebhookVia, devAuth, waitFor, waitForDeliveries } from '../webhooks/webhooks.test-helpers.js';
+import { createWebhookVia, devAuth, waitForDeliveries } from '../webhooks/webhooks.test-helpers.js';
 import { trackingBuffer } from './tracking-buffer.js';
 
 let t: TestApp;

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../../../test/expect-error.js';
+import { waitFor } from '../../../test/wait.js';
 import { feedRecoveries } from '../../worker/recovery-feeder.js';
 import { RECOVERY_BATCH } from './queue/recover-deliveries.js';
 import { seedExhaustedDeliveries, statusCounts } from './webhook-history.test-helpers.js';
@@ -16,7 +17,6 @@ import {
   setUpAppWithReceiver,
   startTestWorker,
   t,
-  waitFor,
   waitForDeliveries,
 } from './webhooks.test-helpers.js';
 

@@ -3,6 +3,7 @@
  * is edited or rotated, or its failure streak or isActive changes.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { waitFor } from '../../../test/wait.js';
 import { newId } from '../../shared/ids.js';
 import { WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from './signals.js';
 import {
@@ -14,7 +15,6 @@ import {
   setUpAppWithReceiver,
   startTestWorker,
   t,
-  waitFor,
 } from './webhooks.test-helpers.js';
 
 setUpAppWithReceiver();

@@ -5,9 +5,10 @@
  * histories a test needs as a given are inserted directly (webhook-history.test-helpers.ts).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { afterAll, beforeAll, expect, onTestFinished, vi } from 'vitest';
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import { type ReceivedRequest, WebhookReceiver } from '../../../test/webhook-receiver.js';
 import type { ApiKeyEnvironment, ApiKeyScope, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
 import { startWorker, type Worker, type WorkerOptions } from '../../worker/worker.js';
@@ -257,24 +258,16 @@ export async function waitForDeliveries(
   check: (items: DeveloperDelivery[]) => boolean,
   timeoutMs = 15_000,
 ): Promise<DeveloperDelivery[]> {
-  return vi.waitFor(
+  let items: DeveloperDelivery[] = [];
+  return waitFor(
     async () => {
-      const items = await deliveriesVia(t, partner, webhookId);
-      if (!check(items)) throw new Error(`deliveries not there yet: ${JSON.stringify(items.map((d) => [d.event, d.status]))}`);
-      return items;
+      items = await deliveriesVia(t, partner, webhookId);
+      return check(items) && items;
     },
-    { timeout: timeoutMs, interval: 25 },
-  );
-}
-
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
-  return vi.waitFor(
-    async () => {
-      const value = await fn();
-      if (!value) throw new Error('condition not met yet');
-      return value;
+    {
+      timeoutMs,
+      what: () => `the deliveries of ${webhookId} (last seen: ${JSON.stringify(items.map((d) => [d.event, d.status]))})`,
     },
-    { timeout: timeoutMs, interval: 20 },
   );
 }
 

@@ -4,8 +4,8 @@
  * checked-in files.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkedIn, GENERATED_FILES, OPERATIONS_FILE, renderAll } from '../packages/sdk/scripts/codegen.js';
-import { createTestApp, type TestApp } from './harness.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { checkedIn, GENERATED_FILES, OPERATIONS_FILE, renderAll } from '../scripts/codegen.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -9,8 +9,9 @@ import { DEFAULT_DB_TIMEOUT_MS, openDb } from '../src/db/db.js';
 import { DependencyHealth } from '../src/dependencies.js';
 import { connectRedis, duplicateRedis } from '../src/redis.js';
 import { FaultProxy } from './fault-proxy.js';
-import { databaseUrl, logCapture, redisUrl, serverMode, waitFor } from './faults.test-helpers.js';
+import { databaseUrl, logCapture, redisUrl, serverMode } from './faults.test-helpers.js';
 import { freshDatabase } from './harness.js';
+import { waitFor } from './wait.js';
 
 describe.skipIf(!serverMode)('no dependency fault ends a process', () => {
   /** A database of this test's own, reached through a proxy. */

@@ -1,14 +1,20 @@
 /**
- * The set-up the SDK test files share (test/sdk-*.test.ts): @partner-logistics/sdk against the real app
+ * The set-up the SDK test files share (packages/sdk/test/*.e2e.test.ts): @partner-logistics/sdk against the real app
  * on real ports (both listeners on OS-chosen ports, a real worker), a database that answers 503 on
  * demand, a record of the operations each file sent through the SDK (each file checks its own share,
- * test/sdk-coverage.test.ts that the shares cover every operation), and a webhook receiver written as
+ * coverage.unit.test.ts that the shares cover every operation), and a webhook receiver written as
  * the SDK README shows. Waits are conditions with deadlines.
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Middleware } from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../../src/db/db.js';
+import { AppError } from '../../../src/errors.js';
+import { signAccessToken } from '../../../src/modules/auth/tokens.js';
+import { startWorker, type Worker } from '../../../src/worker/worker.js';
+import { createUser, type TestPartner } from '../../../test/factories.js';
+import { createTestApp, TEST_OTP, type TestApp } from '../../../test/harness.js';
 import {
   createDeveloperClient,
   createPartnerClient,
@@ -18,13 +24,7 @@ import {
   verifyWebhook,
   type WebhookEvent,
   WebhookVerificationError,
-} from '../packages/sdk/src/index.js';
-import type { Db } from '../src/db/db.js';
-import { AppError } from '../src/errors.js';
-import { signAccessToken } from '../src/modules/auth/tokens.js';
-import { startWorker, type Worker } from '../src/worker/worker.js';
-import { createUser, type TestPartner } from './factories.js';
-import { createTestApp, TEST_OTP, type TestApp } from './harness.js';
+} from '../src/index.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const WAIT = { timeout: 20_000, interval: 20 };
@@ -185,7 +185,7 @@ export async function expectApiError(promise: Promise<unknown>, status: number, 
 }
 
 /**
- * The last describe of an SDK test file: every operation listed for the file (test/sdk-coverage.ts)
+ * The last describe of an SDK test file: every operation listed for the file (sdk-coverage.ts)
  * went through the SDK in it.
  */
 export function expectOperationsExercised(listed: readonly string[]): void {

@@ -1,10 +1,10 @@
 /**
  * Payments, settlements, tracking and proof of delivery through the SDK against the real app
- * (test/sdk.test-helpers.ts).
+ * (sdk.test-helpers.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { pngBytes } from '../src/modules/uploads/uploads.test-helpers.js';
-import { createPartner } from './factories.js';
+import { pngBytes } from '../../../src/modules/uploads/uploads.test-helpers.js';
+import { createPartner } from '../../../test/factories.js';
 import { expectOperationsExercised, partnerClient, setUpSdkApp, signedIn, t } from './sdk.test-helpers.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 

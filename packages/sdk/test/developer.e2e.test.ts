@@ -1,10 +1,10 @@
 /**
- * The SDK's developer client against the real app (test/sdk.test-helpers.ts): sign-in with a one-time
+ * The SDK's developer client against the real app (sdk.test-helpers.ts): sign-in with a one-time
  * code, token refresh and sign-out, keys and their usage, the OpenAPI document.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { createPartner } from './factories.js';
-import { TEST_OTP } from './harness.js';
+import { createPartner } from '../../../test/factories.js';
+import { TEST_OTP } from '../../../test/harness.js';
 import {
   developerClient,
   expectApiError,

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PORTAL_DIST, portalRoutes, projectRoot } from '../../src/modules/portal/portal.routes.js';
-import { errorHandlerPlugin } from '../../src/plugins/error-handler.js';
+import { errorHandlerPlugin } from '../../plugins/error-handler.js';
+import { DEFAULT_PORTAL_DIST, portalRoutes, projectRoot } from './portal.routes.js';
 
 const INDEX =
   '<!doctype html><html><head><script type="module" src="/portal/assets/index-Ab12Cd34.js"></script></head><body><div id="root"></div></body></html>';

@@ -18,9 +18,9 @@ import {
   sandboxOrders,
   serverMode,
   timed,
-  waitFor,
 } from './faults.test-helpers.js';
 import { createTestApp, type TestApp } from './harness.js';
+import { waitFor } from './wait.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
 describe.skipIf(!serverMode)('PostgreSQL outage', () => {

@@ -7,8 +7,9 @@ import { devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../src/redis.js';
 import { createKey, createPartner } from './factories.js';
 import { FaultProxy } from './fault-proxy.js';
-import { type Answer, logCapture, p99, redisUrl, sandboxOrders, serverMode, timed, waitFor } from './faults.test-helpers.js';
+import { type Answer, logCapture, p99, redisUrl, sandboxOrders, serverMode, timed } from './faults.test-helpers.js';
 import { createSecondApp, createTestApp, type TestApp } from './harness.js';
+import { waitFor } from './wait.js';
 
 describe.skipIf(!serverMode)('Redis outage', () => {
   let redisProxy: FaultProxy;

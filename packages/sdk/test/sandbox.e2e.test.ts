@@ -1,9 +1,9 @@
 /**
  * The sandbox simulator, the go-live checklist and the request log through the SDK against the real app
- * (test/sdk.test-helpers.ts), as the partner and as the developer.
+ * (sdk.test-helpers.ts), as the partner and as the developer.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { createPartner } from './factories.js';
+import { createPartner } from '../../../test/factories.js';
 import { expectOperationsExercised, partnerClient, setUpSdkApp, signedIn, t, WAIT } from './sdk.test-helpers.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 

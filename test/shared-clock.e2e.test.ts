@@ -6,11 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SharedTestClock } from '../src/clock.js';
-import { waitFor } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import { createSecondApp, createTestApp, type TestApp } from './harness.js';
+import { waitFor } from './wait.js';
 
 const server = Boolean(process.env.DATABASE_URL);
-if (!server) console.info('test/shared-clock.test.ts: skipped (the embedded database has one process and an in-memory clock)');
+if (!server)
+  console.info('test/shared-clock.e2e.test.ts: skipped (the embedded database has one process and an in-memory clock)');
 
 const HOUR_MS = 3_600_000;
 

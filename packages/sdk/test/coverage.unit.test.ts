@@ -1,10 +1,10 @@
 /**
  * Every partner, developer and sign-in operation the SDK was generated for goes through the SDK in one of
- * the SDK test files: each file's list in test/sdk-coverage.ts is checked by that file, and here the lists
+ * the SDK test files: each file's list in sdk-coverage.ts is checked by that file, and here the lists
  * together are checked against the SDK's OPERATIONS.
  */
 import { describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../packages/sdk/src/index.js';
+import { OPERATIONS } from '../src/index.js';
 import { SDK_COVERAGE } from './sdk-coverage.js';
 
 describe('coverage', () => {
@@ -13,7 +13,7 @@ describe('coverage', () => {
     const missing = OPERATIONS.map((op) => `${op.method} ${op.path}`).filter((op) => !listed.has(op));
     expect(
       missing,
-      'operations no SDK test sends: send them in a test/sdk-*.test.ts and list them in test/sdk-coverage.ts',
+      'operations no SDK test sends: send them in a packages/sdk/test/*.e2e.test.ts and list them in sdk-coverage.ts',
     ).toEqual([]);
     expect(OPERATIONS.length).toBeGreaterThan(20);
   });

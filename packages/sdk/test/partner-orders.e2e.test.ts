@@ -1,11 +1,11 @@
 /**
- * The SDK's partner client against the real app (test/sdk.test-helpers.ts): paging and polling orders,
+ * The SDK's partner client against the real app (sdk.test-helpers.ts): paging and polling orders,
  * idempotent events, and retries of a real 429 and a real 503 (the waits spent on the test clock).
  */
 import { describe, expect, it } from 'vitest';
-import { createPartnerClient } from '../packages/sdk/src/index.js';
-import { orderFor } from '../src/modules/orders/orders.test-helpers.js';
-import { createKey, createPartner } from './factories.js';
+import { orderFor } from '../../../src/modules/orders/orders.test-helpers.js';
+import { createKey, createPartner } from '../../../test/factories.js';
+import { createPartnerClient } from '../src/index.js';
 import {
   admin,
   baseUrls,

@@ -7,8 +7,9 @@ import { createWebhookVia, devAuth } from '../src/modules/webhooks/webhooks.test
 import { startRole } from '../src/roles.js';
 import { createKey, createPartner } from './factories.js';
 import { FaultProxy } from './fault-proxy.js';
-import { databaseUrl, redisUrl, serverMode, waitFor } from './faults.test-helpers.js';
+import { databaseUrl, redisUrl, serverMode } from './faults.test-helpers.js';
 import { createTestApp, testConfig } from './harness.js';
+import { waitFor } from './wait.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
 describe.skipIf(!serverMode)('the worker process', () => {

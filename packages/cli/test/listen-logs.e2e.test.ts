@@ -1,7 +1,9 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../packages/sdk/src/index.js';
+import { waitFor } from '../../../test/wait.js';
+import { verifyWebhook } from '../../sdk/src/index.js';
 import {
+  CLI_WAIT,
   receiver,
   run,
   runJson,
@@ -11,7 +13,6 @@ import {
   start,
   TEST_TIMEOUT,
   t,
-  until,
   urls,
 } from './cli.test-helpers.js';
 
@@ -37,7 +38,7 @@ describe('partner listen', TEST_TIMEOUT, () => {
     expect(ready.events).toEqual(['order.assigned_to_partner', 'order.cancelled']);
 
     const cancelled = await runJson<{ order: { code: string } }>(user, ['trigger', 'order.cancelled']);
-    await until(() => local.got.length >= 2);
+    await waitFor(() => local.got.length >= 2, CLI_WAIT);
     const events = local.got.map(({ body, headers }) => verifyWebhook(body, headers['x-partner-signature'], ready.secret));
     expect(events.map((e) => e.type)).toEqual(['order.assigned_to_partner', 'order.cancelled']);
     for (const e of events) expect(e).toMatchObject({ environment: 'sandbox', data: { order: { code: cancelled.order.code } } });
@@ -67,7 +68,7 @@ describe('partner listen', TEST_TIMEOUT, () => {
     t.clock.advance(16 * 60); // session.expired, then a reconnection with a refreshed token
     await listen.line('stderr', (l) => l.startsWith('Reconnected'));
     const cancelled = await runJson<{ order: { code: string } }>(user, ['trigger', 'order.cancelled']);
-    await until(() => local.got.length >= 1);
+    await waitFor(() => local.got.length >= 1, CLI_WAIT);
     const event = verifyWebhook(local.got[0].body, local.got[0].headers['x-partner-signature'], secret);
     expect(event).toMatchObject({ type: 'order.cancelled', data: { order: { code: cancelled.order.code } } });
     await listen.line('stdout', (l) => l.includes(event.id) && l.includes('-> 200'));
@@ -97,10 +98,10 @@ describe('partner logs tail', TEST_TIMEOUT, () => {
     expect(listed.code).toBe(0);
     // Written to the log in batches: wait until it is there, so that the backfill can find it.
     const auth = { authorization: `Bearer ${user.partner.token}` };
-    await until(async () => {
+    await waitFor(async () => {
       const res = await t.live.inject({ method: 'GET', url: `/v1/developer/requests?apiKeyId=${key.id}`, headers: auth });
       return res.json().total > 0;
-    });
+    }, CLI_WAIT);
 
     const tail = start(user, ['logs', 'tail', '--key', key.id, '--path', '/v1/partner/orders*', '--since', '1h', '--json']);
     await tail.line('stdout', (l) => l.includes('"path":"/v1/partner/orders"'));

@@ -12,7 +12,7 @@ import {
   type verifyWebhook,
   type WebhookEvent,
   type WebhookEventEnvelope,
-} from '../packages/sdk/src/index.js';
+} from '../src/index.js';
 
 describe('@partner-logistics/sdk types', () => {
   it('types calls from the document', () => {

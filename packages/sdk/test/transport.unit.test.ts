@@ -1,10 +1,10 @@
 /**
- * The SDK's retry and token rules on their own (test/sdk-partner-orders.test.ts runs them against the
+ * The SDK's retry and token rules on their own (partner-orders.e2e.test.ts runs them against the
  * real app): a scripted `fetch` answers each attempt, so every rule is checked without a server or a wait.
  */
 import { describe, expect, it } from 'vitest';
-import { PartnerApiError } from '../packages/sdk/src/errors.js';
-import { createTransport, defaultSleep, retryDelayMs } from '../packages/sdk/src/transport.js';
+import { PartnerApiError } from '../src/errors.js';
+import { createTransport, defaultSleep, retryDelayMs } from '../src/transport.js';
 
 const OPTIONS = { maxAttempts: 3, maxDelayMs: 30_000, baseDelayMs: 500 };
 

@@ -4,8 +4,9 @@
  * signing secret's form (a rotation suggested for one of the older base64url form), rotation, delete.
  */
 import { describe, expect, it } from 'vitest';
-import { receiver, run, runJson, setUpCliApp, signedIn, TEST_TIMEOUT, t, until } from './cli.test-helpers.js';
-import { giveOlderFormSecret } from './factories.js';
+import { giveOlderFormSecret } from '../../../test/factories.js';
+import { waitFor } from '../../../test/wait.js';
+import { CLI_WAIT, receiver, run, runJson, setUpCliApp, signedIn, TEST_TIMEOUT, t } from './cli.test-helpers.js';
 
 setUpCliApp();
 
@@ -41,11 +42,11 @@ describe('partner webhooks', TEST_TIMEOUT, () => {
 
     const ping = await runJson<{ id: string; event: string }>(user, ['webhooks', 'test', id]);
     expect(ping.event).toBe('ping');
-    await until(() => hooks.got.find((g) => g.headers['x-partner-delivery'] === ping.id));
-    await until(async () => {
+    await waitFor(() => hooks.got.find((g) => g.headers['x-partner-delivery'] === ping.id), CLI_WAIT);
+    await waitFor(async () => {
       const page = await runJson<{ items: Array<{ id: string; status: string }> }>(user, ['deliveries', 'list', id]);
       return page.items.find((d) => d.id === ping.id && d.status === 'DELIVERED');
-    });
+    }, CLI_WAIT);
     const health = await runJson<{ webhookId: string; delivered: number }>(user, ['webhooks', 'health', id]);
     expect(health.webhookId).toBe(id);
     expect(health.delivered).toBeGreaterThanOrEqual(1);

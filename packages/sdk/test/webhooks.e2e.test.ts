@@ -1,12 +1,12 @@
 /**
- * Webhooks through the SDK against the real app (test/sdk.test-helpers.ts): the developer operations, and
+ * Webhooks through the SDK against the real app (sdk.test-helpers.ts): the developer operations, and
  * verifyWebhook on real signed deliveries received as the SDK README shows, a secret rotation included.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type DeveloperClient, type PartnerClient, verifyWebhook, WebhookVerificationError } from '../packages/sdk/src/index.js';
-import { orderFor } from '../src/modules/orders/orders.test-helpers.js';
-import { computeSignature, signatureHeader } from '../src/modules/webhooks/delivery/signature.js';
-import { createPartner, type TestPartner } from './factories.js';
+import { orderFor } from '../../../src/modules/orders/orders.test-helpers.js';
+import { computeSignature, signatureHeader } from '../../../src/modules/webhooks/delivery/signature.js';
+import { createPartner, type TestPartner } from '../../../test/factories.js';
+import { type DeveloperClient, type PartnerClient, verifyWebhook, WebhookVerificationError } from '../src/index.js';
 import {
   admin,
   expectApiError,

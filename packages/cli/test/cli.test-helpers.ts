@@ -1,5 +1,5 @@
 /**
- * The set-up the CLI test files share (test/cli-*.test.ts): the `partner` CLI (packages/cli;
+ * The set-up the CLI test files share (packages/cli/test/*.e2e.test.ts): the `partner` CLI (packages/cli;
  * test/stale-builds.ts builds it when stale), run as a child process against the real app on OS-chosen
  * ports (both listeners, the real worker). Each test has its own partner, keys and config folder; every
  * child is killed when its test ends, whatever happened, and every wait has a deadline.
@@ -11,16 +11,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
-import { startWorker, type Worker } from '../src/worker/worker.js';
-import { spawnOwned } from './child-processes.js';
-import { createPartner, type TestPartner } from './factories.js';
-import { createTestApp, TEST_OTP, type TestApp } from './harness.js';
+import { startWorker, type Worker } from '../../../src/worker/worker.js';
+import { spawnOwned } from '../../../test/child-processes.js';
+import { createPartner, type TestPartner } from '../../../test/factories.js';
+import { createTestApp, TEST_OTP, type TestApp } from '../../../test/harness.js';
 
-const CLI_DIR = join(import.meta.dirname, '..', 'packages', 'cli');
+const CLI_DIR = join(import.meta.dirname, '..');
 const CLI = join(CLI_DIR, 'dist', 'main.js');
 const RUN_DEADLINE_MS = 90_000;
 /** Each test runs several CLI processes (a Node start-up each): generous on a busy machine. */
 export const TEST_TIMEOUT = { timeout: 120_000 };
+/** The deadline of a wait for what a CLI process did (test/wait.ts). */
+export const CLI_WAIT = { timeoutMs: 20_000 };
 
 export interface CliUrls {
   PARTNER_API_URL: string;
@@ -167,17 +169,4 @@ export async function receiver(): Promise<{ url: string; got: Array<{ body: stri
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, got };
-}
-
-export async function until<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  deadlineMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

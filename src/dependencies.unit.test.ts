@@ -1,14 +1,14 @@
 /**
  * The pieces behind docs/decisions-log.md, 'Dependency faults' that need no dependency to fail for real: which errors count as a
  * dependency's fault, the process-level last line of defence (main.ts), and how outages are told apart
- * (test/faults-*.test.ts inject the real faults).
+ * (test/faults-*.e2e.test.ts inject the real faults).
  */
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { DependencyHealth, installLastLineOfDefence, isDependencyError, logOutages } from '../src/dependencies.js';
-import { AppError } from '../src/errors.js';
-import { createLogger } from '../src/logger.js';
+import { DependencyHealth, installLastLineOfDefence, isDependencyError, logOutages } from './dependencies.js';
+import { AppError } from './errors.js';
+import { createLogger } from './logger.js';
 
 function capture() {
   const lines: Array<{ level: number; msg: string; dependency?: string }> = [];

@@ -1,7 +1,7 @@
 /**
  * Which SDK operations (`METHOD /path/{template}`, as packages/sdk lists them in OPERATIONS) each SDK test
  * file sends through the SDK. Each file checks its own list (expectOperationsExercised);
- * test/sdk-coverage.test.ts checks that the lists together hold every operation the SDK was generated for.
+ * coverage.unit.test.ts checks that the lists together hold every operation the SDK was generated for.
  */
 export const SDK_COVERAGE = {
   developer: [
