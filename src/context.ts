@@ -17,6 +17,7 @@ import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter } from './modules/keys/rate-limit.types.js';
 import { PartnerOrderCache } from './modules/orders/read-cache.js';
 import { type RequestLogOptions, RequestRecorder } from './modules/request-log/request-recorder.js';
+import { UploadLimiter } from './modules/uploads/upload-limiter.js';
 import type { UsageRecorder } from './modules/usage/usage.types.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
 import { connectRedis, duplicateRedis } from './redis.js';
@@ -43,6 +44,8 @@ export interface AppContext {
   requestLog: RequestRecorder;
   /** Partner order reads kept between changes (src/modules/orders/read-cache.ts). */
   orderCache: PartnerOrderCache;
+  /** Uploads in flight and bytes per partner, this process's (src/modules/uploads/upload-limiter.ts). */
+  uploads: UploadLimiter;
   /**
    * In-process signals: `outbox` after a transaction that wrote outbox rows commits (wakes the
    * worker at once), `wake` after the test clock moves.
@@ -159,6 +162,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       usage,
       requestLog,
       orderCache,
+      uploads: new UploadLimiter(config.uploads, () => clock.now().getTime()),
       events,
       metrics,
       tracing,

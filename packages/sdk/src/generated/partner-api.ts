@@ -1227,7 +1227,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a photo
-         * @description The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or `image/png`. The type is judged by the first bytes (the magic numbers), whatever the header says; anything else, a body over 5 MiB or one shorter than its Content-Length answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.
+         * @description The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or `image/png`. The type is judged by the first bytes (the magic numbers), whatever the header says; anything else, a body over 5 MiB or one shorter than its Content-Length answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds. Limits (429 ERR_RATE_LIMITED with Retry-After, before the body is read): at most 4 uploads of a partner (all its keys) in flight at once and 16 of all partners per API process, and 100 MiB of upload bytes per partner in any 60 s. The whole body must arrive within 30 s; past it the answer is 400 ERR_VALIDATION and the connection is closed. (The figures are the defaults; an operator may set others.)
          */
         post: operations["createPartnerUpload"];
         delete?: never;
@@ -9554,7 +9554,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests: ERR_RATE_LIMITED */
+            /** @description Too many requests: ERR_RATE_LIMITED: the key’s request rate, or an upload limit: 4 uploads of the partner in flight, 16 in the API process, or 100 MiB of the partner’s uploads in the last 60 s */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */
