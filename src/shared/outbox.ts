@@ -1,13 +1,15 @@
 /**
- * The outbox (domain events of orders) and its whole contract: how rows are written, how consumers are
- * woken, what a row carries. The one place for it; producers and consumers import from here.
+ * The outbox (the domain events of every domain that has them) and its whole contract: how rows are
+ * written, how consumers are woken, what a row carries. The one place for it; producers and consumers
+ * import from here.
  *
- * Writing. Every order change writes its events IN THE SAME TRANSACTION as the change (or in the same
+ * Writing. Every change writes its events IN THE SAME TRANSACTION as the change (or in the same
  * statement), so an event exists exactly when its change committed. Rows are written only through an
- * `OutboxTx`, which only commitOrderChange (order-change.ts) hands out: the statements that write rows
- * (`appendOutbox` and `appendPartnerOutbox` here; the order, payment and tracking statements, which
- * build their rows with `OUTBOX_INSERT` and `outboxOrderDataSql`) mark it, and after COMMIT commitOrderChange wakes the
- * consumers (`outboxCommitted`). That is the one wake-up protocol: nothing NOTIFYs inside a transaction.
+ * `OutboxTx`, which only the unit of work (`commitChange`, unit-of-work.ts) hands out: the statements
+ * that write rows (`appendOutbox` and `appendPartnerOutbox` here; the order, payment and tracking
+ * statements, which build their rows with `OUTBOX_INSERT`) mark it, and after COMMIT the unit of work
+ * wakes the consumers (`outboxCommitted`). That is the one wake-up protocol: nothing NOTIFYs inside a
+ * transaction.
  *
  * Waking. In-process: `events.emit(OUTBOX_EVENT)`. Other processes (PostgreSQL server): NOTIFY
  * OUTBOX_CHANNEL after COMMIT, coalesced. A lost wake-up only delays: the worker also polls (400 ms).
@@ -29,10 +31,8 @@
  * OUTBOX_PROCESSED_EVENT with the rows (`ProcessedOutboxEvent[]`) for the realtime channel.
  */
 import { randomInt } from 'node:crypto';
-import type { Queryable } from '../../db/db.js';
-import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
-import type { Batch, PartnerOrder } from './orders.schemas.js';
-import { orderJsonSql } from './visibility.js';
+import type { Queryable } from '../db/db.js';
+import type { ApiKeyEnvironment, WebhookEvent } from './schemas.js';
 
 /** NOTIFY channel: outbox rows were committed; workers of other processes should fan out now. */
 export const OUTBOX_CHANNEL = 'partner_api_outbox';
@@ -50,22 +50,14 @@ export function newEventId(): string {
   return id;
 }
 
-export interface OrderEventData {
-  order: PartnerOrder;
-  previousStatus?: OrderStatus;
-}
-
-export interface BatchEventData {
-  batch: Batch;
-}
-
 /** An event to append (appendOutbox). */
 export interface NewOutboxEvent {
   type: WebhookEvent;
   environment: ApiKeyEnvironment;
   orderId: string | null;
   assignedKeyId: string | null;
-  data: OrderEventData | BatchEventData;
+  /** The row's `data` (see the top of the file for each event's). */
+  data: Record<string, unknown>;
   /** From ctx.clock: the event's `createdAt`. */
   createdAt: Date;
 }
@@ -84,14 +76,6 @@ export interface ProcessedOutboxEvent {
   createdAt: Date;
 }
 
-/** The events a status change emits (docs/decisions-log.md, 'Webhooks'): always status_changed, plus delivered / cancelled. */
-export function statusChangeEventTypes(to: OrderStatus): WebhookEvent[] {
-  const types: WebhookEvent[] = ['order.status_changed'];
-  if (to === 'DELIVERED') types.push('order.delivered');
-  if (to === 'CANCELLED') types.push('order.cancelled');
-  return types;
-}
-
 // --- Writing ---------------------------------------------------------------------------------------
 
 /**
@@ -105,17 +89,6 @@ export interface OutboxTx extends Queryable {
 
 /** The start of every statement that writes outbox rows (the rows' columns, in this order). */
 export const OUTBOX_INSERT = 'INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)';
-
-/**
- * The `data` of an order event in SQL: the order row `alias` as its PartnerOrder WITH customer (the
- * snapshot the change just made, taken inside PostgreSQL), and `previousStatus` when given.
- */
-export function outboxOrderDataSql(alias: string, previousStatus?: string): string {
-  const order = `'order', (${orderJsonSql(true, alias)})::jsonb`;
-  return previousStatus === undefined
-    ? `jsonb_build_object(${order})`
-    : `jsonb_build_object(${order}, 'previousStatus', ${previousStatus})`;
-}
 
 /** Appends one event in the transaction of the change it describes (batch completion). */
 export async function appendOutbox(event: NewOutboxEvent, tx: OutboxTx): Promise<string> {

@@ -9,7 +9,6 @@
  */
 import type { AppContext } from '../context.js';
 import { findOrderPlacements } from '../modules/orders/order-reads.repo.js';
-import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../modules/orders/outbox.js';
 import type { OrderPlacement } from '../modules/orders/visibility.js';
 import { serializeEnvelope } from '../modules/webhooks/envelope.js';
 import { toDeveloperDelivery } from '../modules/webhooks/queue/delivery-rows.js';
@@ -23,6 +22,7 @@ import { insertDeliveries, type NewDelivery } from '../modules/webhooks/queue/in
 import { batchOrderCodes, eventDataFor, keysOfEvent } from '../modules/webhooks/routing.js';
 import { emitDeliveryUpdated, notifyDeliveriesDue, signalDeliveriesDue } from '../modules/webhooks/signals.js';
 import { newId } from '../shared/ids.js';
+import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../shared/outbox.js';
 
 export interface FanOutResult {
   /** Outbox rows processed in this batch (0: the outbox is drained). */

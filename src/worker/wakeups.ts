@@ -5,8 +5,8 @@
  * backoff; meanwhile the poll keeps everything moving, only a little later.
  */
 import type { AppContext } from '../context.js';
-import { OUTBOX_CHANNEL, OUTBOX_EVENT } from '../modules/orders/outbox.js';
 import { DELIVERIES_DUE_CHANNEL, DELIVERIES_DUE_EVENT } from '../modules/webhooks/signals.js';
+import { OUTBOX_CHANNEL, OUTBOX_EVENT } from '../shared/outbox.js';
 
 export interface WakeHandlers {
   outbox: () => void;

@@ -7,10 +7,11 @@
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../shared/ids.js';
+import { parseInstant, parseOptionalInstant } from '../../shared/instants.js';
+import { newEventId, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
-import { parseInstant, parseOptionalInstant } from './instants.js';
 import { commitOrderChange, type OrderChangeDeps } from './order-change.js';
 import { type LockedOrder, lockOrderByCode, lockOrderForAssignment } from './order-locks.repo.js';
 import {
@@ -26,7 +27,6 @@ import {
   type NewOrder,
   type OrderEventRow,
   recordStatusChange,
-  type StatusChange,
 } from './order-writes.repo.js';
 import type {
   AdminOrder,
@@ -36,9 +36,8 @@ import type {
   PartnerCustomer,
   PartnerOrder,
 } from './orders.schemas.js';
-import { newEventId, type OutboxTx, statusChangeEventTypes } from './outbox.js';
 import { scopeId } from './read-cache.js';
-import { assertPlatformTransition, FINAL_STATUSES } from './state-machine.js';
+import { assertPlatformTransition, FINAL_STATUSES, statusChangeOf } from './state-machine.js';
 import { type JsonBytes, type JsonText, partnerOrderText, scopeOf, seesCustomer } from './visibility.js';
 
 /** What the order services need from the context (AppContext satisfies it). */
@@ -62,26 +61,6 @@ async function snapshotOf(orderId: string, q: Queryable): Promise<PartnerOrder> 
   const order = await loadPartnerOrder(orderId, { pii: true }, q);
   if (!order) throw new Error(`order ${orderId} vanished inside its own transaction`);
   return order;
-}
-
-/**
- * The status change of an order (row, timeline entry, and its outbox events: status_changed, plus
- * delivered / cancelled), to be written by recordStatusChange(s) on the transaction holding the row lock.
- */
-export function statusChangeOf(
-  order: { id: string; environment: ApiKeyEnvironment; assignedKeyId: string | null; status: OrderStatus },
-  to: OrderStatus,
-  event: Omit<OrderEventRow, 'orderId' | 'status' | 'at'>,
-  now: Date,
-): StatusChange {
-  return {
-    orderId: order.id,
-    environment: order.environment,
-    assignedKeyId: order.assignedKeyId,
-    previousStatus: order.status,
-    event: { ...event, status: to, at: now },
-    outbox: statusChangeEventTypes(to).map((type) => ({ eventId: newEventId(), type })),
-  };
 }
 
 // --- Partner reads ---------------------------------------------------------------------------------

@@ -5,12 +5,13 @@
  *
  * Events without an Idempotency-Key are written by the group-commit writer (partner-event-writer.ts).
  * Events with one keep a transaction of their own: the key is claimed and the answer stored with the
- * change, under a savepoint (idempotency.ts).
+ * change, under a savepoint (src/shared/idempotency.ts).
  */
+
+import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { checkEventProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
-import { type IdempotencyScope, requestHash, runIdempotentChange } from './idempotency.js';
 import { commitOrderChange } from './order-change.js';
 import { lockVisibleOrder } from './order-locks.repo.js';
 import { recordStatusChange } from './order-writes.repo.js';

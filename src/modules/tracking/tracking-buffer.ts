@@ -22,10 +22,10 @@
  * After a flush commits, `order.tracking` goes to the realtime channel (TRACKING_UPDATED_EVENT) with
  * the stored tracking of each flushed order.
  */
-import type { AppContext } from '../../context.js';
+import type { Logger } from 'pino';
+import { newEventId } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import { commitOrderChange } from '../orders/order-change.js';
-import { newEventId } from '../orders/outbox.js';
+import { commitChange, type UnitOfWorkDeps } from '../../shared/unit-of-work.js';
 import {
   appendCourierLocationEvents,
   findTrackingByIds,
@@ -75,12 +75,19 @@ interface Track {
   touchedAt: number;
 }
 
+/** What the buffer needs (AppContext satisfies it). */
+export interface TrackingBufferDeps extends UnitOfWorkDeps {
+  clock: { now(): Date; nowMs(): number };
+  log: Pick<Logger, 'error'>;
+  events: UnitOfWorkDeps['events'] & { emit(event: typeof TRACKING_UPDATED_EVENT, updates: TrackingUpdate[]): boolean };
+}
+
 export class TrackingBuffer {
   private readonly tracks = new Map<string, Track>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: TrackingBufferDeps) {}
 
   /**
    * Takes the points (oldest first) of an order the caller has checked; returns how many were taken
@@ -201,7 +208,7 @@ export class TrackingBuffer {
     }
     let stored: StoredTracking[];
     try {
-      stored = await commitOrderChange(this.ctx, async (tx) => {
+      stored = await commitChange(this.ctx, async (tx) => {
         const now = this.ctx.clock.now();
         const ids = await storeTracking(
           due.map((d) => d.flush),
@@ -251,8 +258,8 @@ export class TrackingBuffer {
 }
 
 /** One buffer per context (both listeners of a process share it). */
-const buffers = new WeakMap<AppContext, TrackingBuffer>();
-export function trackingBuffer(ctx: AppContext): TrackingBuffer {
+const buffers = new WeakMap<TrackingBufferDeps, TrackingBuffer>();
+export function trackingBuffer(ctx: TrackingBufferDeps): TrackingBuffer {
   let buffer = buffers.get(ctx);
   if (!buffer) {
     buffer = new TrackingBuffer(ctx);

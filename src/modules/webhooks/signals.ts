@@ -1,7 +1,7 @@
 /**
  * How the delivery pieces tell each other (and the realtime channel) that something happened to
  * deliveries. (The outbox's own signals, `outbox` and `outbox.processed` and the NOTIFY channel
- * `partner_api_outbox`, are part of the outbox contract: src/modules/orders/outbox.ts.)
+ * `partner_api_outbox`, are part of the outbox contract: src/shared/outbox.ts.)
  *
  * In-process (ctx.events):
  *  - `webhooks.due`        deliveries were queued or became eligible (fan-out, ping, redeliver, re-enable)
