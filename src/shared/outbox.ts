@@ -8,7 +8,7 @@
  * `OutboxTx`, which only the unit of work (`commitChange`, unit-of-work.ts) hands out: the statements
  * that write rows (`appendOutbox` and `appendPartnerOutbox` here; the order, payment and tracking
  * statements, which build their rows with `OUTBOX_INSERT`) mark it, and after COMMIT the unit of work
- * wakes the consumers (`outboxCommitted`). That is the one wake-up protocol: nothing NOTIFYs inside a
+ * wakes the consumers (`OutboxSignal`). That is the one wake-up protocol: nothing NOTIFYs inside a
  * transaction.
  *
  * Waking. In-process: `events.emit(OUTBOX_EVENT)`. Other processes (PostgreSQL server): NOTIFY
@@ -108,19 +108,10 @@ export async function appendOutbox(event: NewOutboxEvent, tx: OutboxTx): Promise
 
 // --- Waking ----------------------------------------------------------------------------------------
 
-/** What `outboxCommitted` needs (AppContext satisfies it). */
-export interface OutboxSignalDeps {
-  db: { kind?: 'embedded' | 'server'; query: Queryable['query'] };
-  events: { emit(event: typeof OUTBOX_EVENT): boolean };
-}
-
-/** Per database: whether a wake-up NOTIFY is in flight, and whether another commit happened meanwhile. */
-const pendingNotify = new WeakMap<object, { again: boolean }>();
-
 /**
- * Wakes outbox consumers after the COMMIT of outbox rows (commitOrderChange calls it): in-process at
- * once, and on a PostgreSQL server other processes through one NOTIFY OUTBOX_CHANNEL, coalesced: while
- * one is in flight, further commits only ask for one more after it.
+ * Wakes outbox consumers after the COMMIT of outbox rows (the unit of work calls `committed`): in-process
+ * at once, and on a PostgreSQL server other processes through one NOTIFY OUTBOX_CHANNEL, coalesced: while
+ * one is in flight, further commits only ask for one more after it. One per process (createContext).
  *
  * Why not NOTIFY inside the change's transaction: PostgreSQL serialises the commits of all transactions
  * that NOTIFY (a database-wide lock held from pre-commit until the commit record is flushed), so every
@@ -128,28 +119,37 @@ const pendingNotify = new WeakMap<object, { again: boolean }>();
  * durability (synchronous_commit off for it) and may be lost in a crash between COMMIT and NOTIFY: the
  * worker's poll then picks the rows up a little later.
  */
-export function outboxCommitted(deps: OutboxSignalDeps): void {
-  deps.events.emit(OUTBOX_EVENT);
-  if (deps.db.kind !== 'server') return;
-  const db = deps.db;
-  const pending = pendingNotify.get(db);
-  if (pending) {
-    pending.again = true;
-    return;
+export class OutboxSignal {
+  /** A wake-up NOTIFY is in flight, and whether another commit happened meanwhile. */
+  private pending: { again: boolean } | null = null;
+
+  constructor(
+    private readonly db: { kind?: 'embedded' | 'server'; query: Queryable['query'] },
+    private readonly events: { emit(event: typeof OUTBOX_EVENT): boolean },
+  ) {}
+
+  committed(): void {
+    this.events.emit(OUTBOX_EVENT);
+    if (this.db.kind !== 'server') return;
+    if (this.pending) {
+      this.pending.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.pending = state;
+    const send = (): void => {
+      this.db
+        .query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [OUTBOX_CHANNEL])
+        .catch(() => {}) // the worker's poll covers a lost wake-up (database closing, connection lost)
+        .finally(() => {
+          if (state.again) {
+            state.again = false;
+            send();
+          } else this.pending = null;
+        });
+    };
+    send();
   }
-  const state = { again: false };
-  pendingNotify.set(db, state);
-  const send = (): void => {
-    db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [OUTBOX_CHANNEL])
-      .catch(() => {}) // the worker's poll covers a lost wake-up (database closing, connection lost)
-      .finally(() => {
-        if (state.again) {
-          state.again = false;
-          send();
-        } else pendingNotify.delete(db);
-      });
-  };
-  send();
 }
 
 /**

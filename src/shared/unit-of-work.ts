@@ -5,18 +5,19 @@
  *  1. announces what it changed, when the caller gives an announcer (orders give their read cache:
  *     src/modules/orders/order-change.ts; a client that saw its write acknowledged never reads the
  *     order as it was before, whichever process it asks), and
- *  2. wakes the outbox consumers if it wrote outbox rows (outbox.ts `outboxCommitted`).
+ *  2. wakes the outbox consumers if it wrote outbox rows (`OutboxSignal` in outbox.ts).
  * The change says what it touched through its `ChangeTx` (`changed(…)`); the statements that write
  * outbox rows mark it themselves (`wroteOutbox()`), and they accept nothing but a ChangeTx, so neither
  * step can be forgotten. A change that rolls back announces nothing and wakes no one.
  */
 import type { Queryable } from '../db/db.js';
-import { type OUTBOX_EVENT, type OutboxTx, outboxCommitted } from './outbox.js';
+import type { OutboxTx } from './outbox.js';
 
 /** What commitChange needs (AppContext satisfies it). */
 export interface UnitOfWorkDeps {
   db: { kind?: 'embedded' | 'server'; query: Queryable['query']; tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> };
-  events: { emit(event: typeof OUTBOX_EVENT): boolean };
+  /** Wakes the outbox consumers (outbox.ts `OutboxSignal`). */
+  outbox: { committed(): void };
 }
 
 /**
@@ -81,7 +82,7 @@ export async function commitChange<T, C = never>(
       if (announce.merge && changes.length > 1) changes = announce.merge(changes);
       for (const change of changes) await announce.changed(change);
     }
-    if (outbox) outboxCommitted(deps);
+    if (outbox) deps.outbox.committed();
   } catch {
     // See above: committed is committed.
   }

@@ -19,7 +19,7 @@ import {
   listVisibleOrders,
   loadPartnerOrder,
   type OrderListFilters,
-  VisibleOrderLoader,
+  type VisibleOrderLoader,
 } from './order-reads.repo.js';
 import {
   assignOrderToKey,
@@ -48,6 +48,8 @@ export interface OrdersDeps extends OrderChangeDeps {
     get(key: string, version: string): Buffer | null | undefined;
     set(key: string, version: string, text: string | null): Buffer | null;
   };
+  /** Single-order partner reads, coalesced (order-reads.repo.ts `VisibleOrderLoader`; one per process). */
+  orderLoader: Pick<VisibleOrderLoader, 'find'>;
 }
 
 const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
@@ -99,17 +101,6 @@ export async function listPartnerOrders(
   return json;
 }
 
-/** One coalescing loader per database (see VisibleOrderLoader). */
-const loaders = new WeakMap<object, VisibleOrderLoader>();
-function loaderFor(db: OrdersDeps['db']): VisibleOrderLoader {
-  let loader = loaders.get(db);
-  if (!loader) {
-    loader = new VisibleOrderLoader(db);
-    loaders.set(db, loader);
-  }
-  return loader;
-}
-
 /** One order the key may see; `version` as for listPartnerOrders. A 404 is cached like an order. */
 export async function getPartnerOrder(
   deps: OrdersDeps,
@@ -124,7 +115,7 @@ export async function getPartnerOrder(
   let order: JsonText<PartnerOrder> | JsonBytes<PartnerOrder> | null | undefined =
     cacheKey !== null && version !== null ? deps.orderCache.get(cacheKey, version) : undefined;
   if (order === undefined) {
-    const text = await loaderFor(deps.db).find(scope, code, pii);
+    const text = await deps.orderLoader.find(scope, code, pii);
     order = cacheKey !== null && version !== null ? deps.orderCache.set(cacheKey, version, text) : text;
   }
   if (!order) throw notFound('Order');

@@ -99,7 +99,7 @@ export class ListenSessions {
   private publishing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'log'>,
     private readonly hub: ListenHub,
   ) {}
 

@@ -51,6 +51,12 @@ import { ListenSessions } from './listen.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
 
+/** What the hub needs (AppContext satisfies it). */
+export type RealtimeDeps = Pick<
+  AppContext,
+  'config' | 'log' | 'db' | 'clock' | 'secrets' | 'redis' | 'events' | 'metrics' | 'requestLog'
+>;
+
 const ADMINS_ROOM = 'admins';
 const partnerRoom = (partnerId: string) => `partner:${partnerId}`;
 
@@ -101,16 +107,25 @@ export class RealtimeHub {
   /** `partner listen`: a key's events on a PARTNER user's socket (listen.ts). */
   private readonly listen: ListenSessions;
   private closed = false;
+  private started = false;
 
-  constructor(private readonly ctx: AppContext) {
+  /** Made by createContext (one per process); it listens once it serves a server (`attach`). */
+  constructor(private readonly ctx: RealtimeDeps) {
     this.audience = new RealtimeAudience(ctx.config.redisKeyPrefix, ctx.log);
-    const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.audience.has(partnerRoom(partnerId)));
     this.listen = new ListenSessions(ctx, {
       has: (room) => this.audience.has(room),
       join: (socket, room) => this.joinRoom(socket, room),
       leave: (socket, room) => this.leaveRoom(socket, room),
       emit: (room, event, payload) => this.emit(room, event, payload),
     });
+  }
+
+  /** Subscribes to the process's events: a process that never serves the channel spends nothing on it. */
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    const ctx = this.ctx;
+    const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.audience.has(partnerRoom(partnerId)));
     const onOutbox = (rows: ProcessedOutboxEvent[]) => {
       void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
       void this.listen.publish(rows).catch((err) => ctx.log.error({ err }, 'realtime listen fan-out failed'));
@@ -134,7 +149,6 @@ export class RealtimeHub {
       () => ctx.events.off(DELIVERY_UPDATED_EVENT, onDelivery),
       () => ctx.events.off(REQUEST_LOGGED_EVENT, onRequestLogged),
       noAudience,
-      () => this.audience.stop(),
       () => ctx.events.off(WEBHOOK_UPDATED_EVENT, onWebhook),
     );
     const untrackMetrics = ctx.metrics?.trackRealtime(() => this.connections);
@@ -143,6 +157,7 @@ export class RealtimeHub {
 
   /** Serves the channel on a listener's HTTP server (or, with no server, only emits: worker processes). */
   attach(httpServer?: HttpServer): RealtimeServer {
+    this.start();
     const io: RealtimeServer = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
     if (this.ctx.redis) {
       // The adapter never awaits its PUBLISH commands: duplicateRedis handles their rejections. While
@@ -190,9 +205,11 @@ export class RealtimeHub {
     io.engine?.close();
   }
 
+  /** Stops for good (createContext's close): every server detached, every subscription ended. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.audience.stop();
     for (const off of this.unsubscribe) off();
     for (const io of [...this.servers]) await this.detach(io);
     for (const c of this.redisClients) await c.quit().catch(() => c.disconnect());
@@ -338,32 +355,6 @@ export class RealtimeHub {
     this.keyOwners.set(keyId, owner);
     return owner;
   }
-}
-
-const hubs = new WeakMap<AppContext, { hub: RealtimeHub; users: number }>();
-
-/** The process's hub for this context, created on first use and closed when its last user releases it. */
-export function acquireRealtimeHub(ctx: AppContext): { hub: RealtimeHub; release: () => Promise<void> } {
-  let entry = hubs.get(ctx);
-  if (!entry) {
-    entry = { hub: new RealtimeHub(ctx), users: 0 };
-    hubs.set(ctx, entry);
-  }
-  entry.users++;
-  const current = entry;
-  let released = false;
-  return {
-    hub: current.hub,
-    release: async () => {
-      if (released) return;
-      released = true;
-      current.users--;
-      if (current.users === 0) {
-        hubs.delete(ctx);
-        await current.hub.close();
-      }
-    },
-  };
 }
 
 /**
