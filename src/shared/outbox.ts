@@ -11,7 +11,7 @@
  * wakes the consumers (`OutboxSignal`). That is the one wake-up protocol: nothing NOTIFYs inside a
  * transaction.
  *
- * Waking. In-process: `events.emit(OUTBOX_EVENT)`. Other processes (PostgreSQL server): NOTIFY
+ * Waking. In-process: `events.emit('outbox')`. Other processes (PostgreSQL server): NOTIFY
  * OUTBOX_CHANNEL after COMMIT, coalesced. A lost wake-up only delays: the worker also polls (400 ms).
  *
  * Rows (what consumers read):
@@ -28,7 +28,7 @@
  *
  * Consumed by the worker's fan-out (src/worker/fanout.ts), which routes rows to webhooks (docs/decisions-log.md, 'Webhooks',
  * src/modules/webhooks/routing.ts), marks them processed and, after each committed batch, emits
- * OUTBOX_PROCESSED_EVENT with the rows (`ProcessedOutboxEvent[]`) for the realtime channel.
+ * 'outbox.processed' with the rows (`ProcessedOutboxEvent[]`) for the realtime channel.
  */
 import { randomInt } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
@@ -36,10 +36,6 @@ import type { ApiKeyEnvironment, WebhookEvent } from './schemas.js';
 
 /** NOTIFY channel: outbox rows were committed; workers of other processes should fan out now. */
 export const OUTBOX_CHANNEL = 'partner_api_outbox';
-/** In-process event (ctx.events): outbox rows were committed. */
-export const OUTBOX_EVENT = 'outbox';
-/** In-process event (ctx.events): a fan-out batch committed; payload `ProcessedOutboxEvent[]`. */
-export const OUTBOX_PROCESSED_EVENT = 'outbox.processed';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -62,7 +58,7 @@ export interface NewOutboxEvent {
   createdAt: Date;
 }
 
-/** One processed outbox row, as OUTBOX_PROCESSED_EVENT carries it (the realtime channel). */
+/** One processed outbox row, as 'outbox.processed' carries it (the realtime channel). */
 export interface ProcessedOutboxEvent {
   eventId: string;
   type: string;
@@ -125,11 +121,11 @@ export class OutboxSignal {
 
   constructor(
     private readonly db: { kind?: 'embedded' | 'server'; query: Queryable['query'] },
-    private readonly events: { emit(event: typeof OUTBOX_EVENT): boolean },
+    private readonly events: { emit(event: 'outbox'): boolean },
   ) {}
 
   committed(): void {
-    this.events.emit(OUTBOX_EVENT);
+    this.events.emit('outbox');
     if (this.db.kind !== 'server') return;
     if (this.pending) {
       this.pending.again = true;

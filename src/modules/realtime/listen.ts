@@ -17,7 +17,7 @@
  *
  * Cost. A session joins one room per event kind, `listen:<keyId>:<kind>`, plus `listen:*:<kind>`, and the
  * hub's audience (audience.ts) knows, across processes, which rooms have a socket somewhere. When the
- * worker's fan-out commits a batch (OUTBOX_PROCESSED_EVENT, in whichever process fanned it out), rows of
+ * worker's fan-out commits a batch ('outbox.processed', in whichever process fanned it out), rows of
  * a kind nobody listens to anywhere are skipped before anything is read or built: without sessions the
  * fan-out pays one Map lookup per row. Only for the rest are the keys that may see them read (one query)
  * and, for `batch.completed`, the placements of the batch's orders.

@@ -27,15 +27,15 @@
  * `liveTailPerSecond` per partner in any one-second span (a sliding window, not clock seconds) from this
  * process; the rest are counted as not streamed, per minute, beside the drops. Nobody watching: nothing is built, sent or counted.
  */
-import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { isUnavailableError } from '../../db/db-errors.js';
+import type { AppEventBus } from '../../events.js';
 import { PeriodicFlusher } from '../../shared/periodic-flusher.js';
 import { dayOf } from '../usage/usage-recorder.js';
 import { addMinuteCounts, ensureDayPartitions, insertEntries, type MinuteCounts } from './request-log.repo.js';
-import { REQUEST_LOGGED_EVENT, type RequestLogEntry, type RequestLogged, summaryOf } from './request-log.types.js';
+import { type RequestLogEntry, type RequestLogged, summaryOf } from './request-log.types.js';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -114,7 +114,7 @@ export class RequestRecorder {
     private readonly db: Db,
     private readonly clock: Clock,
     log: Logger,
-    private readonly events: EventEmitter,
+    private readonly events: Pick<AppEventBus, 'emit'>,
     options: Partial<RequestLogOptions> = {},
   ) {
     this.options = { ...DEFAULT_REQUEST_LOG_OPTIONS, ...options };
@@ -275,6 +275,6 @@ export class RequestRecorder {
     sent.next = (sent.next + 1) % sent.times.length;
     sent.latestMs = nowMs;
     const message: RequestLogged = { partnerId: entry.partnerId, request: summaryOf(entry) };
-    this.events.emit(REQUEST_LOGGED_EVENT, message);
+    this.events.emit('request.logged', message);
   }
 }

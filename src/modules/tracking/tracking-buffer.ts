@@ -19,7 +19,7 @@
  *  - The `order.courier_location` webhook is claimed in the database (`webhook_at`), so it is written
  *    at most once a minute per order whichever process flushes.
  *
- * After a flush commits, `order.tracking` goes to the realtime channel (TRACKING_UPDATED_EVENT) with
+ * After a flush commits, `order.tracking` goes to the realtime channel ('tracking.updated') with
  * the stored tracking of each flushed order.
  */
 import type { Logger } from 'pino';
@@ -50,8 +50,6 @@ const TICK_MS = 250;
 /** An order not pinged for this long (real time), with nothing unstored, is forgotten. */
 const IDLE_MS = 10 * 60_000;
 
-/** In-process event (ctx.events) after a flush: payload `TrackingUpdate[]`. */
-export const TRACKING_UPDATED_EVENT = 'tracking.updated';
 export interface TrackingUpdate {
   assignedKeyId: string | null;
   tracking: OrderTracking;
@@ -80,7 +78,7 @@ interface Track {
 export interface TrackingBufferDeps extends UnitOfWorkDeps {
   clock: { now(): Date; nowMs(): number };
   log: Pick<Logger, 'debug' | 'error'>;
-  events: { emit(event: typeof TRACKING_UPDATED_EVENT, updates: TrackingUpdate[]): boolean };
+  events: { emit(event: 'tracking.updated', updates: TrackingUpdate[]): boolean };
 }
 
 export class TrackingBuffer {
@@ -241,6 +239,6 @@ export class TrackingBuffer {
       assignedKeyId: t.assignedKeyId,
       tracking: trackingView(t, this.unstored(t.orderId)),
     }));
-    this.ctx.events.emit(TRACKING_UPDATED_EVENT, updates);
+    this.ctx.events.emit('tracking.updated', updates);
   }
 }
