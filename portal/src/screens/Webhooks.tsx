@@ -22,15 +22,13 @@ import { CreateWebhookDialog, DeleteWebhookDialog, EditWebhookDialog } from '../
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
 import { WebhookStatus } from '../components/WebhookStatus';
 import { formatDateTime, formatShortDateTime } from '../format';
-import { invalidate, queryKeys, replaceWebhook, useKeysAndWebhooks } from '../query';
+import { invalidate, queryKeys, replaceWebhook, useKeysAndWebhooks, useLimits } from '../query';
 import { Link } from '../router';
-
-/** Webhooks per key (docs/decisions-log.md, 'Webhooks'). */
-const WEBHOOK_LIMIT = 5;
 
 export function Webhooks() {
   usePageTitle('Webhooks');
   const data = useKeysAndWebhooks();
+  const limit = useLimits().data?.webhooksPerKey;
   const [creatingFor, setCreatingFor] = useState<DeveloperKey | null>(null);
   const [editing, setEditing] = useState<DeveloperWebhook | null>(null);
   const [deleting, setDeleting] = useState<DeveloperWebhook | null>(null);
@@ -82,7 +80,7 @@ export function Webhooks() {
                   type="button"
                   className="primary"
                   onClick={() => setCreatingFor(key)}
-                  disabled={webhooks.length >= WEBHOOK_LIMIT}
+                  disabled={limit !== undefined && webhooks.length >= limit}
                   aria-describedby={`limit-${key.id}`}
                 >
                   Add webhook<span className="visually-hidden"> for {key.name}</span>
@@ -91,7 +89,7 @@ export function Webhooks() {
             </div>
             <p className="hint" id={`limit-${key.id}`}>
               {canManage
-                ? `${webhooks.length} of ${WEBHOOK_LIMIT} webhooks.`
+                ? limit !== undefined && `${webhooks.length} of ${limit} webhooks.`
                 : isRevoked(key)
                   ? 'This key is revoked: its webhooks get no new events.'
                   : key.revokedAt !== null
