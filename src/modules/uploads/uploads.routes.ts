@@ -9,6 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../errors.js';
 import { apiKeyOf } from '../../plugins/api-key-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
+import { sendUpload } from './upload-reply.js';
 import { PhotoBytes, Upload, UploadIdParams } from './uploads.schemas.js';
 import { createUpload, getUpload } from './uploads.service.js';
 
@@ -71,13 +72,7 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!key.scopes.includes('orders:read') && !key.scopes.includes('logistics:write')) {
         throw new AppError('ERR_API_KEY_SCOPE', 'This API key lacks the scope orders:read or logistics:write');
       }
-      const upload = await getUpload(ctx, key.partnerId, request.params.id);
-      return reply
-        .type(upload.contentType)
-        .header('content-length', String(upload.bytes))
-        .header('cache-control', 'private, max-age=86400, immutable')
-        .header('etag', `"${upload.sha256}"`)
-        .send(upload.data);
+      return sendUpload(reply, await getUpload(ctx, key.partnerId, request.params.id));
     },
   );
 };
