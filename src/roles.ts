@@ -13,7 +13,6 @@ import { type Config, ConfigError } from './config.js';
 import { type AppContext, createContext } from './context.js';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
 import { bootstrapAccounts } from './modules/auth/bootstrap.js';
-import { acquireRealtimeHub } from './modules/realtime/realtime.hub.js';
 import type { ApiKeyEnvironment } from './shared/schemas.js';
 import { startWorker, type Worker } from './worker/worker.js';
 
@@ -112,13 +111,11 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
   const apps: FastifyInstance[] = [];
   const ports: RunningRole['ports'] = {};
   let worker: Worker | null = null;
-  let realtime: ReturnType<typeof acquireRealtimeHub> | null = null;
   let metricsServer: MetricsServer | null = null;
   const stop = async () => {
     await Promise.all(apps.map((app) => app.close()));
     await metricsServer?.close();
     await worker?.stop();
-    await realtime?.release();
     await ctx.close();
   };
   try {
@@ -131,8 +128,7 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
     }
     if (role.kind === 'start' || role.kind === 'worker') worker = startWorker(ctx);
     // A worker-only process still publishes realtime events: through Redis to the API processes' sockets.
-    realtime = role.kind === 'worker' && ctx.redis ? acquireRealtimeHub(ctx) : null;
-    realtime?.hub.attach();
+    if (role.kind === 'worker' && ctx.redis) ctx.realtime.attach();
     // Each process serves its own metrics (docs/operating.md, "Metrics"), once everything it counts runs.
     if (ctx.metrics && config.metricsPort !== null) {
       const port = config.metricsPort;

@@ -5,11 +5,11 @@
  */
 import type { AppContext } from '../context.js';
 import { purgeExpiredAuthRows } from '../modules/auth/auth.repo.js';
-import { purgeExpiredIdempotencyKeys } from '../modules/orders/idempotency.js';
 import { purgeTrackingAndProof } from '../modules/proof/proof-purge.js';
 import { purgeExpiredRequestLog } from '../modules/request-log/request-log-purge.js';
 import { purgeExpiredUsage } from '../modules/usage/usage-purge.js';
 import { purgeExpiredDeliveries, purgeProcessedOutbox } from '../modules/webhooks/queue/purge-expired.js';
+import { purgeExpiredIdempotencyKeys } from '../shared/idempotency.js';
 
 export const RETENTION_MS = 35 * 86_400_000;
 

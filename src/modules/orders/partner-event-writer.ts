@@ -16,11 +16,10 @@ import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
-import { commitOrderChange, type OrderTx } from './order-change.js';
+import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
 import { lockVisibleOrders } from './order-locks.repo.js';
 import { recordStatusChanges, type StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
-import type { OrdersDeps } from './orders.service.js';
 import { eventTarget, partnerEventChange } from './partner-event-rules.js';
 import { type PartnerOrderPieces, scopeOf } from './visibility.js';
 
@@ -49,21 +48,11 @@ type Decided = { event: PendingEvent; change: StatusChange } | { event: PendingE
 
 type PendingEvent = BatchEntry<PartnerEvent, PartnerOrderPieces>;
 
-/** One group-commit writer per database. */
-const writers = new WeakMap<object, PartnerEventWriter>();
-export function partnerEventWriter(deps: OrdersDeps): PartnerEventWriter {
-  let writer = writers.get(deps.db);
-  if (!writer) {
-    writer = new PartnerEventWriter(deps);
-    writers.set(deps.db, writer);
-  }
-  return writer;
-}
-
+/** The group-commit writer; one per process (createContext: `ctx.partnerEvents`). */
 export class PartnerEventWriter {
   private readonly batcher: Batcher<PartnerEvent, PartnerOrderPieces>;
 
-  constructor(private readonly deps: OrdersDeps) {
+  constructor(private readonly deps: OrderChangeDeps & { clock: { now(): Date } }) {
     this.batcher = new Batcher({
       maxInFlight: MAX_IN_FLIGHT,
       maxBatch: MAX_GROUP,

@@ -5,20 +5,27 @@
  *
  * Events without an Idempotency-Key are written by the group-commit writer (partner-event-writer.ts).
  * Events with one keep a transaction of their own: the key is claimed and the answer stored with the
- * change, under a savepoint (idempotency.ts).
+ * change, under a savepoint (src/shared/idempotency.ts).
  */
+
+import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { checkEventProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
-import { type IdempotencyScope, requestHash, runIdempotentChange } from './idempotency.js';
 import { commitOrderChange } from './order-change.js';
 import { lockVisibleOrder } from './order-locks.repo.js';
 import { recordStatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto, PartnerOrder } from './orders.schemas.js';
 import type { OrdersDeps } from './orders.service.js';
 import { checkEventBody, eventTarget, partnerEventChange } from './partner-event-rules.js';
-import { partnerEventWriter } from './partner-event-writer.js';
+import type { PartnerEventWriter } from './partner-event-writer.js';
 import { type JsonText, orderTextAsSeenBy, scopeOf } from './visibility.js';
+
+/** What the partner event path needs (AppContext satisfies it). */
+export interface PartnerEventDeps extends OrdersDeps {
+  /** The group-commit writer (partner-event-writer.ts), one per process. */
+  partnerEvents: Pick<PartnerEventWriter, 'write'>;
+}
 
 /** A successful answer (always 201); refusals, replayed ones included, are thrown. */
 export interface PartnerEventResult {
@@ -30,7 +37,7 @@ export interface PartnerEventResult {
 
 /** POST /v1/partner/orders/{code}/events, with the optional Idempotency-Key. */
 export async function recordPartnerEvent(
-  deps: OrdersDeps,
+  deps: PartnerEventDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   code: string,
@@ -42,7 +49,7 @@ export async function recordPartnerEvent(
   const proofChecked = checkEventProof(key, body, deps.db);
   if (proofChecked) await proofChecked;
   if (idempotencyKey === undefined) {
-    const pieces = await partnerEventWriter(deps).write({ key, environment, code, body });
+    const pieces = await deps.partnerEvents.write({ key, environment, code, body });
     return { order: orderTextAsSeenBy(key, pieces), replayed: false };
   }
   const idem: IdempotencyScope = {

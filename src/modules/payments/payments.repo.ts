@@ -6,9 +6,9 @@
  * OutboxTx) comes LAST.
  */
 import type { Queryable } from '../../db/db.js';
+import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, PaymentMethod } from '../../shared/schemas.js';
 import { orderPaymentStatusSql } from '../orders/order-writes.repo.js';
-import { OUTBOX_INSERT, type OutboxTx } from '../orders/outbox.js';
 import { type PartnerOrderScope, scopeConditions, scopeKind } from '../orders/visibility.js';
 import type { PaymentIntent, PaymentIntentStatus } from './payments.schemas.js';
 

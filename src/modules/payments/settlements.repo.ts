@@ -10,8 +10,8 @@
  * concurrent remittances are checked one after the other against what is outstanding.
  */
 import type { Queryable } from '../../db/db.js';
+import { appendPartnerOutbox, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import { appendPartnerOutbox, type OutboxTx } from '../orders/outbox.js';
 import type { Settlement, SettlementLine, SettlementStatus } from './payments.schemas.js';
 
 /**

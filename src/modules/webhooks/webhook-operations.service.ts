@@ -11,7 +11,7 @@ import { toDeveloperDelivery } from './queue/delivery-rows.js';
 import { findDeliveryBody, listAttemptHeaders, listAttempts } from './queue/read-attempts.js';
 import { findDeliveryWithKey } from './queue/read-deliveries.js';
 import { countRecoverable, feedRecovery, insertRecovery, RECOVERY_BATCH } from './queue/recover-deliveries.js';
-import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, RECOVERY_EVENT, signalDeliveriesDue } from './signals.js';
+import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, signalDeliveriesDue } from './signals.js';
 import { findWebhookWithKey, rotateWebhookSecret, webhookAttemptStats } from './webhooks.repo.js';
 import {
   type DeliveryRequestHeaders,
@@ -109,7 +109,7 @@ export async function recoverDeliveries(
   for (const row of outcome.requeued) emitDeliveryUpdated(deps.events, partnerId, toDeveloperDelivery(row));
   if (outcome.requeued.length > 0) signalDeliveriesDue(deps.events);
   // Workers of this process feed the rest at once; those of others find it within their poll.
-  if (outcome.queued > outcome.requeued.length) deps.events.emit(RECOVERY_EVENT);
+  if (outcome.queued > outcome.requeued.length) deps.events.emit('webhooks.recover');
   return { queued: outcome.queued };
 }
 
