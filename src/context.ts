@@ -27,6 +27,7 @@ import { type RequestLogOptions, RequestRecorder } from './modules/request-log/r
 import { PingTargetCache } from './modules/tracking/tracking.service.js';
 import { TrackingBuffer } from './modules/tracking/tracking-buffer.js';
 import { trackingRealtime } from './modules/tracking/tracking-realtime.js';
+import { UploadLimiter } from './modules/uploads/upload-limiter.js';
 import type { UsageRecorder } from './modules/usage/usage.types.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
 import { webhookRealtime } from './modules/webhooks/webhook-realtime.js';
@@ -55,6 +56,8 @@ export interface AppContext {
   requestLog: RequestRecorder;
   /** Partner order reads kept between changes (src/modules/orders/read-cache.ts). */
   orderCache: PartnerOrderCache;
+  /** Uploads in flight and bytes per partner, this process's (src/modules/uploads/upload-limiter.ts). */
+  uploads: UploadLimiter;
   /** Single-order partner reads, coalesced (src/modules/orders/order-reads.repo.ts). */
   orderLoader: VisibleOrderLoader;
   /** The group-commit writer of partner events (src/modules/orders/partner-event-writer.ts). */
@@ -198,6 +201,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       usage,
       requestLog,
       orderCache,
+      uploads: new UploadLimiter(config.uploads, () => clock.now().getTime()),
       orderLoader,
       partnerEvents,
       outbox,
