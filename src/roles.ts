@@ -13,7 +13,7 @@ import { type Config, ConfigError } from './config.js';
 import { type AppContext, createContext } from './context.js';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
 import { bootstrapAccounts } from './modules/auth/bootstrap.js';
-import type { ApiKeyEnvironment } from './shared/schemas.js';
+import { type ApiKeyEnvironment, environmentOf } from './shared/schemas.js';
 import { startWorker, type Worker } from './worker/worker.js';
 
 export type Role = { kind: 'start' } | { kind: 'api'; environment: ApiKeyEnvironment } | { kind: 'worker' } | { kind: 'migrate' };
@@ -27,7 +27,7 @@ export function parseArgs(argv: string[]): Role {
     const i = rest.indexOf('--env');
     const env = i >= 0 ? rest[i + 1] : undefined;
     if (env !== 'live' && env !== 'sandbox') throw new ConfigError('--env', 'must be live or sandbox (api --env live|sandbox)');
-    return { kind: 'api', environment: env === 'live' ? 'LIVE' : 'SANDBOX' };
+    return { kind: 'api', environment: environmentOf(env) };
   }
   throw new ConfigError('command', `unknown command "${command}"; use start, api --env live|sandbox, worker or migrate`);
 }

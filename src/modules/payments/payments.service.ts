@@ -7,7 +7,7 @@ import { AppError, notFound } from '../../errors.js';
 import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import { parseInstant } from '../../shared/instants.js';
 import { newEventId } from '../../shared/outbox.js';
-import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { type ApiKeyEnvironment, environmentName } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from '../orders/order-change.js';
 import { type PartnerOrderScope, scopeOf } from '../orders/visibility.js';
@@ -212,7 +212,7 @@ export async function getPartnerBalance(
 ): Promise<PartnerBalance> {
   const b = await partnerBalance(partnerId, environment, deps.db);
   return {
-    environment: environment === 'LIVE' ? 'live' : 'sandbox',
+    environment: environmentName(environment),
     codOnHandQepik: b.onHand,
     collectionsOnHand: b.count,
     awaitingRemittanceQepik: b.awaiting,

@@ -3,6 +3,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { parseInstant } from '../../shared/instants.js';
 import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { scopeOf } from '../orders/visibility.js';
@@ -61,10 +62,9 @@ async function pingTarget(
   return target;
 }
 
+/** A date-time input as epoch milliseconds (parseInstant: 400 naming `field` outside the years 0001–9999). */
 function parseTime(field: string, value: string): number {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw validationError(field, 'must be a date-time');
-  return ms;
+  return Date.parse(parseInstant(field, value));
 }
 
 /** POST /v1/partner/orders/{code}/locations. */
