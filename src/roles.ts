@@ -40,6 +40,11 @@ export interface RunningRole {
   ports: Partial<Record<ApiKeyEnvironment, number>>;
   /** The port of this process's `/metrics` listener, or null when METRICS_PORT is off. */
   metricsPort: number | null;
+  /**
+   * The start of a rolling restart's stop (docs/operating.md, "Restarts"): /readyz answers 503 from now
+   * on, so the load balancer takes the process out, while every request keeps being served as before.
+   */
+  drain(): void;
   /** Stops accepting, lets requests in flight finish, stops the worker, flushes and closes the database. */
   stop(): Promise<void>;
 }
@@ -135,7 +140,10 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
     await stop().catch(() => {});
     throw err;
   }
-  return { ctx, apps, ports, metricsPort: metricsServer?.port ?? null, stop };
+  const drain = () => {
+    ctx.events.emit('draining');
+  };
+  return { ctx, apps, ports, metricsPort: metricsServer?.port ?? null, drain, stop };
 }
 
 /** The one line a failed start-up prints (docs/decisions-log.md, 'Processes and configuration'): a configuration problem names its variable. */

@@ -11,6 +11,9 @@ import { isRefusal, type Refusal } from './upload-limiter.js';
 import { findUploadBytes, insertUpload } from './uploads.repo.js';
 import { MAX_UPLOAD_BYTES, type Upload, type UploadContentType } from './uploads.schemas.js';
 
+/** How long storing one upload's bytes may take (the bulk lane's deadline). */
+const UPLOAD_WRITE_TIMEOUT_MS = 15_000;
+
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const UPLOAD_ID = /^upl_[0-9A-Za-z]{24}$/;
 
@@ -140,7 +143,9 @@ export async function createUpload(
       sha256: hash.digest('hex'),
       createdAt: ctx.clock.now().toISOString(),
     };
-    await insertUpload(partnerId, upload, data, ctx.db);
+    // The bytes go in through the bulk lane: connections of its own and a deadline of its own, so a
+    // burst of uploads neither holds the connections other requests wait on nor looks like an outage.
+    await insertUpload(partnerId, upload, data, ctx.db.withTimeout(UPLOAD_WRITE_TIMEOUT_MS, { bulk: true }));
     return upload;
   } finally {
     pass.release(received);
