@@ -29,7 +29,6 @@ import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveri
 import { readQueueStats } from '../modules/webhooks/queue/read-queue-stats.js';
 import { RECOVERY_BATCH } from '../modules/webhooks/queue/recover-deliveries.js';
 import { releaseClaim } from '../modules/webhooks/queue/release-leases.js';
-import { RECOVERY_EVENT } from '../modules/webhooks/signals.js';
 import { fanOutBatch } from './fanout.js';
 import { Pump } from './pump.js';
 import { purgeExpired } from './purge.js';
@@ -214,7 +213,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     recovering = true;
     recoveries.trigger();
   };
-  ctx.events.on(RECOVERY_EVENT, onRecovery);
+  ctx.events.on('webhooks.recover', onRecovery);
 
   const fanout = new Pump(async () => {
     while (!closing) {
@@ -272,7 +271,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
         clearInterval(purgeTimer);
         clearInterval(statisticsTimer);
         await unsubscribe();
-        ctx.events.off(RECOVERY_EVENT, onRecovery);
+        ctx.events.off('webhooks.recover', onRecovery);
         // No new claims; finish what is running.
         await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop(), statistics.stop()]);
         if (inFlight.size > 0) {

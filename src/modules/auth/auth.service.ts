@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { AppError } from '../../errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import type { Secrets } from '../../secrets.js';
 import { newId } from '../../shared/ids.js';
 import * as repo from './auth.repo.js';
@@ -31,6 +32,8 @@ export interface AuthDeps {
   config: Config;
   log: Logger;
   sms: SmsProvider;
+  /** Counts each send by outcome (docs/operating.md, "Metrics"); null when metrics are off. */
+  metrics?: Metrics | null;
 }
 
 function blocked(): AppError {
@@ -44,7 +47,7 @@ function unauthorized(message = 'Invalid or expired refresh token'): AppError {
 export type AuthService = ReturnType<typeof createAuthService>;
 
 export function createAuthService(deps: AuthDeps) {
-  const { db, clock, secrets, config, log, sms } = deps;
+  const { db, clock, secrets, config, log, sms, metrics } = deps;
   const hasher = new OtpHasher(secrets.jwtKey);
 
   /** Writes a refresh token of `familyId` (a new family on sign-in, the same one on rotation). */
@@ -120,7 +123,9 @@ export function createAuthService(deps: AuthDeps) {
     // code and its request are taken back, so the caller is not told to wait for a code that never came.
     try {
       await sms.send(phone, otpMessage(code, OTP_TTL_SEC));
+      metrics?.observeSmsSend(sms.name, 'sent');
     } catch (err) {
+      metrics?.observeSmsSend(sms.name, 'failed');
       log.error({ err, provider: sms.name }, 'SMS provider failed to send a one-time code');
       await db.tx(async (q) => {
         await repo.deleteOtpCodeCreatedAt(phone, now, q);

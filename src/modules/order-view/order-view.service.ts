@@ -3,8 +3,10 @@
  * of the partner's keys (or does not exist), so "not yours" is the answer's status; within an order,
  * "nothing yet" is an empty part (no location, no refund, no proof).
  */
+
 import type { AppContext } from '../../context.js';
 import { notFound } from '../../errors.js';
+import { environmentName } from '../../shared/schemas.js';
 import { findPartnerIntentByOrderCode, listRefunds } from '../payments/payments.repo.js';
 import { findPartnerProof } from '../proof/proof.repo.js';
 import { getAdminTracking } from '../tracking/tracking.service.js';
@@ -23,7 +25,7 @@ export async function getDeveloperOrderView(ctx: AppContext, partnerId: string, 
   ]);
   return {
     order: found.order,
-    environment: found.environment === 'LIVE' ? 'live' : 'sandbox',
+    environment: environmentName(found.environment),
     apiKeyId: found.assignedKeyId,
     tracking,
     paymentIntent,

@@ -8,6 +8,7 @@ import { notFound } from '../../errors.js';
 import { partnerIdOf } from '../../plugins/bearer-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { OrderCodeParams } from '../orders/orders.schemas.js';
+import { sendUpload } from '../uploads/upload-reply.js';
 import { PhotoBytes, UploadIdParams } from '../uploads/uploads.schemas.js';
 import { getUpload } from '../uploads/uploads.service.js';
 import { findPartnerProof } from './proof.repo.js';
@@ -50,12 +51,7 @@ export const proofDeveloperRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const upload = await getUpload(ctx, partnerIdOf(request), request.params.id);
-      return reply
-        .type(upload.contentType)
-        .header('content-length', String(upload.bytes))
-        .header('cache-control', 'private, max-age=86400, immutable')
-        .send(upload.data);
+      return sendUpload(reply, await getUpload(ctx, partnerIdOf(request), request.params.id));
     },
   );
 };

@@ -138,3 +138,29 @@ describe('GET /v1/partner/uploads/{id}', () => {
     );
   });
 });
+
+describe('every route that returns an upload', () => {
+  it('answers the bytes with nosniff, an inline file name <id>.<ext> and a sandboxing Content-Security-Policy', async () => {
+    const partner = await createPartner(t.ctx);
+    const k = await key(['orders:read', 'logistics:write'], partner.id);
+    // A valid upload (the PNG signature) whose rest is a page: it must never be run as one.
+    const polyglot = Buffer.concat([pngBytes().subarray(0, 8), Buffer.from('<html><script>alert(1)</script></html>')]);
+    const png = (await upload(k, polyglot, 'text/html')).json();
+    const jpeg = (await upload(k, jpegBytes())).json();
+    for (const [id, ext, type] of [
+      [png.id, 'png', 'image/png'],
+      [jpeg.id, 'jpg', 'image/jpeg'],
+    ]) {
+      for (const res of [
+        await t.live.inject({ method: 'GET', url: `/v1/partner/uploads/${id}`, headers: k.headers }),
+        await t.live.inject({ method: 'GET', url: `/v1/developer/uploads/${id}`, headers: partner.auth }),
+      ]) {
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.headers['content-type']).toBe(type);
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.headers['content-disposition']).toBe(`inline; filename="${id}.${ext}"`);
+        expect(res.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
+      }
+    }
+  });
+});

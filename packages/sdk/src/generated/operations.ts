@@ -32,6 +32,7 @@ export const OPERATIONS: readonly GeneratedOperation[] = [
   { method: 'POST', path: '/v1/developer/keys/{id}/sandbox/orders', operationId: 'createDeveloperSandboxOrders', idempotencyKey: false },
   { method: 'POST', path: '/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status', operationId: 'moveDeveloperSandboxOrder', idempotencyKey: false },
   { method: 'GET', path: '/v1/developer/keys/{id}/usage', operationId: 'getDeveloperKeyUsage', idempotencyKey: false },
+  { method: 'GET', path: '/v1/developer/limits', operationId: 'getDeveloperLimits', idempotencyKey: false },
   { method: 'GET', path: '/v1/developer/openapi.json', operationId: 'getOpenApiDocument', idempotencyKey: false },
   { method: 'GET', path: '/v1/developer/orders/{code}', operationId: 'getDeveloperOrder', idempotencyKey: false },
   { method: 'GET', path: '/v1/developer/orders/{code}/payment-intent', operationId: 'getDeveloperOrderPaymentIntent', idempotencyKey: false },

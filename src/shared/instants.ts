@@ -1,4 +1,4 @@
-import { validationError } from '../../errors.js';
+import { validationError } from '../errors.js';
 
 // The schema's date-time format accepts instants PostgreSQL cannot store (year 0000) or JavaScript
 // cannot represent (leap second :60); either would otherwise surface as a 500 from the database.
