@@ -22,6 +22,9 @@
  *    connections of their own, so they never hold the ones requests wait on, and a longer deadline
  *    whose passing is slowness, not an outage (a refused or reset connection there still counts);
  *  - TCP keepalive finds dead idle connections; a broken client is never given back to the pool;
+ *  - a request's deadline passing is an outage only when a probe agrees (a new connection does not
+ *    answer SELECT 1 within 3 s): a partition and a process too busy to read its answers in time (an
+ *    overloaded host, a burst of uploads) look the same from the deadline alone;
  *  - `health` records outages (dependencies.ts): context.ts logs them, /readyz reports them.
  * The embedded database cannot become unreachable: it has no deadlines.
  */
@@ -165,6 +168,11 @@ interface Shared {
   pool: pg.Pool;
   /** The bulk lane's pool, opened on first use (server); the embedded database has only `pool`. */
   bulkPool: () => pg.Pool;
+  /**
+   * Whether the server answers a new connection now (server): asked when a deadline passed, which a
+   * partition and a merely slow process look alike from. Concurrent asks share one probe.
+   */
+  probe: () => Promise<boolean>;
   health: DependencyHealth;
   /** Options of a LISTEN connection (server). */
   clientConfig: pg.ClientConfig | null;
@@ -279,7 +287,15 @@ class PoolDb implements Db {
       // the bulk lane's deadline: a large write that is slow says nothing about whether the server
       // answers (its refused or reset connections still count).
       const busy = cause instanceof Error && POOL_BUSY.test(cause.message);
-      if (!busy && !(this.bulk && isOwnDeadline(cause))) this.health.failed(cause, token);
+      if (busy || (this.bulk && isOwnDeadline(cause))) return translated;
+      if (isOwnDeadline(cause)) {
+        // A request's deadline passing proves nothing alone: a partition and a process too busy to read
+        // its answers in time (a burst of large uploads, an overloaded host) look the same from here.
+        // A fresh connection answering SELECT 1 tells them apart; only a failed probe is an outage.
+        void this.shared.probe().then((answers) => {
+          if (!answers) this.health.failed(cause, token);
+        });
+      } else this.health.failed(cause, token);
     }
     return translated;
   }
@@ -380,13 +396,21 @@ export async function openDb(options: DbOptions): Promise<Db> {
       pool.on('connect', (client) => {
         connectionStatementTimeout.set(client, statementTimeoutOf(timeoutMs));
         client.on('error', (err) => {
-          if (isUnavailableError(err) && !(bulk && isOwnDeadline(err))) health.failed(err);
+          // Our own deadline destroying the connection is judged where the work failed (PoolDb.failed).
+          if (isUnavailableError(err) && !isOwnDeadline(err)) health.failed(err);
         });
       });
       return pool;
     };
     const pool = openPool(options.poolSize ?? 10, false);
     let bulkPool: pg.Pool | null = null;
+    let probing: Promise<boolean> | null = null;
+    const probe = () => {
+      probing ??= probeServer(clientConfig).finally(() => {
+        probing = null;
+      });
+      return probing;
+    };
     return new PoolDb(
       {
         kind: 'server',
@@ -395,6 +419,7 @@ export async function openDb(options: DbOptions): Promise<Db> {
           bulkPool ??= openPool(BULK_POOL_SIZE, true);
           return bulkPool;
         },
+        probe,
         health,
         clientConfig,
         onClose: async () => {
@@ -410,6 +435,29 @@ export async function openDb(options: DbOptions): Promise<Db> {
   return dbFromPglite(await PGlite.create(dataDir));
 }
 
+/** How long the probe after a passed deadline may take to connect and answer SELECT 1. */
+const PROBE_TIMEOUT_MS = 3_000;
+
+/** Whether a new connection to the server answers SELECT 1 within PROBE_TIMEOUT_MS. */
+async function probeServer(config: pg.ClientConfig): Promise<boolean> {
+  const client = new pg.Client({ ...config, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
+  client.on('error', () => {});
+  const timer = setTimeout(
+    () => destroyConnection(client as unknown as pg.PoolClient, deadlineError(PROBE_TIMEOUT_MS)),
+    PROBE_TIMEOUT_MS,
+  );
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    client.end().catch(() => {});
+  }
+}
+
 /** Wraps an open PGlite instance; closing the Db closes it. */
 export function dbFromPglite(pglite: PGlite): Db {
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
@@ -419,6 +467,7 @@ export function dbFromPglite(pglite: PGlite): Db {
       kind: 'embedded',
       pool,
       bulkPool: () => pool,
+      probe: async () => true,
       health: new DependencyHealth('PostgreSQL'),
       clientConfig: null,
       onClose: async () => {

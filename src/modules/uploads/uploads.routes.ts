@@ -5,6 +5,8 @@
  * the request stream to the handler unread whatever the Content-Type says (or without one), applies to
  * its own routes only. The type is judged by the bytes, so the header decides nothing.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../errors.js';
 import { apiKeyOf } from '../../plugins/api-key-auth.js';
@@ -12,6 +14,29 @@ import { errorResponses } from '../../shared/schemas.js';
 import { sendUpload } from './upload-reply.js';
 import { PhotoBytes, Upload, UploadIdParams } from './uploads.schemas.js';
 import { createUpload, getUpload } from './uploads.service.js';
+
+/**
+ * A body answered before its end (refused, or past its deadline). Past its deadline, the connection goes
+ * with the answer. Refused (429, too long), the rest of the body is read and dropped as it comes (Node
+ * discards it: nothing is kept), so the client reads its answer rather than a reset connection, and the
+ * connection goes when the body has not ended by the body deadline either.
+ */
+function settleUnreadBody(request: IncomingMessage, response: ServerResponse, bodyTimeoutMs: number): void {
+  if (request.complete) return;
+  const socket = request.socket as Socket | undefined;
+  if (!socket || typeof socket.destroy !== 'function') return;
+  if (String(response.getHeader('connection') ?? '').toLowerCase() === 'close') {
+    socket.destroy();
+    return;
+  }
+  request.resume();
+  const timer = setTimeout(() => {
+    if (!request.complete) socket.destroy();
+  }, bodyTimeoutMs);
+  timer.unref();
+  request.once('end', () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(timer));
+}
 
 /** The upload limits as the OpenAPI document and the route's description state them. */
 const UPLOAD_LIMITS_TEXT =
@@ -63,11 +88,7 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // The request log keeps a note of the body, never its bytes (refused uploads included).
       const declared = request.headers['content-length'];
       request.receivedBody = `[photo upload: ${declared === undefined ? 'chunked' : `${declared} bytes`}]`;
-      // A body refused or given up before its end is not read on: once the answer is out, the
-      // connection goes (with its unread bytes), never kept for another request.
-      reply.raw.once('finish', () => {
-        if (!request.raw.complete) request.raw.socket?.destroy();
-      });
+      reply.raw.once('finish', () => settleUnreadBody(request.raw, reply.raw, ctx.config.uploads.bodyTimeoutMs));
       const upload = await createUpload(ctx, apiKeyOf(request).partnerId, request.body, declared);
       request.receivedBody = `[${upload.contentType}: ${upload.bytes} bytes]`;
       return reply.code(201).send(upload);

@@ -40,19 +40,14 @@ function isReadable(body: unknown): body is Readable {
   return typeof body === 'object' && body !== null && typeof (body as Readable).pipe === 'function';
 }
 
-/** Refusals that leave the body unread close the connection: its bytes are not worth receiving. */
-const CLOSE = { Connection: 'close' } as const;
-
 function refused(refusal: Refusal): AppError {
-  return new AppError('ERR_RATE_LIMITED', refusal.message, undefined, {
-    'Retry-After': String(refusal.retryAfterSec),
-    ...CLOSE,
-  });
+  return new AppError('ERR_RATE_LIMITED', refusal.message, undefined, { 'Retry-After': String(refusal.retryAfterSec) });
 }
 
-function unread(field: string, message: string): AppError {
-  const err = validationError(field, message);
-  return new AppError(err.code, err.message, err.details, { ...CLOSE });
+/** A body past its deadline: the answer closes the connection (the route destroys it once sent). */
+function tooSlow(deadlineMs: number): AppError {
+  const err = validationError('body', `did not arrive within ${Math.round(deadlineMs / 1000)} s (the connection is closed)`);
+  return new AppError(err.code, err.message, err.details, { Connection: 'close' });
 }
 
 /**
@@ -77,7 +72,7 @@ function readChunks(body: Readable, max: number, deadlineMs: number, onChunk: (c
       reject(err);
     };
     const onData = (chunk: Buffer) => {
-      if (size + chunk.length > max) return finish(unread('body', 'must be at most 5 MiB'));
+      if (size + chunk.length > max) return finish(validationError('body', 'must be at most 5 MiB'));
       try {
         onChunk(chunk);
       } catch (err) {
@@ -89,10 +84,7 @@ function readChunks(body: Readable, max: number, deadlineMs: number, onChunk: (c
     const onEnd = () => finish(null);
     // The client went away or the connection broke mid-body: nothing is stored.
     const onBroken = () => finish(validationError('body', 'was cut short (the upload did not complete)'));
-    const timer = setTimeout(
-      () => finish(unread('body', `did not arrive within ${Math.round(deadlineMs / 1000)} s (the connection is closed)`)),
-      deadlineMs,
-    );
+    const timer = setTimeout(() => finish(tooSlow(deadlineMs)), deadlineMs);
     body.on('data', onData);
     body.on('end', onEnd);
     body.on('error', onBroken);
@@ -113,7 +105,7 @@ export async function createUpload(
 ): Promise<Upload> {
   if (!isReadable(body)) throw validationError('body', 'must be the photo’s bytes (a JPEG or PNG of at most 5 MiB)');
   const expected = declaredLength === undefined ? null : Number(declaredLength);
-  if (expected !== null && expected > MAX_UPLOAD_BYTES) throw unread('body', 'must be at most 5 MiB');
+  if (expected !== null && expected > MAX_UPLOAD_BYTES) throw validationError('body', 'must be at most 5 MiB');
   const sized = expected !== null && Number.isInteger(expected) && expected >= 0 ? expected : null;
   const pass = ctx.uploads.admit(partnerId, sized);
   if (isRefusal(pass)) throw refused(pass);
@@ -121,7 +113,7 @@ export async function createUpload(
   try {
     const hash = createHash('sha256');
     const chunks = await readChunks(body, sized ?? MAX_UPLOAD_BYTES, ctx.config.uploads.bodyTimeoutMs, (chunk) => {
-      if (sized !== null && received + chunk.length > sized) throw unread('body', 'is longer than its Content-Length');
+      if (sized !== null && received + chunk.length > sized) throw validationError('body', 'is longer than its Content-Length');
       received += chunk.length;
       const over = pass.charge(chunk.length);
       if (over) throw refused(over);
