@@ -20,8 +20,6 @@ export interface AppEvents {
   'outbox.processed': [rows: ProcessedOutboxEvent[]];
   /** The test clock moved (src/context.ts): time-driven work looks again. */
   wake: [];
-  /** SIGTERM arrived: /readyz answers 503 while the process still serves (src/roles.ts, docs/operating.md). */
-  draining: [];
   /** Deliveries were queued or became eligible (src/modules/webhooks/signals.ts). */
   'webhooks.due': [];
   /** A webhook recovery started: workers feed its deliveries to the queue (webhook-operations.service.ts). */

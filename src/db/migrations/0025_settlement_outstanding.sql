@@ -1,10 +1,13 @@
 -- What a settlement still owes, in one place: outstanding = collected + adjustments − remitted, a
 -- generated column every read and rule uses (the settlement's JSON, the remittance limit, settling, the
--- partner's balance) instead of writing the sum again.
+-- partner's balance) instead of writing the sum again. The settlement's JSON function depends on the
+-- row type, so it is made again around the new column.
+DROP FUNCTION settlement_json(settlements);
+
 ALTER TABLE settlements
   ADD COLUMN outstanding_qepik bigint GENERATED ALWAYS AS (collected_qepik + adjustments_qepik - remitted_qepik) STORED;
 
-CREATE OR REPLACE FUNCTION settlement_json(s settlements) RETURNS jsonb
+CREATE FUNCTION settlement_json(s settlements) RETURNS jsonb
   LANGUAGE sql STABLE
   RETURN jsonb_build_object(
     'id', s.id, 'environment', lower(s.environment), 'periodStart', iso_utc(s.period_start), 'periodEnd', iso_utc(s.period_end),

@@ -6,7 +6,7 @@
  */
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
-import { parseInstant } from '../../shared/instants.js';
+import { parseInstantMs } from '../../shared/instants.js';
 import { generateSigningSecret, signingSecretForm } from './delivery/signature.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
 import { findDeliveryBody, listAttemptHeaders, listAttempts } from './queue/read-attempts.js';
@@ -80,8 +80,8 @@ export async function recoverDeliveries(
 ): Promise<RecoverQueued> {
   if (!isUuid(webhookId)) throw notFound('Webhook');
   const now = deps.clock.now();
-  const since = new Date(parseInstant('since', dto.since));
-  const untilMs = dto.until === undefined ? null : Date.parse(parseInstant('until', dto.until));
+  const since = new Date(parseInstantMs('since', dto.since));
+  const untilMs = dto.until === undefined ? null : parseInstantMs('until', dto.until);
   // A window that ends in the future ends now: deliveries created later are not this recovery's.
   const until = new Date(Math.min(untilMs ?? now.getTime(), now.getTime()));
   if (since.getTime() < now.getTime() - RECOVER_MAX_AGE_DAYS * DAY_MS) {
