@@ -4,6 +4,7 @@
  * (webhooks.service.ts): the webhook's own key must carry webhooks:manage, anything of another partner
  * and any id that is not a UUID is not found (404).
  */
+import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { parseInstantMs } from '../../shared/instants.js';
@@ -36,21 +37,11 @@ export async function getDeliveryDetail(
   partnerId: string,
   deliveryId: string,
 ): Promise<DeveloperDeliveryDetail> {
-  if (!isUuid(deliveryId)) throw notFound('Delivery');
-  return deps.db.tx(
-    async (q) => {
-      const found = await findDeliveryWithKey(partnerId, deliveryId, q);
-      if (!found) throw notFound('Delivery');
-      requireManageScope(found.keyScopes);
-      const [payload, attempts] = [
-        await findDeliveryBody(partnerId, deliveryId, q),
-        await listAttempts(partnerId, deliveryId, q),
-      ];
-      if (payload === null) throw notFound('Delivery');
-      return { ...toDeveloperDelivery(found.delivery), payload, attempts };
-    },
-    { isolation: 'repeatable read', readOnly: true },
-  );
+  return readDelivery(deps, partnerId, deliveryId, async (found, q) => {
+    const [payload, attempts] = [await findDeliveryBody(partnerId, deliveryId, q), await listAttempts(partnerId, deliveryId, q)];
+    if (payload === null) throw notFound('Delivery');
+    return { ...toDeveloperDelivery(found.delivery), payload, attempts };
+  });
 }
 
 /** GET /v1/developer/deliveries/{id}/request-headers: every header each attempt sent (same rules as the detail). */
@@ -59,13 +50,29 @@ export async function getDeliveryRequestHeaders(
   partnerId: string,
   deliveryId: string,
 ): Promise<DeliveryRequestHeaders> {
+  return readDelivery(deps, partnerId, deliveryId, async (_found, q) => ({
+    deliveryId,
+    attempts: await listAttemptHeaders(partnerId, deliveryId, q),
+  }));
+}
+
+/**
+ * Reads a delivery of the partner in one snapshot: 404 for an id that is not a uuid or not the partner's,
+ * 403 unless the delivery's key may manage webhooks; then `read` runs in the same transaction.
+ */
+async function readDelivery<T>(
+  deps: WebhooksDeps,
+  partnerId: string,
+  deliveryId: string,
+  read: (found: NonNullable<Awaited<ReturnType<typeof findDeliveryWithKey>>>, q: Queryable) => Promise<T>,
+): Promise<T> {
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   return deps.db.tx(
     async (q) => {
       const found = await findDeliveryWithKey(partnerId, deliveryId, q);
       if (!found) throw notFound('Delivery');
       requireManageScope(found.keyScopes);
-      return { deliveryId, attempts: await listAttemptHeaders(partnerId, deliveryId, q) };
+      return read(found, q);
     },
     { isolation: 'repeatable read', readOnly: true },
   );
