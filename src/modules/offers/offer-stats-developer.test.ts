@@ -123,6 +123,37 @@ describe('POST /v1/partner/sandbox/offers', () => {
   });
 });
 
+describe('the go-live checklist', () => {
+  it('marks an offer accepted and an offer declined with a reason when the key does them', async () => {
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id, { environment: 'SANDBOX' });
+    const items = async () => {
+      const res = await t.live.inject({ method: 'GET', url: `/v1/developer/keys/${key.id}/checklist`, headers: partner.auth });
+      expect(res.statusCode, res.body).toBe(200);
+      const all = res.json().items as Array<{ id: string; done: boolean }>;
+      return Object.fromEntries(all.filter((i) => i.id.startsWith('offer-')).map((i) => [i.id, i.done]));
+    };
+    expect(await items()).toEqual({ 'offer-accepted': false, 'offer-declined-with-reason': false });
+    const made = await t.sandbox.inject({
+      method: 'POST',
+      url: '/v1/partner/sandbox/offers',
+      headers: key.headers,
+      payload: { count: 2 },
+    });
+    const [a, b] = made.json().items;
+    expect((await accept(t, key, a.id, {}, 'sandbox')).statusCode).toBe(200);
+    expect(await items()).toEqual({ 'offer-accepted': true, 'offer-declined-with-reason': false });
+    const declined = await t.sandbox.inject({
+      method: 'POST',
+      url: `/v1/partner/offers/${b.id}/decline`,
+      headers: key.headers,
+      payload: { reason: 'OUT_OF_AREA' },
+    });
+    expect(declined.statusCode).toBe(200);
+    expect(await items()).toEqual({ 'offer-accepted': true, 'offer-declined-with-reason': true });
+  });
+});
+
 describe('the portal: /v1/developer/offers', () => {
   it('lists the partner’s offers of every key, by key and status, and decides sandbox offers only', async () => {
     const partner = await createPartner(t.ctx);

@@ -415,3 +415,23 @@ export async function offerStats(
 }
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+/**
+ * For the go-live checklist (src/modules/sandbox/offer-evidence.ts): per key, when one of its sandbox
+ * offers was first accepted and first declined. A range of offers_key_created_idx per key.
+ */
+export async function firstOfferDecisions(
+  keyIds: string[],
+  q: Queryable,
+): Promise<Array<{ keyId: string; accepted: Date | null; declined: Date | null }>> {
+  const rows = await q.query<{ api_key_id: string; accepted: Date | null; declined: Date | null }>(
+    `SELECT api_key_id,
+            min(decided_at) FILTER (WHERE status = 'ACCEPTED') AS accepted,
+            min(decided_at) FILTER (WHERE status = 'DECLINED') AS declined
+       FROM offers
+      WHERE api_key_id = ANY($1::uuid[]) AND environment = 'SANDBOX' AND status IN ('ACCEPTED', 'DECLINED')
+      GROUP BY api_key_id`,
+    [keyIds],
+  );
+  return rows.map((r) => ({ keyId: r.api_key_id, accepted: r.accepted, declined: r.declined }));
+}

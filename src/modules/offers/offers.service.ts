@@ -258,7 +258,7 @@ async function acceptOn(
   const found = await findOffer(by.owner, id, now, tx);
   if (!found) throw notFound('Offer');
   assertDecidable(by, found.ref);
-  const { order, key } = await lockOrderForAssignment(found.ref.orderCode, found.ref.apiKeyId, now, tx);
+  const { order, key } = await lockOrderForAssignment(found.ref.orderCode, found.ref.apiKeyId, tx);
   if (!order || !key) throw notFound('Offer');
   const done = await closeOffer(
     id,
@@ -275,7 +275,8 @@ async function acceptOn(
   if (order.assignedKeyId !== null) {
     throw new AppError('ERR_CONFLICT', 'The order was assigned to a key in the meantime; the offer cannot be accepted');
   }
-  await assignLockedOrder(order, key.id, now, tx);
+  // The offer left PENDING above, in this transaction: nothing open blocks the assignment.
+  if (!(await assignLockedOrder(order, key.id, now, tx))) throw new Error(`offer ${id} still open after its acceptance`);
   return { offer: done.offer, fresh: true };
 }
 

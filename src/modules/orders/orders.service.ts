@@ -255,20 +255,20 @@ export async function getAdminOrder(deps: OrdersDeps, code: string): Promise<Adm
 export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: string): Promise<AdminOrder> {
   return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const { order, key } = await lockOrderForAssignment(code, apiKeyId, now, tx);
+    const { order, key } = await lockOrderForAssignment(code, apiKeyId, tx);
     if (!order) throw notFound('Order');
     if (!key) throw notFound('API key');
     assertAssignable(order, key);
     if (order.assignedKeyId === key.id) {
       return adminView(await snapshotOf(order.id, tx), order.environment, key.id);
     }
-    if (order.openOffer) {
+    const pieces = await assignLockedOrder(order, key.id, now, tx);
+    if (!pieces) {
       throw new AppError(
         'ERR_CONFLICT',
         'The order is offered to a key and the offer is still open; withdraw the offer (DELETE /v1/admin/offers/{id}) or wait for its answer',
       );
     }
-    const pieces = await assignLockedOrder(order, key.id, now, tx);
     return adminView(JSON.parse(partnerOrderText(pieces, true)) as PartnerOrder, order.environment, key.id);
   });
 }
@@ -299,15 +299,21 @@ export function assertAssignable(order: LockedOrder, key: AssignableKey): void {
 /**
  * Assigns the locked order to the key (`partnerAssignedAt` = `now`) with its `order.assigned_to_partner`
  * outbox event, and records the scopes it touched: the one assignment path (a direct assignment, an
- * accepted offer). Returns the order's new pieces.
+ * accepted offer). Returns the order's new pieces; null, with nothing written, while the order has an
+ * open offer (docs/offers.md).
  */
-export async function assignLockedOrder(order: LockedOrder, keyId: string, now: Date, tx: OrderTx): Promise<PartnerOrderPieces> {
+export async function assignLockedOrder(
+  order: LockedOrder,
+  keyId: string,
+  now: Date,
+  tx: OrderTx,
+): Promise<PartnerOrderPieces | null> {
   const pieces = await assignOrderToKey(
     { orderId: order.id, apiKeyId: keyId, environment: order.environment, eventId: newEventId() },
     now,
     tx,
   );
-  tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId, keyId] });
+  if (pieces) tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId, keyId] });
   return pieces;
 }
 
