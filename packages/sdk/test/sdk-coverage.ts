@@ -103,4 +103,18 @@ export const SDK_COVERAGE = {
     'POST /v1/partner/sandbox/settlements/{id}/remittances',
     'POST /v1/partner/uploads',
   ],
+  offers: [
+    'GET /v1/developer/offers',
+    'GET /v1/partner/offers',
+    'GET /v1/partner/offers/{id}',
+    'POST /v1/auth/otp/request',
+    'POST /v1/auth/otp/verify',
+    'POST /v1/developer/keys',
+    'POST /v1/developer/offers/{id}/accept',
+    'POST /v1/developer/offers/{id}/decline',
+    'POST /v1/partner/offers/accept',
+    'POST /v1/partner/offers/{id}/accept',
+    'POST /v1/partner/offers/{id}/decline',
+    'POST /v1/partner/sandbox/offers',
+  ],
 } satisfies Record<string, readonly string[]>;

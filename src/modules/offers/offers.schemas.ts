@@ -135,7 +135,6 @@ export const CreateOfferDto = Type.Object(
       Type.Integer({
         minimum: MIN_OFFER_TTL_SEC,
         maximum: MAX_OFFER_TTL_SEC,
-        default: DEFAULT_OFFER_TTL_SEC,
         description: 'seconds until the offer expires: 60 to 86400, default 900',
       }),
     ),
@@ -202,7 +201,6 @@ export const SandboxOffersDto = Type.Object(
       Type.Integer({
         minimum: MIN_OFFER_TTL_SEC,
         maximum: MAX_OFFER_TTL_SEC,
-        default: DEFAULT_OFFER_TTL_SEC,
         description: '60 to 86400, default 900',
       }),
     ),

@@ -2285,9 +2285,8 @@ export interface components {
             /**
              * Format: int32
              * @description seconds until the offer expires: 60 to 86400, default 900
-             * @default 900
              */
-            ttlSec: number;
+            ttlSec?: number;
         };
         CreateOrderDto: {
             environment: components["schemas"]["PartnerEnvironment"];
@@ -3818,9 +3817,8 @@ export interface components {
             /**
              * Format: int32
              * @description 60 to 86400, default 900
-             * @default 900
              */
-            ttlSec: number;
+            ttlSec?: number;
         };
         SandboxOrder: {
             order: components["schemas"]["PartnerOrder"];

@@ -2905,9 +2905,8 @@ export interface components {
             /**
              * Format: int32
              * @description 60 to 86400, default 900
-             * @default 900
              */
-            ttlSec: number;
+            ttlSec?: number;
         };
         SandboxOrder: {
             order: components["schemas"]["PartnerOrder"];
