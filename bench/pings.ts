@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createContext } from '../src/context.js';
-import { TRACKING_UPDATED_EVENT, type TrackingUpdate } from '../src/modules/tracking/tracking-buffer.js';
+import type { TrackingUpdate } from '../src/modules/tracking/tracking-buffer.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
 import { BENCH_ENV } from './bench-env.js';
 import { seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
@@ -64,7 +64,7 @@ async function main() {
 
     let flushes = 0;
     const writesByOrder = new Map<string, number[]>();
-    ctx.events.on(TRACKING_UPDATED_EVENT, (updates: TrackingUpdate[]) => {
+    ctx.events.on('tracking.updated', (updates: TrackingUpdate[]) => {
       flushes++;
       const t = Date.now();
       for (const u of updates) {

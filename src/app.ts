@@ -11,6 +11,7 @@ import { lazyChildLoggerFactory } from './logger.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { adminKeysRoutes } from './modules/keys/admin-keys.routes.js';
+import { developerLimitsRoutes } from './modules/keys/developer-limits.routes.js';
 import { keysRoutes } from './modules/keys/keys.routes.js';
 import { adminOffersRoutes } from './modules/offers/admin-offers.routes.js';
 import { developerOffersRoutes } from './modules/offers/developer-offers.routes.js';
@@ -105,6 +106,7 @@ export async function buildApp(ctx: AppContext, environment: ApiKeyEnvironment):
   await app.register(adminPaymentsRoutes);
   await app.register(adminOffersRoutes);
   await app.register(keysRoutes);
+  await app.register(developerLimitsRoutes);
   await app.register(partnerMeRoutes);
   await app.register(partnerOrdersRoutes);
   await app.register(partnerPaymentsRoutes);

@@ -33,6 +33,24 @@ export interface Config {
   metricsPort: number | null;
   /** OTLP/HTTP traces endpoint (the collector's base URL), or null for no tracing (docs/operating.md, "Traces"). */
   otlpEndpoint: string | null;
+  /**
+   * After SIGTERM, how long a process with listeners answers /readyz 503 while still serving, before it
+   * stops accepting (docs/operating.md, "Restarts"): time for the load balancer to take it out.
+   */
+  shutdownDrainMs: number;
+  /** What one partner's uploads may hold of this process (docs/tracking-and-proof.md, "Upload limits"). */
+  uploads: UploadLimits;
+}
+
+export interface UploadLimits {
+  /** Uploads of one partner (all its keys) being received or stored at once: UPLOAD_IN_FLIGHT_PER_PARTNER, 4. */
+  inFlightPerPartner: number;
+  /** Uploads of all partners at once in this process: UPLOAD_IN_FLIGHT_PER_PROCESS, 16. */
+  inFlightPerProcess: number;
+  /** Bytes one partner may send in any 60 s: UPLOAD_BYTES_PER_PARTNER_PER_MINUTE, 104857600 (100 MiB). */
+  bytesPerPartnerPerMinute: number;
+  /** The whole body must arrive within this: UPLOAD_BODY_TIMEOUT_MS, 30000. */
+  bodyTimeoutMs: number;
 }
 
 export type SmsConfig =
@@ -92,6 +110,15 @@ function port(env: Env, name: string, fallback: number): number {
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
     throw new ConfigError(name, `must be a port number from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function positiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(name, `must be a whole number of at least 1, got "${raw}"`);
   }
   return Number(raw);
 }
@@ -185,6 +212,19 @@ function smsConfig(env: Env, isProduction: boolean): SmsConfig {
   return { provider, accountSid, authToken, from, messagingServiceSid, apiUrl: apiUrl.replace(/\/+$/, '') };
 }
 
+/** In production a process drains this long after SIGTERM unless SHUTDOWN_DRAIN_MS says otherwise. */
+export const DEFAULT_PRODUCTION_DRAIN_MS = 10_000;
+
+/** SHUTDOWN_DRAIN_MS: milliseconds, 0 to 120000; unset means none outside production, 10 s in production. */
+function shutdownDrainMs(env: Env, isProduction: boolean): number {
+  const raw = value(env, 'SHUTDOWN_DRAIN_MS');
+  if (raw === undefined) return isProduction ? DEFAULT_PRODUCTION_DRAIN_MS : 0;
+  if (!/^\d+$/.test(raw) || Number(raw) > 120_000) {
+    throw new ConfigError('SHUTDOWN_DRAIN_MS', `must be milliseconds from 0 to 120000, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 /** METRICS_PORT: a port, or `off`; unset means off outside production and 9464 in production. */
 function metricsPort(env: Env, isProduction: boolean): number | null {
   const raw = value(env, 'METRICS_PORT');
@@ -262,5 +302,12 @@ export function loadConfig(env: Env = process.env): Config {
     sms: smsConfig(env, isProduction),
     metricsPort: metrics,
     otlpEndpoint: otlpEndpoint === null ? null : otlpEndpoint.replace(/\/+$/, ''),
+    shutdownDrainMs: shutdownDrainMs(env, isProduction),
+    uploads: {
+      inFlightPerPartner: positiveInteger(env, 'UPLOAD_IN_FLIGHT_PER_PARTNER', 4),
+      inFlightPerProcess: positiveInteger(env, 'UPLOAD_IN_FLIGHT_PER_PROCESS', 16),
+      bytesPerPartnerPerMinute: positiveInteger(env, 'UPLOAD_BYTES_PER_PARTNER_PER_MINUTE', 100 * 1024 * 1024),
+      bodyTimeoutMs: positiveInteger(env, 'UPLOAD_BODY_TIMEOUT_MS', 30_000),
+    },
   };
 }

@@ -2,25 +2,40 @@
  * Everything a process shares between its listeners and its worker: configuration, logger, database,
  * clock, secrets, Redis (optional) and the cross-cutting components of the partner hot path.
  */
-import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { Announcer } from './announcements.js';
 import { type Clock, SharedTestClock, SystemClock, TestClock } from './clock.js';
 import { type Config, ConfigError } from './config.js';
 import { type Db, openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { DependencyHealth, logOutages, reasonOf } from './dependencies.js';
+import { type AppEventBus, createEventBus } from './events.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { createRateLimiter } from './modules/keys/create-rate-limiter.js';
 import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter } from './modules/keys/rate-limit.types.js';
+import { offerRealtime } from './modules/offers/offer-realtime.js';
+import { VisibleOrderLoader } from './modules/orders/order-reads.repo.js';
+import { orderRealtime } from './modules/orders/order-realtime.js';
+import { PartnerEventWriter } from './modules/orders/partner-event-writer.js';
 import { PartnerOrderCache } from './modules/orders/read-cache.js';
+import { paymentRealtime } from './modules/payments/payment-realtime.js';
+import { RealtimeHub } from './modules/realtime/realtime.hub.js';
+import { CappedCounts } from './modules/request-log/request-log.service.js';
+import { requestLogRealtime } from './modules/request-log/request-log-realtime.js';
 import { type RequestLogOptions, RequestRecorder } from './modules/request-log/request-recorder.js';
+import { PingTargetCache } from './modules/tracking/tracking.service.js';
+import { TrackingBuffer } from './modules/tracking/tracking-buffer.js';
+import { trackingRealtime } from './modules/tracking/tracking-realtime.js';
+import { UploadLimiter } from './modules/uploads/upload-limiter.js';
 import type { UsageRecorder } from './modules/usage/usage.types.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
+import { webhookRealtime } from './modules/webhooks/webhook-realtime.js';
 import { connectRedis, duplicateRedis } from './redis.js';
 import { loadSecrets, type Secrets } from './secrets.js';
+import { OutboxSignal } from './shared/outbox.js';
 import { startTracing, type Tracing, traceDb, traceRedis } from './tracing/tracing.js';
 
 export interface AppContext {
@@ -43,11 +58,27 @@ export interface AppContext {
   requestLog: RequestRecorder;
   /** Partner order reads kept between changes (src/modules/orders/read-cache.ts). */
   orderCache: PartnerOrderCache;
+  /** Uploads in flight and bytes per partner, this process's (src/modules/uploads/upload-limiter.ts). */
+  uploads: UploadLimiter;
+  /** Single-order partner reads, coalesced (src/modules/orders/order-reads.repo.ts). */
+  orderLoader: VisibleOrderLoader;
+  /** The group-commit writer of partner events (src/modules/orders/partner-event-writer.ts). */
+  partnerEvents: PartnerEventWriter;
+  /** Wakes the outbox consumers after a commit that wrote outbox rows (src/shared/outbox.ts). */
+  outbox: OutboxSignal;
+  /** The courier location buffer (src/modules/tracking/tracking-buffer.ts). */
+  tracking: TrackingBuffer;
+  /** Where pings were last found (src/modules/tracking/tracking.service.ts). */
+  pingTargets: PingTargetCache;
+  /** Request-log lists known to count past the cap (src/modules/request-log/request-log.service.ts). */
+  cappedRequestCounts: CappedCounts;
+  /** The realtime channel's hub (src/modules/realtime/realtime.hub.ts); listeners attach to it. */
+  realtime: RealtimeHub;
   /**
    * In-process signals: `outbox` after a transaction that wrote outbox rows commits (wakes the
-   * worker at once), `wake` after the test clock moves.
+   * worker at once), `wake` after the test clock moves, and the domains' updates for the realtime hub.
    */
-  events: EventEmitter;
+  events: AppEventBus;
   /** This process's Prometheus metrics (src/metrics/metrics.ts); null when METRICS_PORT is off. */
   metrics: Metrics | null;
   /** OpenTelemetry traces (src/tracing/tracing.ts); null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
@@ -99,19 +130,47 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     } else clock = config.testClock ? new TestClock() : new SystemClock();
     const secrets = await loadSecrets(config, db);
     const keys = new KeyResolver(db);
-    const events = new EventEmitter();
-    events.setMaxListeners(100);
+    const events = createEventBus();
 
-    if (redis) {
-      const main = redis;
+    // Key and order changes reach every process through Redis, acknowledged (src/announcements.ts).
+    const announcer = redis ? new Announcer(redis, config.redisKeyPrefix) : null;
+    // One process owns an embedded database; on a server, processes can only agree through Redis.
+    const orderCache = new PartnerOrderCache(
+      db.kind === 'embedded'
+        ? { mode: 'local' }
+        : redis && announcer
+          ? {
+              mode: 'redis',
+              redis,
+              prefix: config.redisKeyPrefix,
+              log,
+              health: redisHealth,
+              announce: (channel, message) => announcer.announce(channel, message),
+            }
+          : { mode: 'off' },
+      clock,
+    );
+    if (redis && announcer) {
       const invalidations = `${config.redisKeyPrefix}:keys:invalidate`;
-      const subscriber = duplicateRedis(redis, log, 'key-invalidations', { subscriber: true });
+      announcer.on(invalidations, () => keys.invalidateLocal());
+      if (orderCache.mode === 'redis') announcer.on(orderCache.channel, (payload) => orderCache.receive(payload));
+      const channels = announcer.channels();
+      const subscriber = duplicateRedis(redis, log, 'change-announcements', { subscriber: true });
       closers.push(() => subscriber.quit().catch(() => subscriber.disconnect()));
-      await subscriber.subscribe(invalidations);
-      subscriber.on('message', (channel) => {
-        if (channel === invalidations) keys.invalidateLocal();
+      subscriber.on('message', (channel, message) => announcer.message(channel, message));
+      // Announcements missed while the subscription was down: whatever was cached before is dropped
+      // once it is confirmed again (a subscribe answered: every later message reaches this process).
+      const confirm = async () => {
+        await subscriber.subscribe(...channels);
+        keys.invalidateLocal();
+        orderCache.subscribed();
+      };
+      await confirm();
+      subscriber.on('close', () => orderCache.unsubscribed());
+      subscriber.on('ready', () => {
+        void confirm().catch((err) => log.debug({ err }, 'could not subscribe to change announcements'));
       });
-      keys.setPublisher(() => void main.publish(invalidations, '1').catch(() => {}));
+      keys.setPublisher(() => announcer.announce(invalidations, '1'));
       // While Redis is out, no change can be announced: cached keys are re-read every 2 s instead.
       keys.setSharedInvalidation(redisHealth);
     }
@@ -129,17 +188,23 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       metrics.trackRequestLog(requestLog);
     }
     const rateLimiter = createRateLimiter({ redis, prefix: config.redisKeyPrefix, clock, keys, log });
-    // One process owns an embedded database; on a server, processes can only agree through Redis.
-    const orderCache = new PartnerOrderCache(
-      db.kind === 'embedded'
-        ? { mode: 'local' }
-        : redis
-          ? { mode: 'redis', redis, prefix: config.redisKeyPrefix, log }
-          : { mode: 'off' },
-      clock,
-    );
     // Back from an outage: what could not be announced meanwhile is announced now, and answers cached
     // before it are dropped (another process's change may not have been announced at all).
+    const outbox = new OutboxSignal(db, events);
+    const orderLoader = new VisibleOrderLoader(db);
+    const partnerEvents = new PartnerEventWriter({ db, clock, outbox, orderCache });
+    const tracking = new TrackingBuffer({ db, clock, log, events, outbox });
+    const pingTargets = new PingTargetCache();
+    const cappedRequestCounts = new CappedCounts();
+    // Each domain turns its own events into the channel's updates; the hub keeps rooms and audiences.
+    const realtime = new RealtimeHub({ config, log, db, clock, secrets, redis, events, metrics }, [
+      orderRealtime,
+      paymentRealtime,
+      offerRealtime,
+      trackingRealtime,
+      webhookRealtime,
+      requestLogRealtime(requestLog),
+    ]);
     const stopRecovery = redisHealth.onChange((change) => {
       if (!change.available) return;
       void orderCache.recovered();
@@ -159,13 +224,25 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       usage,
       requestLog,
       orderCache,
+      uploads: new UploadLimiter(config.uploads, () => clock.now().getTime()),
+      orderLoader,
+      partnerEvents,
+      outbox,
+      tracking,
+      pingTargets,
+      cappedRequestCounts,
+      realtime,
       events,
       metrics,
       tracing,
+      // In order: nothing more is published, then what is held in memory is written (each writer logs
+      // a failed final flush), then the connections go.
       async close() {
         for (const stop of untrack) stop();
-        await usage.stop().catch((err) => log.error({ err }, 'final usage flush failed'));
-        await requestLog.stop().catch((err) => log.error({ err }, 'final request log flush failed'));
+        await realtime.close();
+        await tracking.close();
+        await usage.stop();
+        await requestLog.stop();
         // Closing is not an outage: stop reporting before the connections go.
         stopRecovery();
         stopRedisLog();

@@ -13,8 +13,7 @@ import { type Config, ConfigError } from './config.js';
 import { type AppContext, createContext } from './context.js';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
 import { bootstrapAccounts } from './modules/auth/bootstrap.js';
-import { acquireRealtimeHub } from './modules/realtime/realtime.hub.js';
-import type { ApiKeyEnvironment } from './shared/schemas.js';
+import { type ApiKeyEnvironment, environmentOf } from './shared/schemas.js';
 import { startWorker, type Worker } from './worker/worker.js';
 
 export type Role = { kind: 'start' } | { kind: 'api'; environment: ApiKeyEnvironment } | { kind: 'worker' } | { kind: 'migrate' };
@@ -28,7 +27,7 @@ export function parseArgs(argv: string[]): Role {
     const i = rest.indexOf('--env');
     const env = i >= 0 ? rest[i + 1] : undefined;
     if (env !== 'live' && env !== 'sandbox') throw new ConfigError('--env', 'must be live or sandbox (api --env live|sandbox)');
-    return { kind: 'api', environment: env === 'live' ? 'LIVE' : 'SANDBOX' };
+    return { kind: 'api', environment: environmentOf(env) };
   }
   throw new ConfigError('command', `unknown command "${command}"; use start, api --env live|sandbox, worker or migrate`);
 }
@@ -41,6 +40,11 @@ export interface RunningRole {
   ports: Partial<Record<ApiKeyEnvironment, number>>;
   /** The port of this process's `/metrics` listener, or null when METRICS_PORT is off. */
   metricsPort: number | null;
+  /**
+   * The start of a rolling restart's stop (docs/operating.md, "Restarts"): /readyz answers 503 from now
+   * on, so the load balancer takes the process out, while every request keeps being served as before.
+   */
+  drain(): void;
   /** Stops accepting, lets requests in flight finish, stops the worker, flushes and closes the database. */
   stop(): Promise<void>;
 }
@@ -107,13 +111,11 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
   const apps: FastifyInstance[] = [];
   const ports: RunningRole['ports'] = {};
   let worker: Worker | null = null;
-  let realtime: ReturnType<typeof acquireRealtimeHub> | null = null;
   let metricsServer: MetricsServer | null = null;
   const stop = async () => {
     await Promise.all(apps.map((app) => app.close()));
     await metricsServer?.close();
     await worker?.stop();
-    await realtime?.release();
     await ctx.close();
   };
   try {
@@ -126,8 +128,7 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
     }
     if (role.kind === 'start' || role.kind === 'worker') worker = startWorker(ctx);
     // A worker-only process still publishes realtime events: through Redis to the API processes' sockets.
-    realtime = role.kind === 'worker' && ctx.redis ? acquireRealtimeHub(ctx) : null;
-    realtime?.hub.attach();
+    if (role.kind === 'worker' && ctx.redis) ctx.realtime.attach();
     // Each process serves its own metrics (docs/operating.md, "Metrics"), once everything it counts runs.
     if (ctx.metrics && config.metricsPort !== null) {
       const port = config.metricsPort;
@@ -139,7 +140,10 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
     await stop().catch(() => {});
     throw err;
   }
-  return { ctx, apps, ports, metricsPort: metricsServer?.port ?? null, stop };
+  const drain = () => {
+    ctx.events.emit('draining');
+  };
+  return { ctx, apps, ports, metricsPort: metricsServer?.port ?? null, drain, stop };
 }
 
 /** The one line a failed start-up prints (docs/decisions-log.md, 'Processes and configuration'): a configuration problem names its variable. */

@@ -104,3 +104,37 @@ describe.skipIf(!serverMode)('a statement past its deadline', () => {
     expect(back.ms).toBe(statementTimeoutOf(DEFAULT_DB_TIMEOUT_MS));
   });
 });
+
+describe.skipIf(!serverMode)('the bulk lane (large writes: an upload’s bytes)', () => {
+  it('runs on connections of its own, and its deadline passing answers 503 without recording an outage', async () => {
+    const fresh = await freshDatabase();
+    await fresh.db.close();
+    onTestFinished(() => fresh.drop());
+    const db = await openDb({ databaseUrl: fresh.url, dataDir: '', poolSize: 1 });
+    onTestFinished(() => db.close());
+    const outages: unknown[] = [];
+    onTestFinished(db.health.onChange((change) => outages.push(change)));
+    const bulk = db.withTimeout(600, { bulk: true });
+
+    // The pool requests wait on is all taken: the bulk lane still has connections.
+    const held = await db.connect();
+    const [{ pid: heldPid }] = (await held.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+    const [{ pid: bulkPid }] = await bulk.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    expect(bulkPid).not.toBe(heldPid);
+    held.release();
+
+    // A write that outlasts the lane's deadline (the server would let it run: no statement_timeout):
+    // the connection is destroyed and the caller answered 503, but the database is not declared down.
+    const slow = await bulk
+      .tx(async (q) => {
+        await q.query('SET LOCAL statement_timeout = 0');
+        await q.query('SELECT pg_sleep(3)');
+      })
+      .catch((e: unknown) => e);
+    expect(slow).toMatchObject({ code: 'ERR_DEPENDENCY_UNAVAILABLE', statusCode: 503 });
+    expect(db.health.available).toBe(true);
+    expect(outages).toEqual([]);
+    expect(await bulk.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});

@@ -1,28 +1,4 @@
-import type { PartnerApiError } from '@partner-logistics/sdk/developer';
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { toApiError } from './client';
-
-/** Runs an action, tracking whether it is busy and its error. */
-export function useAction<A extends unknown[], R>(action: (...args: A) => Promise<R>) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<PartnerApiError | null>(null);
-  const run = useCallback(
-    async (...args: A): Promise<R | undefined> => {
-      setBusy(true);
-      setError(null);
-      try {
-        return await action(...args);
-      } catch (err) {
-        setError(toApiError(err));
-        return undefined;
-      } finally {
-        setBusy(false);
-      }
-    },
-    [action],
-  );
-  return { run, busy, error, setError };
-}
+import { useCallback, useEffect, useRef } from 'react';
 
 /** Calls `fn` at most once per `ms` for a burst of triggers (the last trigger always gets its call). */
 export function useCoalesced(fn: () => void, ms: number): () => void {

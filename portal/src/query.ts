@@ -48,6 +48,7 @@ export const queryKeys = {
   deliveryHeaders: (deliveryId: string) => ['developer', 'deliveries', deliveryId, 'request-headers'] as const,
   balance: (environment: string) => ['developer', 'payments', 'balance', environment] as const,
   settlements: ['developer', 'settlements'] as const,
+  limits: ['developer', 'limits'] as const,
 };
 
 export interface Resource<T> {
@@ -65,7 +66,11 @@ export interface Resource<T> {
  * screen moving to other parameters (another page, filter or period) keeps showing the last answer until
  * the new one is in.
  */
-export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>, options: { live?: boolean } = {}): Resource<T> {
+export function useApiQuery<T>(
+  queryKey: QueryKey,
+  load: () => Promise<T>,
+  options: { live?: boolean; static?: boolean } = {},
+): Resource<T> {
   const client = useQueryClient();
   // The same key in a new array each render is the same query: keep one identity per value.
   const stable = useRef(queryKey);
@@ -75,6 +80,7 @@ export function useApiQuery<T>(queryKey: QueryKey, load: () => Promise<T>, optio
     queryKey: key,
     queryFn: load,
     ...(options.live ? { staleTime: 0, gcTime: 0, placeholderData: keepPreviousData } : {}),
+    ...(options.static ? { staleTime: Number.POSITIVE_INFINITY } : {}),
   });
   const { refetch } = query;
   const reload = useCallback(async () => {
@@ -121,6 +127,11 @@ export function useKeysAndWebhooks(): Resource<{ keys: DeveloperKey[]; webhooks:
 /** The webhook event catalog (public, the same for everyone): the Events page and every kind picker read it. */
 export function useEventCatalog() {
   return useApiQuery(queryKeys.eventTypes, () => developer.eventTypes().then((r) => r.items));
+}
+
+/** The limits the API enforces on keys and webhooks (they change only with a deployment: read once per page load). */
+export function useLimits() {
+  return useApiQuery(queryKeys.limits, () => developer.GET('/v1/developer/limits'), { static: true });
 }
 
 /** After a key is created, rotated or revoked: every screen's key list is read again. */

@@ -18,6 +18,9 @@
  *    ERR_QUERY_TIMEOUT ("took too long"), and health records nothing (docs/scale.md, "A slow
  *    statement is not an outage"). The embedded database cannot cancel a statement (PGlite runs it to
  *    the end on the one thread), but maps a cancellation the same way should one come;
+ *  - large writes (an upload's bytes) run in the bulk lane (`withTimeout(ms, { bulk: true })`): a few
+ *    connections of their own, so they never hold the ones requests wait on, and a longer deadline
+ *    whose passing is slowness, not an outage (a refused or reset connection there still counts);
  *  - TCP keepalive finds dead idle connections; a broken client is never given back to the pool;
  *  - `health` records outages (dependencies.ts): context.ts logs them, /readyz reports them.
  * The embedded database cannot become unreachable: it has no deadlines.
@@ -73,8 +76,10 @@ export interface Db extends Queryable {
   /**
    * The same database (same pool, same health) with another deadline per statement and transaction:
    * background work (the worker) may wait longer than a request. Closing the view closes nothing.
+   * `bulk`: the view runs on a few connections of its own (server; BULK_POOL_SIZE) instead of the pool
+   * requests wait on, and its deadline passing is slowness, never an outage (see the top).
    */
-  withTimeout(timeoutMs: number): Db;
+  withTimeout(timeoutMs: number, options?: { bulk?: boolean }): Db;
   /**
    * LISTENs on `channels` over a connection of its own (server only; embedded: nothing to hear), kept up
    * through outages: a lost connection is opened again with a short backoff, and `onListening` runs
@@ -100,6 +105,9 @@ export interface DbOptions {
 
 /** A request's database work answers or fails within this (plus at most MIN_STATEMENT_MS): < 2 s. */
 export const DEFAULT_DB_TIMEOUT_MS = 1_500;
+/** Connections of the bulk lane (withTimeout's `bulk`): large writes never take more of the server. */
+export const BULK_POOL_SIZE = 4;
+const BULK_CONNECT_WAIT_MS = 10_000;
 /** A statement that got its connection late still gets this long (a busy pool is not an outage). */
 const MIN_STATEMENT_MS = 250;
 
@@ -132,8 +140,18 @@ function destroyConnection(client: pg.PoolClient, err: Error): void {
   (client as unknown as { connection?: { stream?: Socket } }).connection?.stream?.destroy(err);
 }
 
+const DEADLINE = Symbol('deadline');
+
 function deadlineError(timeoutMs: number): Error {
-  return Object.assign(new Error(`PostgreSQL did not answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
+  return Object.assign(new Error(`PostgreSQL did not answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT', [DEADLINE]: true });
+}
+
+/** Whether `err` is (or was caused by) our own deadline destroying a connection, not the server's doing. */
+function isOwnDeadline(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if ((e as { [DEADLINE]?: boolean })[DEADLINE]) return true;
+  }
+  return false;
 }
 
 /** Whether a client may go back to the pool after `err` (a statement error leaves it usable). */
@@ -145,6 +163,8 @@ function clientBroken(client: pg.PoolClient, err: unknown): boolean {
 interface Shared {
   kind: 'embedded' | 'server';
   pool: pg.Pool;
+  /** The bulk lane's pool, opened on first use (server); the embedded database has only `pool`. */
+  bulkPool: () => pg.Pool;
   health: DependencyHealth;
   /** Options of a LISTEN connection (server). */
   clientConfig: pg.ClientConfig | null;
@@ -162,10 +182,12 @@ class PoolDb implements Db {
     private readonly shared: Shared,
     private readonly timeoutMs: number,
     private readonly owner: boolean,
+    /** The bulk lane: its own connections, and its deadline passing is not an outage. */
+    private readonly bulk = false,
   ) {
     this.kind = shared.kind;
     this.health = shared.health;
-    this.pool = shared.pool;
+    this.pool = bulk ? shared.bulkPool() : shared.pool;
     this.deadlines = shared.kind === 'server';
   }
 
@@ -253,8 +275,11 @@ class PoolDb implements Db {
     // A statement the server cancelled (ERR_QUERY_TIMEOUT) is slowness, never an outage: not recorded.
     if (translated instanceof AppError && translated.code === 'ERR_DEPENDENCY_UNAVAILABLE') {
       const cause = (translated as { cause?: unknown }).cause ?? err;
-      // A full pool is load, not an outage: answered 503 all the same, but not logged as one.
-      if (!(cause instanceof Error && POOL_BUSY.test(cause.message))) this.health.failed(cause, token);
+      // A full pool is load, not an outage: answered 503 all the same, but not logged as one. Nor is
+      // the bulk lane's deadline: a large write that is slow says nothing about whether the server
+      // answers (its refused or reset connections still count).
+      const busy = cause instanceof Error && POOL_BUSY.test(cause.message);
+      if (!busy && !(this.bulk && isOwnDeadline(cause))) this.health.failed(cause, token);
     }
     return translated;
   }
@@ -305,8 +330,8 @@ class PoolDb implements Db {
     }
   }
 
-  withTimeout(timeoutMs: number): Db {
-    return new PoolDb(this.shared, timeoutMs, false);
+  withTimeout(timeoutMs: number, options: { bulk?: boolean } = {}): Db {
+    return new PoolDb(this.shared, timeoutMs, false, (options.bulk ?? this.bulk) && this.kind === 'server');
   }
 
   listen(
@@ -335,26 +360,50 @@ export async function openDb(options: DbOptions): Promise<Db> {
       keepAlive: true,
       keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     };
-    const pool = new pg.Pool({
-      ...clientConfig,
-      // Every pooled connection starts with the request deadline's statement_timeout (set in the
-      // start-up packet: no round trip); a view with another deadline sets its own (setStatementTimeout).
-      statement_timeout: statementTimeoutOf(timeoutMs),
-      max: options.poolSize ?? 10,
-      idleTimeoutMillis: 30_000,
-    });
     const health = new DependencyHealth('PostgreSQL');
-    // Idle clients losing their connection: pg-pool drops them and emits here.
-    pool.on('error', (err) => health.failed(err));
-    // Every client, for its whole life: pg-pool listens only while a client is idle, and pg emits
-    // 'error' on a checked-out client whose connection fails (no listener: the process would crash).
-    pool.on('connect', (client) => {
-      connectionStatementTimeout.set(client, statementTimeoutOf(timeoutMs));
-      client.on('error', (err) => {
-        if (isUnavailableError(err)) health.failed(err);
+    const openPool = (max: number, bulk: boolean): pg.Pool => {
+      const pool = new pg.Pool({
+        ...clientConfig,
+        // pg-pool waits this long for a connection to open or come free: a bulk write may queue
+        // behind the others for longer than a request would (it is bounded by its uploads' limits).
+        connectionTimeoutMillis: bulk ? BULK_CONNECT_WAIT_MS : timeoutMs,
+        // Every pooled connection starts with the request deadline's statement_timeout (set in the
+        // start-up packet: no round trip); a view with another deadline sets its own (setStatementTimeout).
+        statement_timeout: statementTimeoutOf(timeoutMs),
+        max,
+        idleTimeoutMillis: 30_000,
       });
-    });
-    return new PoolDb({ kind: 'server', pool, health, clientConfig, onClose: async () => {} }, timeoutMs, true);
+      // Idle clients losing their connection: pg-pool drops them and emits here.
+      pool.on('error', (err) => health.failed(err));
+      // Every client, for its whole life: pg-pool listens only while a client is idle, and pg emits
+      // 'error' on a checked-out client whose connection fails (no listener: the process would crash).
+      pool.on('connect', (client) => {
+        connectionStatementTimeout.set(client, statementTimeoutOf(timeoutMs));
+        client.on('error', (err) => {
+          if (isUnavailableError(err) && !(bulk && isOwnDeadline(err))) health.failed(err);
+        });
+      });
+      return pool;
+    };
+    const pool = openPool(options.poolSize ?? 10, false);
+    let bulkPool: pg.Pool | null = null;
+    return new PoolDb(
+      {
+        kind: 'server',
+        pool,
+        bulkPool: () => {
+          bulkPool ??= openPool(BULK_POOL_SIZE, true);
+          return bulkPool;
+        },
+        health,
+        clientConfig,
+        onClose: async () => {
+          await bulkPool?.end().catch(() => {});
+        },
+      },
+      timeoutMs,
+      true,
+    );
   }
   const dataDir = options.dataDir;
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
@@ -369,6 +418,7 @@ export function dbFromPglite(pglite: PGlite): Db {
     {
       kind: 'embedded',
       pool,
+      bulkPool: () => pool,
       health: new DependencyHealth('PostgreSQL'),
       clientConfig: null,
       onClose: async () => {

@@ -125,7 +125,8 @@ export function traceDb(db: Db, tracing: Tracing): Db {
           );
       }
       if (prop === 'copyFrom') return (copy: string, data: string) => statementSpan(copy, () => target.copyFrom(copy, data));
-      if (prop === 'withTimeout') return (timeoutMs: number) => traceDb(target.withTimeout(timeoutMs), tracing);
+      if (prop === 'withTimeout')
+        return (timeoutMs: number, options?: { bulk?: boolean }) => traceDb(target.withTimeout(timeoutMs, options), tracing);
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },

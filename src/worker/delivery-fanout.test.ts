@@ -11,7 +11,6 @@ import { waitFor } from '../../test/wait.js';
 import type { ReceivedRequest } from '../../test/webhook-receiver.js';
 import { PartnerOrder } from '../modules/orders/orders.schemas.js';
 import { advanceTo, assign, createOrder } from '../modules/orders/orders.test-helpers.js';
-import type { ProcessedOutboxEvent } from '../modules/orders/outbox.js';
 import { EVENT_SCHEMAS, type EventType } from '../modules/webhooks/event-catalog.js';
 import type { DeliveryUpdated } from '../modules/webhooks/signals.js';
 import {
@@ -32,6 +31,7 @@ import {
   uniquePath,
   waitForDeliveries,
 } from '../modules/webhooks/webhooks.test-helpers.js';
+import type { ProcessedOutboxEvent } from '../shared/outbox.js';
 import { startWorker, type Worker } from './worker.js';
 
 const stripe = new Stripe('sk_test_not_used');

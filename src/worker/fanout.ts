@@ -4,12 +4,11 @@
  * src/modules/webhooks/queue/fan-out-outbox.ts): lock the rows, load the webhooks that may get them,
  * route each row to each of them by the rule of docs/decisions-log.md, 'Webhooks' (src/modules/webhooks/routing.ts), queue
  * the deliveries, mark the rows processed. After the commit, and only then, the rest of the process
- * hears about it: OUTBOX_PROCESSED_EVENT (the realtime channel), delivery.updated per delivery, and the
+ * hears about it: 'outbox.processed' (the realtime channel), delivery.updated per delivery, and the
  * claim loop's wake-up.
  */
 import type { AppContext } from '../context.js';
 import { findOrderPlacements } from '../modules/orders/order-reads.repo.js';
-import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../modules/orders/outbox.js';
 import type { OrderPlacement } from '../modules/orders/visibility.js';
 import { serializeEnvelope } from '../modules/webhooks/envelope.js';
 import { toDeveloperDelivery } from '../modules/webhooks/queue/delivery-rows.js';
@@ -23,6 +22,7 @@ import { insertDeliveries, type NewDelivery } from '../modules/webhooks/queue/in
 import { batchOrderCodes, eventDataFor, keysOfEvent } from '../modules/webhooks/routing.js';
 import { emitDeliveryUpdated, notifyDeliveriesDue, signalDeliveriesDue } from '../modules/webhooks/signals.js';
 import { newId } from '../shared/ids.js';
+import type { ProcessedOutboxEvent } from '../shared/outbox.js';
 
 export interface FanOutResult {
   /** Outbox rows processed in this batch (0: the outbox is drained). */
@@ -95,7 +95,7 @@ export async function fanOutBatch(ctx: AppContext, batchSize: number): Promise<F
       data: r.data,
       createdAt: r.createdAt,
     }));
-    ctx.events.emit(OUTBOX_PROCESSED_EVENT, events);
+    ctx.events.emit('outbox.processed', events);
   }
   for (const row of outcome.queued) emitDeliveryUpdated(ctx.events, row.partner_id, toDeveloperDelivery(row));
   if (outcome.queued.length > 0) signalDeliveriesDue(ctx.events);

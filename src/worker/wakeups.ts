@@ -5,8 +5,8 @@
  * backoff; meanwhile the poll keeps everything moving, only a little later.
  */
 import type { AppContext } from '../context.js';
-import { OUTBOX_CHANNEL, OUTBOX_EVENT } from '../modules/orders/outbox.js';
-import { DELIVERIES_DUE_CHANNEL, DELIVERIES_DUE_EVENT } from '../modules/webhooks/signals.js';
+import { DELIVERIES_DUE_CHANNEL } from '../modules/webhooks/signals.js';
+import { OUTBOX_CHANNEL } from '../shared/outbox.js';
 
 export interface WakeHandlers {
   outbox: () => void;
@@ -16,8 +16,8 @@ export interface WakeHandlers {
 }
 
 export function subscribeWakeups(ctx: AppContext, handlers: WakeHandlers): () => Promise<void> {
-  ctx.events.on(OUTBOX_EVENT, handlers.outbox);
-  ctx.events.on(DELIVERIES_DUE_EVENT, handlers.deliveries);
+  ctx.events.on('outbox', handlers.outbox);
+  ctx.events.on('webhooks.due', handlers.deliveries);
   ctx.events.on('wake', handlers.clock);
 
   const stopListening = ctx.db.listen(
@@ -34,8 +34,8 @@ export function subscribeWakeups(ctx: AppContext, handlers: WakeHandlers): () =>
   );
 
   return async () => {
-    ctx.events.off(OUTBOX_EVENT, handlers.outbox);
-    ctx.events.off(DELIVERIES_DUE_EVENT, handlers.deliveries);
+    ctx.events.off('outbox', handlers.outbox);
+    ctx.events.off('webhooks.due', handlers.deliveries);
     ctx.events.off('wake', handlers.clock);
     await stopListening();
   };

@@ -1,5 +1,6 @@
 /**
- * The background worker: outbox fan-out, webhook delivery attempts, retention purges.
+ * The background worker: outbox fan-out, webhook delivery attempts, retention purges, and the
+ * statistics of tables that grew (src/db/statistics.ts: plans that do not wait for autovacuum).
  *
  *   outbox ──fan-out──▶ webhook_deliveries (PENDING) ──claim + lease──▶ POST ──▶ DELIVERED / FAILED / DEAD
  *
@@ -19,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db-errors.js';
+import { analyseGrownTables } from '../db/statistics.js';
 import { sweepExpiredOffers } from '../modules/offers/offers.service.js';
 import { attemptDelivery } from '../modules/webhooks/delivery/attempt.js';
 import { EndpointLimits } from '../modules/webhooks/delivery/endpoint-limits.js';
@@ -28,7 +30,6 @@ import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveri
 import { readQueueStats } from '../modules/webhooks/queue/read-queue-stats.js';
 import { RECOVERY_BATCH } from '../modules/webhooks/queue/recover-deliveries.js';
 import { releaseClaim } from '../modules/webhooks/queue/release-leases.js';
-import { RECOVERY_EVENT } from '../modules/webhooks/signals.js';
 import { fanOutBatch } from './fanout.js';
 import { Pump } from './pump.js';
 import { purgeExpired } from './purge.js';
@@ -59,6 +60,8 @@ export interface WorkerOptions {
   purgeIntervalMs: number;
   /** How often due offers are recorded EXPIRED (docs/offers.md: within 5 s of their deadline). */
   offerSweepIntervalMs: number;
+  /** How often tables that grew are looked for and analysed (src/db/statistics.ts). */
+  statisticsIntervalMs: number;
   /** Deliveries of a recovery queued at a time, per webhook (queue/recover-deliveries.ts). */
   recoveryBatchSize: number;
   /** stop() waits this long for attempts in flight before cutting them short. */
@@ -77,6 +80,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   fanoutBatchSize: 100,
   purgeIntervalMs: 15 * 60_000,
   offerSweepIntervalMs: 1_000,
+  statisticsIntervalMs: 10_000,
   recoveryBatchSize: RECOVERY_BATCH,
   stopTimeoutMs: 5_000,
 };
@@ -213,7 +217,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     recovering = true;
     recoveries.trigger();
   };
-  ctx.events.on(RECOVERY_EVENT, onRecovery);
+  ctx.events.on('webhooks.recover', onRecovery);
 
   const fanout = new Pump(async () => {
     while (!closing) {
@@ -232,6 +236,12 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   const offerSweep = new Pump(async () => {
     await sweepExpiredOffers(ctx);
   }, failed('offer expiry sweep failed'));
+  // Background work: minutes of ANALYZE are fine, a request's deadline is not.
+  const statisticsDb = ctx.db.withTimeout(120_000);
+  const statistics = new Pump(async () => {
+    const analysed = await analyseGrownTables(statisticsDb);
+    if (analysed.length > 0) log.debug({ analysed }, 'analysed tables that grew');
+  }, failed('analysing grown tables failed'));
 
   const unsubscribe = subscribeWakeups(ctx, {
     outbox: fanout.trigger,
@@ -254,6 +264,8 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   purgeTimer.unref();
   const offerSweepTimer = setInterval(offerSweep.trigger, options.offerSweepIntervalMs);
   offerSweepTimer.unref();
+  const statisticsTimer = setInterval(statistics.trigger, options.statisticsIntervalMs);
+  statisticsTimer.unref();
   fanout.trigger();
   deliveries.trigger();
   recoveries.trigger();
@@ -270,10 +282,18 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
         if (refillTimer) clearTimeout(refillTimer);
         clearInterval(purgeTimer);
         clearInterval(offerSweepTimer);
+        clearInterval(statisticsTimer);
         await unsubscribe();
-        ctx.events.off(RECOVERY_EVENT, onRecovery);
+        ctx.events.off('webhooks.recover', onRecovery);
         // No new claims; finish what is running.
-        await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop(), offerSweep.stop()]);
+        await Promise.all([
+          fanout.stop(),
+          deliveries.stop(),
+          recoveries.stop(),
+          purge.stop(),
+          statistics.stop(),
+          offerSweep.stop(),
+        ]);
         if (inFlight.size > 0) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([

@@ -15,7 +15,6 @@
 import { crc32, deflateSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trackingBuffer } from '../../src/modules/tracking/tracking-buffer.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
 import { CHROMIUM, hasChromium } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
@@ -106,7 +105,7 @@ describe.skipIf(!hasChromium)('the order page, payments and headers in the porta
       [0, 1, 2, 3].map((i) => ({ lat: 40.37 + i * 0.002, lng: 49.83 + i * 0.003, at: now - (3 - i) * 10_000 })),
       etaAt,
     );
-    await trackingBuffer(run.t.ctx).flushAll();
+    await run.t.ctx.tracking.flushAll();
 
     await nav(page, 'Sandbox');
     await page.locator(`li[data-order-code="${tracked}"]`).getByRole('link', { name: tracked }).click();
@@ -130,7 +129,7 @@ describe.skipIf(!hasChromium)('the order page, payments and headers in the porta
 
     // A new ping shows by itself once it is flushed (realtime order.tracking).
     await ping(tracked, [{ lat: 40.38, lng: 49.845, at: run.t.clock.nowMs() }]);
-    await trackingBuffer(run.t.ctx).flushAll();
+    await run.t.ctx.tracking.flushAll();
     await expect
       .poll(() => page.getByTestId('tracking-position').innerText(), { timeout: 15_000 })
       .toBe('40.38000, 49.84500 (±6 m)');

@@ -1,10 +1,10 @@
 /**
- * The command table and its parser: each command is a path of words (`keys create`), its options (Node's
- * own util.parseArgs, with the global ones merged in), a help text built from the same declarations, and
- * a `run` that gets a context with the output, the config folder and the SDK clients.
+ * The command table, run by commander: each command is a path of words (`keys create`), its options, its
+ * positionals and examples, declared as data, and a `run` that gets a context with the output, the config
+ * folder and the SDK clients. commander parses the arguments, checks them and writes the help.
  */
-import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { DeveloperClient, PartnerClient } from '@partner-logistics/sdk';
+import { CommanderError, Option, Command as Program } from 'commander';
 import { ConfigStore, configDir } from './config-store.js';
 import { CliError, createOutput, type Output } from './output.js';
 import { developerClient, type Endpoints, partnerClient } from './session.js';
@@ -36,7 +36,7 @@ export interface Context {
 export interface Command {
   path: string[];
   summary: string;
-  /** The positionals, as the usage line shows them: `<code> <status>`. */
+  /** The positionals, as the usage line shows them: `<code> <status>`, `<code…>` for one or more. */
   args?: string;
   /** How many positionals it takes (default: none). */
   positionals?: { min: number; max: number };
@@ -52,98 +52,66 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
     'the sandbox listener, for partner calls with a sandbox key; env PARTNER_SANDBOX_URL, default http://localhost:3001',
   ),
   json: flag('print the API’s JSON instead of tables'),
-  help: { type: 'boolean', short: 'h', description: 'show this help' },
 };
 
-function optionLabel(name: string, spec: OptionSpec): string {
-  const short = spec.short ? `-${spec.short}, ` : '';
-  return `${short}--${name}${spec.type === 'string' ? ` ${spec.placeholder ?? '<value>'}` : ''}`;
+function toOption(name: string, spec: OptionSpec): Option {
+  const value = spec.type === 'string' ? ` ${spec.placeholder ?? '<value>'}` : '';
+  const option = new Option(`${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`, spec.description);
+  return spec.multiple ? option.argParser((v: string, previous: string[] = []) => [...previous, v]) : option;
 }
 
-function optionLines(options: Record<string, OptionSpec>): string[] {
-  const labels = Object.entries(options).map(([name, spec]) => [optionLabel(name, spec), spec.description] as const);
-  const width = Math.max(...labels.map(([label]) => label.length));
-  return labels.map(([label, description]) => `  ${label.padEnd(width)}  ${description}`);
+/** The options as the commands read them: by their names (`page-size`, `no-customer`), not commander's. */
+function valuesOf(options: Record<string, OptionSpec>, opts: Record<string, unknown>): Values {
+  return Object.fromEntries(
+    Object.keys(options).map((name) => {
+      const attribute = new Option(`--${name}`).attributeName();
+      // commander reads `--no-x` as x = false.
+      return [name, name.startsWith('no-') ? opts[attribute] === false || undefined : (opts[attribute] as Values[string])];
+    }),
+  );
 }
 
-export function commandHelp(command: Command): string {
-  const lines = [
-    `Usage: partner ${command.path.join(' ')}${command.args ? ` ${command.args}` : ''} [options]`,
-    '',
-    command.summary,
-  ];
-  if (command.options && Object.keys(command.options).length > 0) lines.push('', 'Options:', ...optionLines(command.options));
-  lines.push('', 'Global options:', ...optionLines(GLOBAL_OPTIONS));
-  if (command.examples?.length) lines.push('', 'Examples:', ...command.examples.map((e) => `  ${e}`));
-  return lines.join('\n');
-}
-
-export function overviewHelp(commands: readonly Command[], prefix: string[] = []): string {
-  const shown = commands.filter((c) => prefix.every((word, i) => c.path[i] === word));
-  const names = shown.map((c) => `partner ${c.path.join(' ')}${c.args ? ` ${c.args}` : ''}`);
-  const width = Math.max(...names.map((n) => n.length));
-  return [
-    prefix.length ? `Usage: partner ${prefix.join(' ')} <command> [options]` : 'Usage: partner <command> [options]',
-    '',
-    ...shown.map((c, i) => `  ${names[i].padEnd(width)}  ${c.summary}`),
-    '',
-    'Run `partner <command> --help` for a command’s options. Global options:',
-    ...optionLines(GLOBAL_OPTIONS),
-  ].join('\n');
-}
-
-/** Runs the command `argv` names; resolves with the exit code. */
-export async function runCli(commands: readonly Command[], argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const words: string[] = [];
-  for (const arg of argv) {
-    if (arg.startsWith('-')) break;
-    words.push(arg);
-  }
-  let command: Command | undefined;
-  for (let n = words.length; n > 0 && !command; n--) {
-    command = commands.find((c) => c.path.length === n && c.path.every((w, i) => w === words[i]));
-  }
-  const early = createOutput(false);
-  if (!command) {
-    const group = commands.some((c) => words.length > 0 && c.path[0] === words[0]) ? words.slice(0, 1) : [];
-    const asked = argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help';
-    if (asked || (group.length > 0 && words.length === 1)) {
-      early.line(overviewHelp(commands, group));
-      return asked ? 0 : 2;
+/** The program: one commander command per path, grouped by their first word. */
+function program(commands: readonly Command[], env: NodeJS.ProcessEnv, exit: { code: number }): Program {
+  const root = new Program('partner')
+    .exitOverride()
+    .showHelpAfterError()
+    // A command's options follow its words (`partner offers accept ID --key K`): `offers` does not take
+    // the `--key` of `offers accept`.
+    .enablePositionalOptions();
+  const made = new Map<string, Program>();
+  const at = (path: string[]): Program => {
+    const key = path.join(' ');
+    let cmd = made.get(key);
+    if (!cmd) {
+      cmd = (path.length === 1 ? root : at(path.slice(0, -1))).command(path[path.length - 1]);
+      cmd.exitOverride().showHelpAfterError();
+      made.set(key, cmd);
     }
-    early.note(`Error: unknown command \`${words.join(' ')}\`\n\n${overviewHelp(commands, group)}`);
-    return 2;
+    return cmd;
+  };
+  for (const command of commands) {
+    const cmd = at(command.path).description(command.summary);
+    const options = { ...command.options, ...GLOBAL_OPTIONS };
+    for (const [name, spec] of Object.entries(options)) cmd.addOption(toOption(name, spec));
+    for (const arg of command.args?.split(' ') ?? []) cmd.argument(arg.replace('…', '...'));
+    if (command.examples?.length)
+      cmd.addHelpText('after', ['', 'Examples:', ...command.examples.map((e) => `  ${e}`)].join('\n'));
+    cmd.action(async (...received: unknown[]) => {
+      const self = received[received.length - 1] as Program;
+      const { max } = command.positionals ?? { max: 0 };
+      if (self.args.length > max) self.error(`error: ${command.args} takes at most ${max}`);
+      exit.code = await runCommand(command, valuesOf(options, self.opts()), self.args, env);
+    });
   }
+  // A group (`keys`) is described by its commands.
+  for (const cmd of made.values()) {
+    if (!cmd.description()) cmd.description(`${cmd.commands.map((c) => c.name()).join(', ')}`);
+  }
+  return root;
+}
 
-  const options = { ...command.options, ...GLOBAL_OPTIONS };
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: argv.slice(command.path.length),
-      options: Object.fromEntries(
-        Object.entries(options).map(([name, o]) => [
-          name,
-          { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
-        ]),
-      ) as ParseArgsConfig['options'],
-      allowPositionals: true,
-      strict: true,
-    }) as { values: Values; positionals: string[] };
-  } catch (err) {
-    early.note(`Error: ${(err as Error).message}\n\n${commandHelp(command)}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    early.line(commandHelp(command));
-    return 0;
-  }
-  const { min, max } = command.positionals ?? { min: 0, max: 0 };
-  if (positionals.length < min || positionals.length > max) {
-    early.note(`Error: expected ${command.args ?? 'no arguments'}\n\n${commandHelp(command)}`);
-    return 2;
-  }
-
+async function runCommand(command: Command, values: Values, positionals: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const endpoints: Endpoints = {
     apiUrl: trimSlash((values['api-url'] as string | undefined) ?? env.PARTNER_API_URL ?? 'http://localhost:3000'),
     sandboxUrl: trimSlash((values['sandbox-url'] as string | undefined) ?? env.PARTNER_SANDBOX_URL ?? 'http://localhost:3001'),
@@ -168,6 +136,22 @@ export async function runCli(commands: readonly Command[], argv: string[], env: 
   };
   await command.run(ctx, values, positionals);
   return 0;
+}
+
+/**
+ * Runs the command `argv` names; resolves with the exit code: 0 (help included), 2 for a usage mistake
+ * (commander has said what and shown the help). A failure of the command itself is thrown.
+ */
+export async function runCli(commands: readonly Command[], argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const exit = { code: 0 };
+  try {
+    await program(commands, env, exit).parseAsync(argv, { from: 'user' });
+    return exit.code;
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    // Help asked for (or `partner` alone) is an answer; anything else commander refused is a usage mistake.
+    return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || argv.length === 0 ? 0 : 2;
+  }
 }
 
 function trimSlash(url: string): string {

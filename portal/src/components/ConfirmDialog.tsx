@@ -4,7 +4,6 @@
  * While the action runs, nothing closes the dialog; its error is shown inside it.
  */
 
-import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { ReactNode } from 'react';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
@@ -19,7 +18,7 @@ interface ConfirmDialogProps {
   busyLabel: string;
   tone?: 'danger' | 'primary';
   busy: boolean;
-  error: PartnerApiError | null;
+  error: Error | null;
   onConfirm: () => void;
   onClose: () => void;
 }

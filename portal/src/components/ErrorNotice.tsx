@@ -7,6 +7,7 @@
  * - Who shows an error clears it when the input changes or a later action succeeds.
  */
 import type { PartnerApiError } from '@partner-logistics/sdk/developer';
+import { toApiError } from '../client';
 
 const RULES: Array<[RegExp, (...m: string[]) => string]> = [
   [/^must be <= (\S+)$/, (n) => `must be at most ${n}`],
@@ -48,19 +49,22 @@ function plainList(messages: string[]): string[] {
 }
 
 export function ErrorNotice({
-  error,
+  error: failure,
   title,
   inlineFields = [],
   inlineCodes = [],
 }: {
-  error: PartnerApiError | null;
+  /** A failed read or write (TanStack Query's `error`): an API error as it is, any other failure as ERR_CLIENT. */
+  error: Error | null;
   title?: string;
   /** Fields whose messages the form shows beside the field itself: not repeated here. */
   inlineFields?: string[];
   /** Error codes a field explains beside itself (ERR_WEBHOOK_URL_INVALID under the URL): not repeated here. */
   inlineCodes?: string[];
 }) {
-  if (!error || inlineCodes.includes(error.code)) return null;
+  if (!failure) return null;
+  const error = toApiError(failure);
+  if (inlineCodes.includes(error.code)) return null;
   const all = error.fieldErrors;
   const fields = all.filter((f) => !inlineFields.some((name) => f.field === name || f.field.startsWith(`${name}.`)));
   // Every problem is said beside its field already.
@@ -94,9 +98,11 @@ function plainError(error: PartnerApiError): string {
 }
 
 /** What the API said about one form field (ERR_VALIDATION details), in plain words, for beside the field. */
-export function fieldMessages(error: PartnerApiError | null, field: string): string[] {
+export function fieldMessages(error: Error | null, field: string): string[] {
   if (!error) return [];
   return plainList(
-    error.fieldErrors.filter((f) => f.field === field || f.field.startsWith(`${field}.`)).flatMap((f) => f.messages),
+    toApiError(error)
+      .fieldErrors.filter((f) => f.field === field || f.field.startsWith(`${field}.`))
+      .flatMap((f) => f.messages),
   );
 }

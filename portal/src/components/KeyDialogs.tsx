@@ -11,10 +11,10 @@ import type {
   DeveloperKeyCreated,
   DeveloperKeyRotated,
 } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
 import { developer } from '../client';
 import { formatDateTime } from '../format';
-import { useAction } from '../hooks';
 import { SCOPES } from '../types';
 import { KeyFirstCall } from './ApiBaseUrls';
 import { ConfirmDialog } from './ConfirmDialog';
@@ -42,10 +42,12 @@ export function CreateKeyDialog({
   const [scopes, setScopes] = useState<ApiKeyScope[]>(initialScopes);
   const [created, setCreated] = useState<DeveloperKeyCreated | null>(null);
   const nameId = useId();
-  const create = useAction(async () => {
-    const key = await developer.keys.create({ name, environment, scopes });
-    setCreated(key);
-    onCreated();
+  const create = useMutation({
+    mutationFn: () => developer.keys.create({ name, environment, scopes }),
+    onSuccess: (key) => {
+      setCreated(key);
+      onCreated();
+    },
   });
 
   const close = () => {
@@ -56,7 +58,7 @@ export function CreateKeyDialog({
     setScopes(initialScopes);
     setEnvironment('SANDBOX');
     setChecked({});
-    create.setError(null);
+    create.reset();
   };
 
   // Checked here, in plain words, before anything is sent.
@@ -68,7 +70,7 @@ export function CreateKeyDialog({
       scopes: scopes.length === 0 ? 'Choose at least one scope.' : undefined,
     };
     setChecked(problems);
-    if (!problems.name && !problems.scopes) void create.run();
+    if (!problems.name && !problems.scopes) create.mutate();
   };
 
   const toggleScope = (scope: ApiKeyScope, on: boolean) =>
@@ -84,7 +86,7 @@ export function CreateKeyDialog({
       open={open}
       title={created ? 'Your new API key' : 'Create an API key'}
       onClose={close}
-      dismissable={!create.busy && !created}
+      dismissable={!create.isPending && !created}
       blockedNote={secretBlockedNote('key')}
       focusKey={created ? 'created' : 'form'}
     >
@@ -147,11 +149,11 @@ export function CreateKeyDialog({
           </fieldset>
 
           <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={create.busy}>
+            <button type="button" onClick={close} disabled={create.isPending}>
               Cancel
             </button>
-            <button type="submit" className="primary" disabled={create.busy}>
-              {create.busy ? 'Creating…' : 'Create key'}
+            <button type="submit" className="primary" disabled={create.isPending}>
+              {create.isPending ? 'Creating…' : 'Create key'}
             </button>
           </div>
         </form>
@@ -189,14 +191,17 @@ export function RotateKeyDialog({
   onRotated: () => void;
 }) {
   const [rotated, setRotated] = useState<DeveloperKeyRotated | null>(null);
-  const rotate = useAction(async (id: string) => {
-    setRotated(await developer.keys.rotate(id));
-    onRotated();
+  const rotate = useMutation({
+    mutationFn: (id: string) => developer.keys.rotate(id),
+    onSuccess: (key) => {
+      setRotated(key);
+      onRotated();
+    },
   });
   const close = () => {
     onClose();
     setRotated(null);
-    rotate.setError(null);
+    rotate.reset();
   };
 
   return (
@@ -204,7 +209,7 @@ export function RotateKeyDialog({
       open={apiKey !== null}
       title={rotated ? 'Your rotated API key' : `Rotate “${apiKey?.name ?? ''}”?`}
       onClose={close}
-      dismissable={!rotate.busy && !rotated}
+      dismissable={!rotate.isPending && !rotated}
       blockedNote={secretBlockedNote('key')}
       focusKey={rotated ? 'rotated' : 'confirm'}
     >
@@ -229,11 +234,16 @@ export function RotateKeyDialog({
           </p>
           <ErrorNotice error={rotate.error} />
           <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={rotate.busy} data-autofocus>
+            <button type="button" onClick={close} disabled={rotate.isPending} data-autofocus>
               Cancel
             </button>
-            <button type="button" className="primary" disabled={rotate.busy} onClick={() => apiKey && void rotate.run(apiKey.id)}>
-              {rotate.busy ? 'Rotating…' : 'Rotate key'}
+            <button
+              type="button"
+              className="primary"
+              disabled={rotate.isPending}
+              onClick={() => apiKey && rotate.mutate(apiKey.id)}
+            >
+              {rotate.isPending ? 'Rotating…' : 'Rotate key'}
             </button>
           </div>
         </>
@@ -251,14 +261,16 @@ export function RevokeKeyDialog({
   onClose: () => void;
   onRevoked: () => void;
 }) {
-  const revoke = useAction(async (id: string) => {
-    await developer.keys.revoke(id);
-    onRevoked();
-    onClose();
+  const revoke = useMutation({
+    mutationFn: (id: string) => developer.keys.revoke(id),
+    onSuccess: () => {
+      onRevoked();
+      onClose();
+    },
   });
   const close = () => {
     onClose();
-    revoke.setError(null);
+    revoke.reset();
   };
   return (
     <ConfirmDialog
@@ -266,9 +278,9 @@ export function RevokeKeyDialog({
       title={`Revoke “${apiKey?.name ?? ''}”?`}
       confirmLabel="Revoke key"
       busyLabel="Revoking…"
-      busy={revoke.busy}
+      busy={revoke.isPending}
       error={revoke.error}
-      onConfirm={() => apiKey && void revoke.run(apiKey.id)}
+      onConfirm={() => apiKey && revoke.mutate(apiKey.id)}
       onClose={close}
     >
       <p>

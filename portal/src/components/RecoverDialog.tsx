@@ -5,10 +5,10 @@
  */
 
 import type { DeveloperWebhook } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
 import { developer } from '../client';
 import { formatNumber, localTimeZone } from '../format';
-import { useAction } from '../hooks';
 import { Dialog } from './Dialog';
 import { ErrorNotice, fieldMessages } from './ErrorNotice';
 
@@ -27,8 +27,9 @@ export function RecoverDialog({ webhook, onClose }: { webhook: DeveloperWebhook 
   const [queued, setQueued] = useState<number | null>(null);
   const sinceId = useId();
   const untilId = useId();
-  const recover = useAction(async (id: string, body: { since: string; until?: string }) => {
-    setQueued((await developer.webhooks.recover(id, body)).queued);
+  const recover = useMutation({
+    mutationFn: ({ id, body }: { id: string; body: { since: string; until?: string } }) => developer.webhooks.recover(id, body),
+    onSuccess: (result) => setQueued(result.queued),
   });
   const close = () => {
     onClose();
@@ -36,7 +37,7 @@ export function RecoverDialog({ webhook, onClose }: { webhook: DeveloperWebhook 
     setChecked(null);
     setUntil('');
     setSince(localInput(new Date(Date.now() - DAY)));
-    recover.setError(null);
+    recover.reset();
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -50,7 +51,8 @@ export function RecoverDialog({ webhook, onClose }: { webhook: DeveloperWebhook 
       problem = 'The window can start at most 35 days ago: older deliveries are no longer kept.';
     else if (to && from >= to) problem = 'The start must be before the end.';
     setChecked(problem);
-    if (!problem) void recover.run(webhook.id, { since: from.toISOString(), ...(to ? { until: to.toISOString() } : {}) });
+    if (!problem)
+      recover.mutate({ id: webhook.id, body: { since: from.toISOString(), ...(to ? { until: to.toISOString() } : {}) } });
   };
   const sinceErrors = checked ? [checked] : fieldMessages(recover.error, 'since');
   return (
@@ -58,7 +60,7 @@ export function RecoverDialog({ webhook, onClose }: { webhook: DeveloperWebhook 
       open={webhook !== null}
       title="Recover failed deliveries"
       onClose={close}
-      dismissable={!recover.busy}
+      dismissable={!recover.isPending}
       focusKey={queued === null ? 'form' : 'done'}
     >
       {queued !== null ? (
@@ -99,11 +101,11 @@ export function RecoverDialog({ webhook, onClose }: { webhook: DeveloperWebhook 
           <p className="hint">Leave empty for “until now”.</p>
           <ErrorNotice error={recover.error} inlineFields={['since']} />
           <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={recover.busy}>
+            <button type="button" onClick={close} disabled={recover.isPending}>
               Cancel
             </button>
-            <button type="submit" className="primary" disabled={recover.busy || !webhook?.isActive}>
-              {recover.busy ? 'Queuing…' : 'Recover deliveries'}
+            <button type="submit" className="primary" disabled={recover.isPending || !webhook?.isActive}>
+              {recover.isPending ? 'Queuing…' : 'Recover deliveries'}
             </button>
           </div>
           {!webhook?.isActive && <p className="hint">Enable the webhook first: a disabled webhook sends nothing.</p>}

@@ -5,10 +5,10 @@
  */
 
 import type { DeveloperWebhook, DeveloperWebhookRotated } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { developer } from '../client';
 import { formatDateTime } from '../format';
-import { useAction } from '../hooks';
 import { Dialog } from './Dialog';
 import { ErrorNotice } from './ErrorNotice';
 import { CopiedButton, SecretReveal, secretBlockedNote } from './SecretReveal';
@@ -33,25 +33,27 @@ export function RotateSecretDialog({
   const [grace, setGrace] = useState(24);
   const [rotated, setRotated] = useState<DeveloperWebhookRotated | null>(null);
   const graceId = useId();
-  const rotate = useAction(async (id: string) => {
-    const result = await developer.webhooks.rotateSecret(id, { graceHours: grace });
-    setRotated(result);
-    const { secret: _secret, previousSecretExpiresAt: _until, ...plain } = result;
-    onRotated(plain);
+  const rotate = useMutation({
+    mutationFn: (id: string) => developer.webhooks.rotateSecret(id, { graceHours: grace }),
+    onSuccess: (result) => {
+      setRotated(result);
+      const { secret: _secret, previousSecretExpiresAt: _until, ...plain } = result;
+      onRotated(plain);
+    },
   });
   const close = () => {
     onClose();
     // Forget the one-time secret as soon as the dialog closes.
     setRotated(null);
     setGrace(24);
-    rotate.setError(null);
+    rotate.reset();
   };
   return (
     <Dialog
       open={webhook !== null}
       title={rotated ? 'New signing secret' : 'Rotate the signing secret?'}
       onClose={close}
-      dismissable={!rotate.busy && !rotated}
+      dismissable={!rotate.isPending && !rotated}
       blockedNote={secretBlockedNote('signing secret')}
       focusKey={rotated ? 'rotated' : 'form'}
     >
@@ -88,16 +90,16 @@ export function RotateSecretDialog({
           </select>
           <ErrorNotice error={rotate.error} />
           <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={rotate.busy} data-autofocus>
+            <button type="button" onClick={close} disabled={rotate.isPending} data-autofocus>
               Cancel
             </button>
             <button
               type="button"
               className="primary"
-              disabled={rotate.busy}
-              onClick={() => webhook && void rotate.run(webhook.id)}
+              disabled={rotate.isPending}
+              onClick={() => webhook && rotate.mutate(webhook.id)}
             >
-              {rotate.busy ? 'Rotating…' : 'Rotate secret'}
+              {rotate.isPending ? 'Rotating…' : 'Rotate secret'}
             </button>
           </div>
         </>

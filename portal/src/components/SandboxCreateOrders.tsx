@@ -3,9 +3,10 @@
  * The API checks the count; its answer is said once, beside the field, in the form's own terms.
  */
 import type { Schemas } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
 import { developer } from '../client';
-import { useAction, useClearedOnSuccess } from '../hooks';
+import { useClearedOnSuccess } from '../hooks';
 import { ErrorNotice, fieldMessages } from './ErrorNotice';
 import './sandbox.css';
 
@@ -30,31 +31,32 @@ export function CreateOrdersForm({ keyId, onCreated, succeeded }: { keyId: strin
   const [customer, setCustomer] = useState(true);
   const [count, setCount] = useState('1');
   const [created, setCreated] = useState<string | null>(null);
-  const create = useAction((id: string, body: Schemas['CreateSandboxOrderDto']) =>
-    developer.POST('/v1/developer/keys/{id}/sandbox/orders', { params: { path: { id } }, body }),
-  );
-  useClearedOnSuccess(succeeded, () => create.setError(null));
+  const create = useMutation({
+    mutationFn: (body: Schemas['CreateSandboxOrderDto']) =>
+      developer.POST('/v1/developer/keys/{id}/sandbox/orders', { params: { path: { id: keyId } }, body }),
+    onSuccess: (result) => {
+      setCreated(result.items.length === 1 ? `Created ${result.items[0].code}.` : `Created ${result.items.length} test orders.`);
+      onCreated();
+    },
+  });
+  useClearedOnSuccess(succeeded, () => create.reset());
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     setCreated(null);
     // The API checks the count (a number that is not one travels as null and is refused, naming it).
-    const result = await create.run(keyId, {
+    create.mutate({
       status,
       customer,
       ...(count.trim() === '' ? {} : { count: Number(count) }),
       ...(payment ? { paymentMethod: payment } : {}),
     });
-    if (result) {
-      setCreated(result.items.length === 1 ? `Created ${result.items[0].code}.` : `Created ${result.items.length} test orders.`);
-      onCreated();
-    }
   };
   // The API's word on the count, said once, beside the field, in the form's own terms.
   const countError = fieldMessages(create.error, 'count').length > 0 ? 'Enter a whole number from 1 to 20.' : null;
 
   return (
-    <form onSubmit={(e) => void submit(e)} className="sandbox-create" noValidate>
+    <form onSubmit={submit} className="sandbox-create" noValidate>
       <div className="row">
         <div className="field-inline">
           <label htmlFor={ids.status}>Status</label>
@@ -77,7 +79,7 @@ export function CreateOrdersForm({ keyId, onCreated, succeeded }: { keyId: strin
             value={count}
             onChange={(e) => {
               setCount(e.target.value);
-              create.setError(null);
+              create.reset();
             }}
             aria-invalid={countError !== null || undefined}
             aria-describedby={ids.countHint}
@@ -114,8 +116,8 @@ export function CreateOrdersForm({ keyId, onCreated, succeeded }: { keyId: strin
       </label>
       <ErrorNotice error={create.error} inlineFields={['count']} />
       <div className="actions sandbox-create-actions">
-        <button type="submit" className="primary" disabled={create.busy}>
-          {create.busy ? 'Creating…' : 'Create test orders'}
+        <button type="submit" className="primary" disabled={create.isPending}>
+          {create.isPending ? 'Creating…' : 'Create test orders'}
         </button>
         {created && (
           <span role="status" className="hint">

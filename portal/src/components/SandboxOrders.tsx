@@ -3,9 +3,10 @@
  * allows (nothing here decides them), and the van batch made of the ticked orders.
  */
 import type { OrderStatus, SandboxBatch, SandboxOrder } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { developer } from '../client';
-import { useAction, useClearedOnSuccess } from '../hooks';
+import { useClearedOnSuccess } from '../hooks';
 import { formatManat } from '../payments';
 import { Link } from '../router';
 import { ErrorNotice } from './ErrorNotice';
@@ -111,52 +112,49 @@ export function Orders({
   succeeded: number;
 }) {
   const [selected, setSelected] = useState<string[]>([]);
-  const move = useAction((id: string, code: string, status: OrderStatus) =>
-    developer.POST('/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status', {
-      params: { path: { id, code } },
-      body: { status },
-    }),
-  );
-  const batch = useAction((id: string, orderCodes: string[]) =>
-    developer.POST('/v1/developer/keys/{id}/sandbox/batches', { params: { path: { id } }, body: { orderCodes } }),
-  );
-  const moveBatch = useAction((id: string, code: string, status: BatchStatus) =>
-    developer.POST('/v1/developer/keys/{id}/sandbox/batches/{code}/status', { params: { path: { id, code } }, body: { status } }),
-  );
+  const move = useMutation({
+    mutationFn: ({ code, status }: { code: string; status: OrderStatus }) =>
+      developer.POST('/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status', {
+        params: { path: { id: keyId, code } },
+        body: { status },
+      }),
+    onSuccess: onChanged,
+  });
+  const batch = useMutation({
+    mutationFn: (orderCodes: string[]) =>
+      developer.POST('/v1/developer/keys/{id}/sandbox/batches', { params: { path: { id: keyId } }, body: { orderCodes } }),
+    onSuccess: () => {
+      setSelected([]);
+      onChanged();
+    },
+  });
+  const moveBatch = useMutation({
+    mutationFn: ({ code, status }: { code: string; status: BatchStatus }) =>
+      developer.POST('/v1/developer/keys/{id}/sandbox/batches/{code}/status', {
+        params: { path: { id: keyId, code } },
+        body: { status },
+      }),
+    onSuccess: onChanged,
+  });
   const error = move.error ?? batch.error ?? moveBatch.error;
   useClearedOnSuccess(succeeded, () => {
-    move.setError(null);
-    batch.setError(null);
-    moveBatch.setError(null);
+    move.reset();
+    batch.reset();
+    moveBatch.reset();
   });
-  const busy = move.busy || batch.busy || moveBatch.busy;
+  const busy = move.isPending || batch.isPending || moveBatch.isPending;
 
   // An order on an OPEN or DISPATCHED batch cannot join another; a finished order has nothing to ship.
   const batchable = (o: SandboxOrder) =>
     !FINAL.includes(o.order.status) && !(o.order.batch && o.order.batch.status !== 'COMPLETED');
   const chosen = selected.filter((code) => orders.some((o) => o.order.code === code && batchable(o)));
 
-  const run = async (action: Promise<unknown>) => {
-    if ((await action) !== undefined) onChanged();
-  };
-
   return (
     <>
       <section className="section" aria-labelledby="orders-heading">
         <div className="section-head">
           <h2 id="orders-heading">Test orders</h2>
-          <button
-            type="button"
-            disabled={chosen.length === 0 || busy}
-            onClick={() =>
-              void run(
-                batch.run(keyId, chosen).then((b) => {
-                  if (b) setSelected([]);
-                  return b;
-                }),
-              )
-            }
-          >
+          <button type="button" disabled={chosen.length === 0 || busy} onClick={() => batch.mutate(chosen)}>
             {chosen.length === 0
               ? 'Put ticked orders on a van batch'
               : `Put ${chosen.length === 1 ? '1 order' : `${chosen.length} orders`} on a van batch`}
@@ -199,7 +197,7 @@ export function Orders({
                             of={order.code}
                             disabled={busy}
                             danger={to === 'CANCELLED'}
-                            onClick={() => void run(move.run(keyId, order.code, to))}
+                            onClick={() => move.mutate({ code: order.code, status: to })}
                           />
                         ))}
                       </div>
@@ -243,7 +241,7 @@ export function Orders({
                         label={BATCH_LABELS[to]}
                         of={b.code}
                         disabled={busy}
-                        onClick={() => void run(moveBatch.run(keyId, b.code, to))}
+                        onClick={() => moveBatch.mutate({ code: b.code, status: to })}
                       />
                     ))}
                   </div>

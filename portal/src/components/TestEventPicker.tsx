@@ -5,10 +5,10 @@
  */
 
 import type { ApiKeyScope, DeveloperDelivery } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { developer } from '../client';
 import { groupKinds, kindsForKey } from '../event-kinds';
-import { useAction } from '../hooks';
 import { useEventCatalog } from '../query';
 import type { EventKind } from '../types';
 import { ErrorNotice } from './ErrorNotice';
@@ -31,13 +31,21 @@ export function TestEventPicker({
   const pickerId = useId();
   const catalog = useEventCatalog();
   const groups = groupKinds(catalog.data ? kindsForKey(catalog.data, scopes) : []);
-  const send = useAction(async () => onSent(await developer.webhooks.test(webhookId, { event: kind }), kind));
+  const send = useMutation({
+    mutationFn: (event: EventKind) => developer.webhooks.test(webhookId, { event }),
+    onSuccess: (delivery, event) => onSent(delivery, event),
+  });
   return (
     <div className="test-event">
       <label htmlFor={pickerId} className="visually-hidden">
         Test event kind
       </label>
-      <select id={pickerId} value={kind} onChange={(e) => setKind(e.target.value as EventKind)} disabled={disabled || send.busy}>
+      <select
+        id={pickerId}
+        value={kind}
+        onChange={(e) => setKind(e.target.value as EventKind)}
+        disabled={disabled || send.isPending}
+      >
         <option value="ping">ping</option>
         {groups.map((group) => (
           <optgroup key={group.label} label={group.label}>
@@ -52,10 +60,10 @@ export function TestEventPicker({
       <button
         type="button"
         className={primary ? 'primary' : undefined}
-        onClick={() => void send.run()}
-        disabled={disabled || send.busy}
+        onClick={() => send.mutate(kind)}
+        disabled={disabled || send.isPending}
       >
-        {send.busy ? 'Sending…' : kind === 'ping' ? 'Send test ping' : 'Send test event'}
+        {send.isPending ? 'Sending…' : kind === 'ping' ? 'Send test ping' : 'Send test event'}
       </button>
       <ErrorNotice error={send.error} />
     </div>

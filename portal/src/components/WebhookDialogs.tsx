@@ -13,10 +13,10 @@ import type {
   DeveloperWebhookCreated,
   WebhookEvent,
 } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { developer } from '../client';
 import { type EventKindOption, kindsForKey, kindsShown } from '../event-kinds';
-import { useAction } from '../hooks';
 import { useEventCatalog } from '../query';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Dialog } from './Dialog';
@@ -51,9 +51,13 @@ export function CreateWebhookDialog({
   const [created, setCreated] = useState<DeveloperWebhookCreated | null>(null);
   const [checked, setChecked] = useState<FormProblems | undefined>(undefined);
   const { kinds, notice } = useKindsShown(apiKey?.scopes ?? [], []);
-  const create = useAction(async (apiKeyId: string, shown: readonly EventKindOption[]) => {
-    setCreated(await developer.webhooks.create({ apiKeyId, url, events: eventsToSend(shown, events) }));
-    onCreated();
+  const create = useMutation({
+    mutationFn: ({ apiKeyId, shown }: { apiKeyId: string; shown: readonly EventKindOption[] }) =>
+      developer.webhooks.create({ apiKeyId, url, events: eventsToSend(shown, events) }),
+    onSuccess: (webhook) => {
+      setCreated(webhook);
+      onCreated();
+    },
   });
   const close = () => {
     onClose();
@@ -61,13 +65,13 @@ export function CreateWebhookDialog({
     setUrl('');
     setEvents(['order.assigned_to_partner', 'order.status_changed']);
     setChecked(undefined);
-    create.setError(null);
+    create.reset();
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const problems = checkWebhookForm(url, events);
     setChecked(problems ?? undefined);
-    if (apiKey && kinds && !problems) void create.run(apiKey.id, kinds);
+    if (apiKey && kinds && !problems) create.mutate({ apiKeyId: apiKey.id, shown: kinds });
   };
 
   return (
@@ -75,7 +79,7 @@ export function CreateWebhookDialog({
       open={apiKey !== null}
       title={created ? 'Webhook created' : `Add a webhook for “${apiKey?.name ?? ''}”`}
       onClose={close}
-      dismissable={!create.busy && !created}
+      dismissable={!create.isPending && !created}
       blockedNote={secretBlockedNote('signing secret')}
       focusKey={created ? 'created' : 'form'}
     >
@@ -106,16 +110,16 @@ export function CreateWebhookDialog({
             error={create.error}
             checked={checked}
             onEdit={() => {
-              create.setError(null);
+              create.reset();
               setChecked(undefined);
             }}
           />
           <div className="dialog-actions">
-            <button type="button" onClick={close} disabled={create.busy}>
+            <button type="button" onClick={close} disabled={create.isPending}>
               Cancel
             </button>
-            <button type="submit" className="primary" disabled={create.busy || !kinds}>
-              {create.busy ? 'Creating…' : 'Create webhook'}
+            <button type="submit" className="primary" disabled={create.isPending || !kinds}>
+              {create.isPending ? 'Creating…' : 'Create webhook'}
             </button>
           </div>
         </form>
@@ -163,15 +167,19 @@ function EditWebhookForm({
   const { kinds, notice } = useKindsShown(scopes, webhook.events);
   // The URL and the events as the form shows them, always both: what the form shows is what is saved.
   // isActive is the list's own switch (saving it here would also clear the failure streak).
-  const save = useAction(async (shown: readonly EventKindOption[]) => {
-    onSaved(await developer.webhooks.update(webhook.id, { url, events: eventsToSend(shown, events) }));
-    onClose();
+  const save = useMutation({
+    mutationFn: (shown: readonly EventKindOption[]) =>
+      developer.webhooks.update(webhook.id, { url, events: eventsToSend(shown, events) }),
+    onSuccess: (saved) => {
+      onSaved(saved);
+      onClose();
+    },
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const problems = checkWebhookForm(url, events);
     setChecked(problems ?? undefined);
-    if (kinds && !problems) void save.run(kinds);
+    if (kinds && !problems) save.mutate(kinds);
   };
   return (
     <form onSubmit={submit} noValidate>
@@ -186,16 +194,16 @@ function EditWebhookForm({
         error={save.error}
         checked={checked}
         onEdit={() => {
-          save.setError(null);
+          save.reset();
           setChecked(undefined);
         }}
       />
       <div className="dialog-actions">
-        <button type="button" onClick={onClose} disabled={save.busy}>
+        <button type="button" onClick={onClose} disabled={save.isPending}>
           Cancel
         </button>
-        <button type="submit" className="primary" disabled={save.busy || !kinds}>
-          {save.busy ? 'Saving…' : 'Save changes'}
+        <button type="submit" className="primary" disabled={save.isPending || !kinds}>
+          {save.isPending ? 'Saving…' : 'Save changes'}
         </button>
       </div>
     </form>
@@ -211,14 +219,16 @@ export function DeleteWebhookDialog({
   onClose: () => void;
   onDeleted: () => void;
 }) {
-  const remove = useAction(async (id: string) => {
-    await developer.webhooks.delete(id);
-    onDeleted();
-    onClose();
+  const remove = useMutation({
+    mutationFn: (id: string) => developer.webhooks.delete(id),
+    onSuccess: () => {
+      onDeleted();
+      onClose();
+    },
   });
   const close = () => {
     onClose();
-    remove.setError(null);
+    remove.reset();
   };
   return (
     <ConfirmDialog
@@ -226,9 +236,9 @@ export function DeleteWebhookDialog({
       title="Delete this webhook?"
       confirmLabel="Delete webhook"
       busyLabel="Deleting…"
-      busy={remove.busy}
+      busy={remove.isPending}
       error={remove.error}
-      onConfirm={() => webhook && void remove.run(webhook.id)}
+      onConfirm={() => webhook && remove.mutate(webhook.id)}
       onClose={close}
     >
       <p>

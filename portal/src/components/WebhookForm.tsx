@@ -6,9 +6,9 @@
  * else, so no kind is ever dropped by a save.
  */
 
-import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { WebhookEvent } from '@partner-logistics/sdk/types';
 import { useId } from 'react';
+import { toApiError } from '../client';
 import { type EventKindOption, groupKinds } from '../event-kinds';
 import { fieldMessages } from './ErrorNotice';
 import { InlineText } from './InlineText';
@@ -51,7 +51,7 @@ export function WebhookFields({
   kinds,
   events,
   setEvents,
-  error,
+  error: failure,
   checked,
   onEdit,
 }: {
@@ -61,13 +61,14 @@ export function WebhookFields({
   kinds: readonly EventKindOption[];
   events: WebhookEvent[];
   setEvents: (v: WebhookEvent[]) => void;
-  error: PartnerApiError | null;
+  error: Error | null;
   /** Problems the form found itself before sending, in plain words. */
   checked?: FormProblems;
   /** Called on every change: the form clears what it said about the previous input. */
   onEdit: () => void;
 }) {
   const urlId = useId();
+  const error = failure && toApiError(failure);
   const serverUrlErrors = [
     ...fieldMessages(error, 'url'),
     ...(error?.code === 'ERR_WEBHOOK_URL_INVALID' ? [error.message.replace(/^url /, '')] : []),

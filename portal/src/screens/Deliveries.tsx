@@ -11,10 +11,10 @@
  * goes once the delivery is delivered or a later attempt is made.
  */
 
-import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { DeveloperDelivery, DeveloperWebhook, WebhookDeliveryStatus } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
-import { developer, toApiError } from '../client';
+import { developer } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { LiveIndicator } from '../components/LiveIndicator';
 import { PagedTable } from '../components/PagedTable';
@@ -36,7 +36,6 @@ const PAGE_SIZE = 20;
 export function Deliveries({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
   const [page, setPage] = useState(1);
-  const [actionError, setActionError] = useState<PartnerApiError | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [changed, setChanged] = useState<Record<string, number>>({});
   // Rows redelivered from this page: when, shown in the row until the page is left.
@@ -89,25 +88,26 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
   );
   useEffect(() => onReconnect(() => void reload()), [reload]);
 
-  const redeliver = async (d: DeveloperDelivery) => {
-    setActionError(null);
-    setNote(null);
-    const before = eventsSeen.current.get(d.id) ?? 0;
-    // Reset the row at once, as the API does, and say when: the next attempt may fail again within
-    // milliseconds, and the row must not look as if nothing happened.
-    show({ ...d, status: 'PENDING', attempts: 0, statusCode: null, lastError: null, deliveredAt: null, nextAttemptAt: null });
-    setRequeuedAt((r) => ({ ...r, [d.id]: new Date().toISOString() }));
-    // Said at once: the delivery may be delivered (which clears the note) before the answer is back.
-    setNote(`Delivery of ${d.event} queued again.`);
-    try {
-      applyAnswer(await developer.deliveries.redeliver(d.id), before);
-    } catch (err) {
+  const redeliver = useMutation({
+    mutationFn: (d: DeveloperDelivery) => developer.deliveries.redeliver(d.id),
+    onMutate: (d) => {
       setNote(null);
-      setActionError(toApiError(err));
+      const before = eventsSeen.current.get(d.id) ?? 0;
+      // Reset the row at once, as the API does, and say when: the next attempt may fail again within
+      // milliseconds, and the row must not look as if nothing happened.
+      show({ ...d, status: 'PENDING', attempts: 0, statusCode: null, lastError: null, deliveredAt: null, nextAttemptAt: null });
+      setRequeuedAt((r) => ({ ...r, [d.id]: new Date().toISOString() }));
+      // Said at once: the delivery may be delivered (which clears the note) before the answer is back.
+      setNote(`Delivery of ${d.event} queued again.`);
+      return { before };
+    },
+    onSuccess: (answer, _d, context) => applyAnswer(answer, context.before),
+    onError: (_err, d) => {
+      setNote(null);
       show(d);
       setRequeuedAt(({ [d.id]: _gone, ...rest }) => rest);
-    }
-  };
+    },
+  });
 
   if (hook.error && !hook.data) return <LoadError error={hook.error} onRetry={() => void hook.reload()} />;
   if (!hook.data) return <Loading label="Loading webhook…" />;
@@ -191,7 +191,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
       <p className="hint" role="status">
         {note}
       </p>
-      <ErrorNotice error={actionError} />
+      <ErrorNotice error={redeliver.error} />
       <PagedTable
         log={deliveries}
         page={page}
@@ -256,7 +256,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
                     Details<span className="visually-hidden"> of {d.event}</span>
                   </Link>
                   {d.status !== 'PENDING' && (
-                    <button type="button" onClick={() => void redeliver(d)}>
+                    <button type="button" onClick={() => redeliver.mutate(d)}>
                       Redeliver
                       <span className="visually-hidden">
                         {' '}

@@ -7,6 +7,7 @@
  */
 
 import type { DeliveryAttempt } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { developer } from '../client';
 import { CodeBlock } from '../components/CodeBlock';
@@ -15,7 +16,6 @@ import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { DELIVERY_STATUS_TONE } from '../delivery-log';
 import { formatDateTime, formatNumber, formatTime } from '../format';
-import { useAction } from '../hooks';
 import { invalidate, queryKeys, useApiQuery } from '../query';
 import { onReconnect } from '../realtime';
 import { Link } from '../router';
@@ -107,9 +107,9 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
   );
   const { reload } = detail;
   useEffect(() => onReconnect(() => void reload()), [reload]);
-  const redeliver = useAction(async () => {
-    await developer.deliveries.redeliver(deliveryId);
-    await invalidate(queryKeys.delivery(deliveryId));
+  const redeliver = useMutation({
+    mutationFn: () => developer.deliveries.redeliver(deliveryId),
+    onSuccess: () => invalidate(queryKeys.delivery(deliveryId)),
   });
 
   if (detail.error && !detail.data) {
@@ -159,8 +159,8 @@ export function DeliveryDetail({ deliveryId }: { deliveryId: string }) {
           )}
         </div>
         {d.status !== 'PENDING' && (
-          <button type="button" className="primary" onClick={() => void redeliver.run()} disabled={redeliver.busy}>
-            {redeliver.busy ? 'Queuing…' : 'Redeliver'}
+          <button type="button" className="primary" onClick={() => redeliver.mutate()} disabled={redeliver.isPending}>
+            {redeliver.isPending ? 'Queuing…' : 'Redeliver'}
           </button>
         )}
       </div>

@@ -12,11 +12,8 @@ import { isRevoked, KeyStatus } from '../components/KeyStatus';
 import { usePageTitle } from '../components/PageTitle';
 import { Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber, formatShortDateTime } from '../format';
-import { invalidateKeys, useKeys } from '../query';
+import { invalidateKeys, useKeys, useLimits } from '../query';
 import { Link, useSearchParam } from '../router';
-
-/** Active keys per partner (docs/decisions-log.md, 'API keys'); only keys whose revokedAt is null count. */
-const ACTIVE_KEY_LIMIT = 10;
 
 export function Keys() {
   usePageTitle('API keys');
@@ -32,7 +29,10 @@ export function Keys() {
   const all = keys.data ?? [];
   const current = all.filter((k) => !isRevoked(k));
   const revoked = all.filter(isRevoked);
+  // Keys with no revokedAt count against the API's limit (a key rotated out does not).
   const activeCount = all.filter((k) => k.revokedAt === null).length;
+  const limit = useLimits().data?.activeKeysPerPartner;
+  const full = limit !== undefined && activeCount >= limit;
 
   return (
     <>
@@ -49,7 +49,7 @@ export function Keys() {
           type="button"
           className="primary"
           onClick={() => setCreating(true)}
-          disabled={activeCount >= ACTIVE_KEY_LIMIT}
+          disabled={full}
           aria-describedby="active-key-count"
         >
           Create key
@@ -62,8 +62,8 @@ export function Keys() {
       {keys.data && (
         <>
           <p className="hint" data-testid="active-key-count" id="active-key-count">
-            {activeCount} of {ACTIVE_KEY_LIMIT} active keys used.
-            {activeCount >= ACTIVE_KEY_LIMIT && ' Revoke a key you no longer use to create another.'}
+            {limit !== undefined && `${activeCount} of ${limit} active keys used.`}
+            {full && ' Revoke a key you no longer use to create another.'}
           </p>
           {current.length === 0 ? (
             <Empty>

@@ -5,6 +5,7 @@
  * adjustment on it ('settlement.updated') shows without a reload.
  */
 import type { Settlement } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { developer } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -12,7 +13,6 @@ import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber } from '../format';
-import { useAction } from '../hooks';
 import { formatManat, LINE_TYPE_LABEL, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TONE } from '../payments';
 import { invalidate, queryKeys, useApiQuery } from '../query';
 import { onReconnect, subscribe } from '../realtime';
@@ -130,11 +130,11 @@ async function downloadStatementCsv(settlementId: string): Promise<void> {
 }
 
 function CsvButton({ settlementId }: { settlementId: string }) {
-  const download = useAction(downloadStatementCsv);
+  const download = useMutation({ mutationFn: downloadStatementCsv });
   return (
     <div>
-      <button type="button" onClick={() => void download.run(settlementId)} disabled={download.busy}>
-        {download.busy ? 'Preparing the CSV…' : 'Download CSV'}
+      <button type="button" onClick={() => download.mutate(settlementId)} disabled={download.isPending}>
+        {download.isPending ? 'Preparing the CSV…' : 'Download CSV'}
       </button>
       {download.error && <ErrorNotice error={download.error} title="Could not download the CSV." />}
     </div>

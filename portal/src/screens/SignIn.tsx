@@ -1,10 +1,10 @@
 /**
  * Sign-in with a phone number and a one-time code (POST /v1/auth/otp/request, then /verify).
  */
+import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
-import { requestCode, verifyCode } from '../client';
+import { requestCode, toApiError, verifyCode } from '../client';
 import { ErrorNotice, fieldMessages } from '../components/ErrorNotice';
-import { useAction } from '../hooks';
 import { getSignOutReason } from '../session';
 
 const PHONE = /^\+994\d{9}$/;
@@ -21,13 +21,16 @@ export function SignIn() {
   const codeInput = useRef<HTMLInputElement>(null);
   const expired = getSignOutReason() === 'expired';
 
-  const send = useAction(async () => {
-    const answer = await requestCode(phone);
-    setResendIn(answer.resendAfterSec);
-    setStep('code');
-    setCode('');
+  const send = useMutation({
+    mutationFn: (to: string) => requestCode(to),
+    onSuccess: (answer) => {
+      setResendIn(answer.resendAfterSec);
+      setStep('code');
+      setCode('');
+    },
   });
-  const verify = useAction(async () => verifyCode(phone, code));
+  const verify = useMutation({ mutationFn: () => verifyCode(phone, code) });
+  const sendError = send.error && toApiError(send.error);
 
   useEffect(() => {
     if (resendIn <= 0) return;
@@ -48,16 +51,16 @@ export function SignIn() {
       return;
     }
     setPhoneHint(null);
-    void send.run();
+    send.mutate(trimmed);
   };
 
   const submitCode = (event: FormEvent) => {
     event.preventDefault();
-    void verify.run();
+    verify.mutate();
   };
 
-  const phoneErrors = [...(phoneHint ? [phoneHint] : []), ...fieldMessages(send.error, 'phone')];
-  const retryAfter = (send.error?.details as { retryAfterSec?: number } | undefined)?.retryAfterSec;
+  const phoneErrors = [...(phoneHint ? [phoneHint] : []), ...fieldMessages(sendError, 'phone')];
+  const retryAfter = (sendError?.details as { retryAfterSec?: number } | undefined)?.retryAfterSec;
 
   return (
     <main id="main" className="signin">
@@ -96,10 +99,10 @@ export function SignIn() {
                 Too many codes were asked for this number. You can ask again in {retryAfter} s.
               </p>
             ) : (
-              <ErrorNotice error={send.error && send.error.fieldErrors.length === 0 ? send.error : null} />
+              <ErrorNotice error={sendError && sendError.fieldErrors.length === 0 ? sendError : null} />
             )}
-            <button type="submit" className="primary" disabled={send.busy}>
-              {send.busy ? 'Sending…' : 'Send code'}
+            <button type="submit" className="primary" disabled={send.isPending}>
+              {send.isPending ? 'Sending…' : 'Send code'}
             </button>
           </form>
         ) : (
@@ -123,11 +126,11 @@ export function SignIn() {
             />
             <ErrorNotice error={verify.error} />
             <ErrorNotice error={send.error} />
-            <button type="submit" className="primary" disabled={verify.busy || code.length !== 6}>
-              {verify.busy ? 'Signing in…' : 'Sign in'}
+            <button type="submit" className="primary" disabled={verify.isPending || code.length !== 6}>
+              {verify.isPending ? 'Signing in…' : 'Sign in'}
             </button>
             <div className="row">
-              <button type="button" className="link" disabled={resendIn > 0 || send.busy} onClick={() => void send.run()}>
+              <button type="button" className="link" disabled={resendIn > 0 || send.isPending} onClick={() => send.mutate(phone)}>
                 {resendIn > 0 ? `Resend code in ${resendIn} s` : 'Resend code'}
               </button>
               <button
@@ -135,7 +138,7 @@ export function SignIn() {
                 className="link"
                 onClick={() => {
                   setStep('phone');
-                  verify.setError(null);
+                  verify.reset();
                 }}
               >
                 Use another number

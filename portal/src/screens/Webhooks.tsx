@@ -5,10 +5,10 @@
  * ('webhook.updated': streak, isActive, rotation) without reloading.
  */
 
-import type { PartnerApiError } from '@partner-logistics/sdk/developer';
 import type { DeveloperKey, DeveloperWebhook } from '@partner-logistics/sdk/types';
+import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { developer, toApiError } from '../client';
+import { developer } from '../client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { EnvironmentBadge } from '../components/KeyBadges';
 import { isRevoked } from '../components/KeyStatus';
@@ -22,15 +22,13 @@ import { CreateWebhookDialog, DeleteWebhookDialog, EditWebhookDialog } from '../
 import { WebhookHealthCard } from '../components/WebhookHealthCard';
 import { WebhookStatus } from '../components/WebhookStatus';
 import { formatDateTime, formatShortDateTime } from '../format';
-import { invalidate, queryKeys, replaceWebhook, useKeysAndWebhooks } from '../query';
+import { invalidate, queryKeys, replaceWebhook, useKeysAndWebhooks, useLimits } from '../query';
 import { Link } from '../router';
-
-/** Webhooks per key (docs/decisions-log.md, 'Webhooks'). */
-const WEBHOOK_LIMIT = 5;
 
 export function Webhooks() {
   usePageTitle('Webhooks');
   const data = useKeysAndWebhooks();
+  const limit = useLimits().data?.webhooksPerKey;
   const [creatingFor, setCreatingFor] = useState<DeveloperKey | null>(null);
   const [editing, setEditing] = useState<DeveloperWebhook | null>(null);
   const [deleting, setDeleting] = useState<DeveloperWebhook | null>(null);
@@ -82,7 +80,7 @@ export function Webhooks() {
                   type="button"
                   className="primary"
                   onClick={() => setCreatingFor(key)}
-                  disabled={webhooks.length >= WEBHOOK_LIMIT}
+                  disabled={limit !== undefined && webhooks.length >= limit}
                   aria-describedby={`limit-${key.id}`}
                 >
                   Add webhook<span className="visually-hidden"> for {key.name}</span>
@@ -91,7 +89,7 @@ export function Webhooks() {
             </div>
             <p className="hint" id={`limit-${key.id}`}>
               {canManage
-                ? `${webhooks.length} of ${WEBHOOK_LIMIT} webhooks.`
+                ? limit !== undefined && `${webhooks.length} of ${limit} webhooks.`
                 : isRevoked(key)
                   ? 'This key is revoked: its webhooks get no new events.'
                   : key.revokedAt !== null
@@ -159,28 +157,15 @@ function WebhookItem({
   onChanged: (w: DeveloperWebhook) => void;
 }) {
   const [note, setNote] = useState<string | null>(null);
-  const [error, setError] = useState<PartnerApiError | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const act = async (fn: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    setNote(null);
-    try {
-      await fn();
-    } catch (err) {
-      setError(toApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const toggle = () =>
-    act(async () => {
-      const updated = await developer.webhooks.update(webhook.id, { isActive: !webhook.isActive });
+  const toggle = useMutation({
+    mutationFn: () => developer.webhooks.update(webhook.id, { isActive: !webhook.isActive }),
+    onMutate: () => setNote(null),
+    onSuccess: (updated) => {
       onChanged(updated);
       setNote(updated.isActive ? 'Enabled: new events are delivered again.' : 'Disabled: no new deliveries until you enable it.');
-    });
+    },
+  });
+  const busy = toggle.isPending;
 
   return (
     <li className="card webhook" data-webhook-id={webhook.id}>
@@ -205,7 +190,7 @@ function WebhookItem({
           scopes={apiKey.scopes}
           disabled={busy || !webhook.isActive}
           onSent={(_d, kind) => {
-            setError(null);
+            toggle.reset();
             setNote(`Test ${kind === 'ping' ? 'ping' : `${kind} sample`} queued. Watch it in the delivery log.`);
           }}
         />
@@ -218,7 +203,7 @@ function WebhookItem({
         <button type="button" onClick={() => onEdit(webhook)} disabled={busy}>
           Edit
         </button>
-        <button type="button" onClick={() => void toggle()} disabled={busy}>
+        <button type="button" onClick={() => toggle.mutate()} disabled={busy}>
           {webhook.isActive ? 'Disable' : 'Enable'}
         </button>
         <button type="button" className="danger" onClick={() => onDelete(webhook)} disabled={busy}>
@@ -228,7 +213,7 @@ function WebhookItem({
       <p className="hint" role="status">
         {note} {note?.startsWith('Test ') && <Link to={`/webhooks/${webhook.id}`}>Open the delivery log</Link>}
       </p>
-      <ErrorNotice error={error} />
+      <ErrorNotice error={toggle.error} />
     </li>
   );
 }

@@ -130,3 +130,20 @@ export const UpdateKeyByOperatorDto = Type.Object(
   { additionalProperties: false, description: 'Both fields optional; an empty object changes nothing' },
 );
 export type UpdateKeyByOperatorDto = Static<typeof UpdateKeyByOperatorDto>;
+
+export const DeveloperLimits = Type.Object(
+  {
+    activeKeysPerPartner: Type.Integer({
+      description:
+        'Keys a partner may have at once with no `revokedAt` (a key rotated out does not count); a rotation is always allowed',
+    }),
+    webhooksPerKey: Type.Integer({ description: 'Webhooks one API key may have' }),
+  },
+  {
+    $id: 'DeveloperLimits',
+    additionalProperties: false,
+    description:
+      'The limits the API enforces on what a partner creates; a create past one answers ERR_API_KEY_LIMIT or ERR_WEBHOOK_LIMIT',
+  },
+);
+export type DeveloperLimits = Static<typeof DeveloperLimits>;

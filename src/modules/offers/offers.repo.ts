@@ -17,8 +17,8 @@
  * OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
+import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, ApiKeyScope, OrderStatus } from '../../shared/schemas.js';
-import { OUTBOX_INSERT, type OutboxTx } from '../orders/outbox.js';
 import type { OfferDeclineReason, OfferStats, OfferStatus, PartnerOffer } from './offers.schemas.js';
 
 /** The outbox kinds of offers: three webhook kinds, and two realtime-only ones for operators. */

@@ -5,13 +5,13 @@
  * offers.repo.ts; time is the service clock's (`deps.clock`), never the database's.
  */
 import { AppError, notFound, validationError } from '../../errors.js';
+import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
+import { newEventId } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
-import { type IdempotencyScope, requestHash, runIdempotentChange } from '../orders/idempotency.js';
 import { commitOrderChange, type OrderTx } from '../orders/order-change.js';
 import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
 import { assertAssignable, assignLockedOrder, type OrdersDeps } from '../orders/orders.service.js';
-import { newEventId } from '../orders/outbox.js';
 import { platformPathTo } from '../orders/state-machine.js';
 import { partnerExists } from '../partners/partners.repo.js';
 import { publicId } from '../payments/public-id.js';

@@ -4,9 +4,10 @@
  * calling key, in one transaction, with their order.placed and offer.created events. The route is on the
  * sandbox API only (its onRequest), so the key is a SANDBOX key.
  */
+
+import { newEventId } from '../../shared/outbox.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { commitOrderChange } from '../orders/order-change.js';
-import { newEventId } from '../orders/outbox.js';
 import { someZoneIds } from '../orders/zones.repo.js';
 import { publicId } from '../payments/public-id.js';
 import { insertUnassignedTestOrder } from '../sandbox/test-orders.js';

@@ -50,6 +50,7 @@ describe('real answers match the document', () => {
     ).json();
     const key = { 'x-api-key': created.key as string };
     await documented('GET /v1/developer/keys', { headers: dev });
+    await documented('GET /v1/developer/limits', { headers: dev });
     await documented('GET /v1/developer/keys/{id}/usage', { url: `/v1/developer/keys/${created.id}/usage?days=3`, headers: dev });
     await documented('POST /v1/developer/keys', { headers: dev, payload: { name: 'x' } });
 

@@ -90,6 +90,8 @@ const SPEC_OPERATIONS = [
   'GET /v1/developer/offers',
   'POST /v1/developer/offers/{id}/accept',
   'POST /v1/developer/offers/{id}/decline',
+  // The limits on keys and webhooks, read by the portal (docs/portal.md, 'Limits').
+  'GET /v1/developer/limits',
 ].sort();
 
 const SPEC_SCHEMAS = [

@@ -168,7 +168,12 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
       ];
       const envelope = c.schema(s.$id === 'ErrorEnvelope' ? s : { ...s, $id: 'ErrorEnvelope' });
       const response: Json = {
-        description: codes.length ? `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}` : (STATUS_TEXT[status] ?? 'Error'),
+        description:
+          typeof s['x-response-description'] === 'string'
+            ? s['x-response-description']
+            : codes.length
+              ? `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}`
+              : (STATUS_TEXT[status] ?? 'Error'),
         content: {
           'application/json': {
             schema: codes.length

@@ -6,6 +6,7 @@
  * orders and batches of its key are reached; the others answer 404 as if they did not exist.
  */
 import { AppError, notFound } from '../../errors.js';
+import { appendOutbox } from '../../shared/outbox.js';
 import {
   type BatchScope,
   batchOrders,
@@ -19,7 +20,6 @@ import { CODE_ATTEMPTS, newBatchCode } from './codes.js';
 import { commitOrderChange } from './order-change.js';
 import type { Batch, BatchStatus } from './orders.schemas.js';
 import type { OrdersDeps } from './orders.service.js';
-import { appendOutbox } from './outbox.js';
 import { assertBatchTransition } from './state-machine.js';
 
 /**

@@ -4,7 +4,7 @@ import { createKey, createPartner, type TestKey } from '../../../test/factories.
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { AppError } from '../../errors.js';
-import { isStorableError, purgeExpiredIdempotencyKeys } from './idempotency.js';
+import { isStorableError, purgeExpiredIdempotencyKeys } from '../../shared/idempotency.js';
 import { type Auth, adminStatus, orderFor, outboxOf } from './orders.test-helpers.js';
 
 let t: TestApp;

@@ -1,15 +1,27 @@
 /**
  * Order SQL, writes: creation, status changes, assignment (the row locks they run under are in
- * order-locks.repo.ts). Every statement that writes outbox rows takes the change's OutboxTx (outbox.ts,
- * commitOrderChange) and marks it, so its consumers are woken after COMMIT; none NOTIFYs. The Queryable
+ * order-locks.repo.ts). Every statement that writes outbox rows takes the change's OutboxTx
+ * (src/shared/outbox.ts, commitOrderChange) and marks it, so its consumers are woken after COMMIT; none NOTIFYs. The Queryable
  * (or OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
+import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
 import { newOrderIntentSql, statusChangeIntentSql } from '../payments/intent-hooks.js';
 import type { PartnerCustomer } from './orders.schemas.js';
-import { OUTBOX_INSERT, type OutboxTx, outboxOrderDataSql } from './outbox.js';
-import type { PartnerOrderPieces } from './visibility.js';
+import { orderJsonSql, type PartnerOrderPieces } from './visibility.js';
+
+/**
+ * The `data` of an order event in SQL (src/shared/outbox.ts describes the rows): the order row `alias`
+ * as its PartnerOrder WITH customer (the snapshot the change just made, taken inside PostgreSQL), and
+ * `previousStatus` when given.
+ */
+function outboxOrderDataSql(alias: string, previousStatus?: string): string {
+  const order = `'order', (${orderJsonSql(true, alias)})::jsonb`;
+  return previousStatus === undefined
+    ? `jsonb_build_object(${order})`
+    : `jsonb_build_object(${order}, 'previousStatus', ${previousStatus})`;
+}
 
 export interface NewOrder {
   id: string;

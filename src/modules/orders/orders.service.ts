@@ -7,11 +7,18 @@
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../shared/ids.js';
-import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
+import { parseInstant, parseOptionalInstant } from '../../shared/instants.js';
+import { newEventId, type OutboxTx } from '../../shared/outbox.js';
+import {
+  type ApiKeyEnvironment,
+  environmentName,
+  environmentOf,
+  type OrderStatus,
+  type WebhookEvent,
+} from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { withdrawOpenOfferOfOrder } from '../offers/offers.repo.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
-import { parseInstant, parseOptionalInstant } from './instants.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
 import { type AssignableKey, type LockedOrder, lockOrderByCode, lockOrderForAssignment } from './order-locks.repo.js';
 import {
@@ -19,7 +26,7 @@ import {
   listVisibleOrders,
   loadPartnerOrder,
   type OrderListFilters,
-  VisibleOrderLoader,
+  type VisibleOrderLoader,
 } from './order-reads.repo.js';
 import {
   assignOrderToKey,
@@ -27,7 +34,6 @@ import {
   type NewOrder,
   type OrderEventRow,
   recordStatusChange,
-  type StatusChange,
 } from './order-writes.repo.js';
 import type {
   AdminOrder,
@@ -37,9 +43,8 @@ import type {
   PartnerCustomer,
   PartnerOrder,
 } from './orders.schemas.js';
-import { newEventId, type OutboxTx, statusChangeEventTypes } from './outbox.js';
 import { scopeId } from './read-cache.js';
-import { assertPlatformTransition, FINAL_STATUSES } from './state-machine.js';
+import { assertPlatformTransition, FINAL_STATUSES, statusChangeOf } from './state-machine.js';
 import { type JsonBytes, type JsonText, type PartnerOrderPieces, partnerOrderText, scopeOf, seesCustomer } from './visibility.js';
 
 /** What the order services need from the context (AppContext satisfies it). */
@@ -50,39 +55,19 @@ export interface OrdersDeps extends OrderChangeDeps {
     get(key: string, version: string): Buffer | null | undefined;
     set(key: string, version: string, text: string | null): Buffer | null;
   };
+  /** Single-order partner reads, coalesced (order-reads.repo.ts `VisibleOrderLoader`; one per process). */
+  orderLoader: Pick<VisibleOrderLoader, 'find'>;
 }
-
-const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
 
 /** The admin view from a PartnerOrder snapshot with customer (saves reading the order again). */
 function adminView(snapshot: PartnerOrder, environment: ApiKeyEnvironment, assignedKeyId: string | null): AdminOrder {
-  return { ...snapshot, environment: environment === 'LIVE' ? 'live' : 'sandbox', assignedKeyId };
+  return { ...snapshot, environment: environmentName(environment), assignedKeyId };
 }
 
 async function snapshotOf(orderId: string, q: Queryable): Promise<PartnerOrder> {
   const order = await loadPartnerOrder(orderId, { pii: true }, q);
   if (!order) throw new Error(`order ${orderId} vanished inside its own transaction`);
   return order;
-}
-
-/**
- * The status change of an order (row, timeline entry, and its outbox events: status_changed, plus
- * delivered / cancelled), to be written by recordStatusChange(s) on the transaction holding the row lock.
- */
-export function statusChangeOf(
-  order: { id: string; environment: ApiKeyEnvironment; assignedKeyId: string | null; status: OrderStatus },
-  to: OrderStatus,
-  event: Omit<OrderEventRow, 'orderId' | 'status' | 'at'>,
-  now: Date,
-): StatusChange {
-  return {
-    orderId: order.id,
-    environment: order.environment,
-    assignedKeyId: order.assignedKeyId,
-    previousStatus: order.status,
-    event: { ...event, status: to, at: now },
-    outbox: statusChangeEventTypes(to).map((type) => ({ eventId: newEventId(), type })),
-  };
 }
 
 // --- Partner reads ---------------------------------------------------------------------------------
@@ -121,17 +106,6 @@ export async function listPartnerOrders(
   return json;
 }
 
-/** One coalescing loader per database (see VisibleOrderLoader). */
-const loaders = new WeakMap<object, VisibleOrderLoader>();
-function loaderFor(db: OrdersDeps['db']): VisibleOrderLoader {
-  let loader = loaders.get(db);
-  if (!loader) {
-    loader = new VisibleOrderLoader(db);
-    loaders.set(db, loader);
-  }
-  return loader;
-}
-
 /** One order the key may see; `version` as for listPartnerOrders. A 404 is cached like an order. */
 export async function getPartnerOrder(
   deps: OrdersDeps,
@@ -146,7 +120,7 @@ export async function getPartnerOrder(
   let order: JsonText<PartnerOrder> | JsonBytes<PartnerOrder> | null | undefined =
     cacheKey !== null && version !== null ? deps.orderCache.get(cacheKey, version) : undefined;
   if (order === undefined) {
-    const text = await loaderFor(deps.db).find(scope, code, pii);
+    const text = await deps.orderLoader.find(scope, code, pii);
     order = cacheKey !== null && version !== null ? deps.orderCache.set(cacheKey, version, text) : text;
   }
   if (!order) throw notFound('Order');
@@ -206,7 +180,7 @@ export async function createOrder(deps: OrdersDeps, body: CreateOrderDto): Promi
   if (timeWindowStart !== null && timeWindowEnd !== null && Date.parse(timeWindowEnd) <= Date.parse(timeWindowStart)) {
     throw validationError('timeWindowEnd', 'must be after timeWindowStart');
   }
-  const environment = envOf(body.environment);
+  const environment = environmentOf(body.environment);
   // One statement (insertNewOrderRow): no transaction of its own needed.
   const snapshot = await commitOrderChange(
     deps,

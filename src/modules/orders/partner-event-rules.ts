@@ -21,15 +21,14 @@
  */
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { parseInstant } from '../../shared/instants.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { findActsForKeyId } from '../keys/keys.repo.js';
-import { parseInstant } from './instants.js';
 import { type LockedOrder, lockVisibleOrder } from './order-locks.repo.js';
 import type { StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
-import { statusChangeOf } from './orders.service.js';
-import { partnerEventTarget } from './state-machine.js';
+import { partnerEventTarget, statusChangeOf } from './state-machine.js';
 import { scopeOf } from './visibility.js';
 
 /** Rules that depend on the body alone (checked before the order is even looked up). */

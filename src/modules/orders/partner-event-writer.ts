@@ -16,11 +16,10 @@ import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
-import { commitOrderChange, type OrderTx } from './order-change.js';
-import { lockVisibleOrders } from './order-locks.repo.js';
+import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
+import { type LockedOrder, lockVisibleOrders } from './order-locks.repo.js';
 import { recordStatusChanges, type StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
-import type { OrdersDeps } from './orders.service.js';
 import { eventTarget, partnerEventChange } from './partner-event-rules.js';
 import { type PartnerOrderPieces, scopeOf } from './visibility.js';
 
@@ -49,21 +48,11 @@ type Decided = { event: PendingEvent; change: StatusChange } | { event: PendingE
 
 type PendingEvent = BatchEntry<PartnerEvent, PartnerOrderPieces>;
 
-/** One group-commit writer per database. */
-const writers = new WeakMap<object, PartnerEventWriter>();
-export function partnerEventWriter(deps: OrdersDeps): PartnerEventWriter {
-  let writer = writers.get(deps.db);
-  if (!writer) {
-    writer = new PartnerEventWriter(deps);
-    writers.set(deps.db, writer);
-  }
-  return writer;
-}
-
+/** The group-commit writer; one per process (createContext: `ctx.partnerEvents`). */
 export class PartnerEventWriter {
   private readonly batcher: Batcher<PartnerEvent, PartnerOrderPieces>;
 
-  constructor(private readonly deps: OrdersDeps) {
+  constructor(private readonly deps: OrderChangeDeps & { clock: { now(): Date } }) {
     this.batcher = new Batcher({
       maxInFlight: MAX_IN_FLIGHT,
       maxBatch: MAX_GROUP,
@@ -112,38 +101,61 @@ export class PartnerEventWriter {
     }
   }
 
-  /**
-   * The group's transaction: its orders locked in one statement (each through its event's key scope),
-   * each event judged against its locked order exactly as alone, the accepted ones written by one
-   * statement.
-   */
+  /** The group's transaction: its orders locked in one statement (each through its event's key scope), then written. */
   private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
-    const now = this.deps.clock.now();
     const locked = await lockVisibleOrders(
       group.map(({ item: e }) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
       tx,
     );
-    const outcomes: Decided[] = [];
-    const proofs: NewProof[] = [];
-    for (const event of group) {
-      const { key, environment, code, body } = event.item;
-      const found = eventTarget(key, environment, code, locked.get(code) ?? null, tx);
-      const target = found instanceof Promise ? await found : found;
-      try {
-        const change = partnerEventChange(target, body, now);
-        // The event's proof (geofence, 409) on its locked order, whose address came with the lock.
-        const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
-        if (proof) proofs.push(proof);
-        outcomes.push({ event, change });
-        tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
-      } catch (err) {
-        if (err instanceof AppError) outcomes.push({ event, error: err });
-        else throw err;
-      }
-    }
-    const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-    const written = changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map();
-    if (proofs.length > 0) await recordProofs(proofs, tx);
-    return [outcomes, written] as const;
+    const { outcomes, written } = await applyPartnerEvents(
+      group.map((e) => e.item),
+      locked,
+      this.deps.clock.now(),
+      tx,
+    );
+    const decided: Decided[] = outcomes.map((o, i) =>
+      'error' in o ? { event: group[i], error: o.error } : { event: group[i], change: o.change },
+    );
+    return [decided, written] as const;
   }
+}
+
+/** An event judged against its locked order: the change it makes, or its refusal. */
+export type PartnerEventOutcome = { change: StatusChange } | { error: AppError };
+
+/**
+ * THE write path of partner events, for the group-commit writer and for an event with an
+ * Idempotency-Key alike (partner-events.ts): each event judged against its locked order exactly as
+ * alone (`locked`, by code: what the caller locked through the event's key scope), its proof checked
+ * (the geofence, 409, on the locked order, whose address came with the lock), and the accepted ones
+ * written by ONE statement with their proofs. A refusal (AppError) is that event's outcome and does
+ * not stop the others; any other error fails the transaction. Returns the outcomes in the events'
+ * order and the written orders' new pieces by order id.
+ */
+export async function applyPartnerEvents(
+  events: readonly PartnerEvent[],
+  locked: ReadonlyMap<string, LockedOrder>,
+  now: Date,
+  tx: OrderTx,
+): Promise<{ outcomes: PartnerEventOutcome[]; written: Map<string, PartnerOrderPieces> }> {
+  const outcomes: PartnerEventOutcome[] = [];
+  const proofs: NewProof[] = [];
+  for (const { key, environment, code, body } of events) {
+    const found = eventTarget(key, environment, code, locked.get(code) ?? null, tx);
+    const target = found instanceof Promise ? await found : found;
+    try {
+      const change = partnerEventChange(target, body, now);
+      const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
+      if (proof) proofs.push(proof);
+      outcomes.push({ change });
+      tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
+    } catch (err) {
+      if (err instanceof AppError) outcomes.push({ error: err });
+      else throw err;
+    }
+  }
+  const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
+  const written = changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map<string, PartnerOrderPieces>();
+  if (proofs.length > 0) await recordProofs(proofs, tx);
+  return { outcomes, written };
 }

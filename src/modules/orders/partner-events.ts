@@ -5,20 +5,27 @@
  *
  * Events without an Idempotency-Key are written by the group-commit writer (partner-event-writer.ts).
  * Events with one keep a transaction of their own: the key is claimed and the answer stored with the
- * change, under a savepoint (idempotency.ts).
+ * change, under a savepoint (src/shared/idempotency.ts). Both write through the one write path,
+ * `applyPartnerEvents` (partner-event-writer.ts): the rules, the proof and the statement are the same.
  */
+
+import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
-import { checkEventProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
-import { type IdempotencyScope, requestHash, runIdempotentChange } from './idempotency.js';
+import { checkEventProof } from '../proof/proof-rules.js';
 import { commitOrderChange } from './order-change.js';
 import { lockVisibleOrder } from './order-locks.repo.js';
-import { recordStatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto, PartnerOrder } from './orders.schemas.js';
 import type { OrdersDeps } from './orders.service.js';
-import { checkEventBody, eventTarget, partnerEventChange } from './partner-event-rules.js';
-import { partnerEventWriter } from './partner-event-writer.js';
+import { checkEventBody } from './partner-event-rules.js';
+import { applyPartnerEvents, type PartnerEventWriter } from './partner-event-writer.js';
 import { type JsonText, orderTextAsSeenBy, scopeOf } from './visibility.js';
+
+/** What the partner event path needs (AppContext satisfies it). */
+export interface PartnerEventDeps extends OrdersDeps {
+  /** The group-commit writer (partner-event-writer.ts), one per process. */
+  partnerEvents: Pick<PartnerEventWriter, 'write'>;
+}
 
 /** A successful answer (always 201); refusals, replayed ones included, are thrown. */
 export interface PartnerEventResult {
@@ -30,7 +37,7 @@ export interface PartnerEventResult {
 
 /** POST /v1/partner/orders/{code}/events, with the optional Idempotency-Key. */
 export async function recordPartnerEvent(
-  deps: OrdersDeps,
+  deps: PartnerEventDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   code: string,
@@ -42,7 +49,7 @@ export async function recordPartnerEvent(
   const proofChecked = checkEventProof(key, body, deps.db);
   if (proofChecked) await proofChecked;
   if (idempotencyKey === undefined) {
-    const pieces = await partnerEventWriter(deps).write({ key, environment, code, body });
+    const pieces = await deps.partnerEvents.write({ key, environment, code, body });
     return { order: orderTextAsSeenBy(key, pieces), replayed: false };
   }
   const idem: IdempotencyScope = {
@@ -61,13 +68,17 @@ export async function recordPartnerEvent(
       async () => {
         // The row lock serialises racing events on one order: the loser waits, then sees the new status.
         const locked = await lockVisibleOrder(scopeOf(key, environment), code, tx);
-        const found = eventTarget(key, environment, code, locked, tx);
-        const target = found instanceof Promise ? await found : found;
-        const change = partnerEventChange(target, body, now);
-        const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
-        const pieces = await recordStatusChange(change, tx);
-        if (proof) await recordProofs([proof], tx);
-        tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
+        // The same write path as the group-commit writer's, for one event.
+        const { outcomes, written } = await applyPartnerEvents(
+          [{ key, environment, code, body }],
+          locked ? new Map([[code, locked]]) : new Map(),
+          now,
+          tx,
+        );
+        const [outcome] = outcomes;
+        if ('error' in outcome) throw outcome.error;
+        const pieces = written.get(outcome.change.orderId);
+        if (!pieces) throw new Error(`order ${outcome.change.orderId} vanished inside its own transaction`);
         const json = orderTextAsSeenBy(key, pieces);
         return { answer: json, json };
       },

@@ -3,7 +3,9 @@
  * and the batch lifecycle. Pure functions; the services call them with the row they locked.
  */
 import { AppError } from '../../errors.js';
-import type { OrderStatus, PartnerEventType } from '../../shared/schemas.js';
+import { newEventId } from '../../shared/outbox.js';
+import type { ApiKeyEnvironment, OrderStatus, PartnerEventType, WebhookEvent } from '../../shared/schemas.js';
+import type { OrderEventRow, StatusChange } from './order-writes.repo.js';
 import type { BatchStatus } from './orders.schemas.js';
 
 export const FINAL_STATUSES: ReadonlySet<OrderStatus> = new Set(['DELIVERED', 'RETURNED', 'CANCELLED']);
@@ -130,4 +132,32 @@ export function assertBatchTransition(from: BatchStatus, to: BatchStatus): void 
   if (BATCH_TRANSITIONS[from] !== to) {
     throw new AppError('ERR_BATCH_INVALID_TRANSITION', `A batch cannot move from ${from} to ${to}`, { from, to });
   }
+}
+
+/** The events a status change emits (docs/decisions-log.md, 'Webhooks'): always status_changed, plus delivered / cancelled. */
+export function statusChangeEventTypes(to: OrderStatus): WebhookEvent[] {
+  const types: WebhookEvent[] = ['order.status_changed'];
+  if (to === 'DELIVERED') types.push('order.delivered');
+  if (to === 'CANCELLED') types.push('order.cancelled');
+  return types;
+}
+
+/**
+ * The status change of an order (row, timeline entry, and its outbox events: status_changed, plus
+ * delivered / cancelled), to be written by recordStatusChange(s) on the transaction holding the row lock.
+ */
+export function statusChangeOf(
+  order: { id: string; environment: ApiKeyEnvironment; assignedKeyId: string | null; status: OrderStatus },
+  to: OrderStatus,
+  event: Omit<OrderEventRow, 'orderId' | 'status' | 'at'>,
+  now: Date,
+): StatusChange {
+  return {
+    orderId: order.id,
+    environment: order.environment,
+    assignedKeyId: order.assignedKeyId,
+    previousStatus: order.status,
+    event: { ...event, status: to, at: now },
+    outbox: statusChangeEventTypes(to).map((type) => ({ eventId: newEventId(), type })),
+  };
 }

@@ -9,7 +9,7 @@
  *    capture or collection, RETURNED cancels a COD intent awaiting collection — and the
  *    `payment_intent.collected` / `payment_intent.canceled` outbox events with the intent after it.
  */
-import { OUTBOX_INSERT } from '../orders/outbox.js';
+import { OUTBOX_INSERT } from '../../shared/outbox.js';
 
 /**
  * A WITH item (`payment_intent`) inserting the intent of the order inserted by the WITH item `order`,

@@ -6,9 +6,9 @@
  * OutboxTx) comes LAST.
  */
 import type { Queryable } from '../../db/db.js';
+import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, PaymentMethod } from '../../shared/schemas.js';
 import { orderPaymentStatusSql } from '../orders/order-writes.repo.js';
-import { OUTBOX_INSERT, type OutboxTx } from '../orders/outbox.js';
 import { type PartnerOrderScope, scopeConditions, scopeKind } from '../orders/visibility.js';
 import type { PaymentIntent, PaymentIntentStatus } from './payments.schemas.js';
 
@@ -289,7 +289,7 @@ export async function partnerBalance(
               WHERE partner_id = $1 AND environment = $2 AND status = 'COLLECTED' AND settlement_id IS NULL) AS n,
             (SELECT iso_utc(min(captured_at)) FROM payment_intents
               WHERE partner_id = $1 AND environment = $2 AND status = 'COLLECTED' AND settlement_id IS NULL) AS oldest,
-            (SELECT coalesce(sum(collected_qepik + adjustments_qepik - remitted_qepik), 0) FROM settlements
+            (SELECT coalesce(sum(outstanding_qepik), 0) FROM settlements
               WHERE partner_id = $1 AND environment = $2 AND status <> 'SETTLED') AS awaiting`,
     [partnerId, environment],
   );

@@ -4,13 +4,12 @@
  * the order's paymentStatus, so the read cache is told and the outbox consumers are woken after COMMIT.
  */
 import { AppError, notFound } from '../../errors.js';
-import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
+import { parseInstant } from '../../shared/instants.js';
+import { newEventId } from '../../shared/outbox.js';
+import { type ApiKeyEnvironment, environmentName } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
-import { type IdempotencyScope, requestHash, runIdempotentChange } from '../orders/idempotency.js';
-import { parseInstant } from '../orders/instants.js';
-import { commitOrderChange, type OrderTx } from '../orders/order-change.js';
-import type { OrdersDeps } from '../orders/orders.service.js';
-import { newEventId } from '../orders/outbox.js';
+import { commitOrderChange, type OrderChangeDeps, type OrderTx } from '../orders/order-change.js';
 import { type PartnerOrderScope, scopeOf } from '../orders/visibility.js';
 import {
   captureIntent,
@@ -32,6 +31,14 @@ import type {
 } from './payments.schemas.js';
 import { publicId } from './public-id.js';
 
+/**
+ * What the payment services need (AppContext satisfies it): captures and refunds change the order's
+ * paymentStatus, so they run as order changes (commitOrderChange) and are announced to the read cache.
+ */
+export interface PaymentsDeps extends OrderChangeDeps {
+  clock: { now(): Date };
+}
+
 /** Who captures or refunds: the operator (every order), or a sandbox key (its own sandbox orders). */
 export interface PaymentActor {
   /** Idempotency keys are kept per actor (an operator account or an API key). */
@@ -47,7 +54,7 @@ async function lockedIntent(code: string, actor: PaymentActor, tx: OrderTx): Pro
 }
 
 /** POST …/orders/{code}/payment/capture. */
-export function capturePayment(deps: OrdersDeps, actor: PaymentActor, code: string, idempotencyKey?: string) {
+export function capturePayment(deps: PaymentsDeps, actor: PaymentActor, code: string, idempotencyKey?: string) {
   return idempotent(deps, actor, idempotencyKey, `POST /orders/${code}/payment/capture`, {}, async (tx) => {
     const intent = await lockedIntent(code, actor, tx);
     if (intent.method === 'COD') {
@@ -70,7 +77,7 @@ export function capturePayment(deps: OrdersDeps, actor: PaymentActor, code: stri
 }
 
 /** POST …/orders/{code}/payment/refunds. */
-export function refundPayment(deps: OrdersDeps, actor: PaymentActor, code: string, body: RefundDto, idempotencyKey?: string) {
+export function refundPayment(deps: PaymentsDeps, actor: PaymentActor, code: string, body: RefundDto, idempotencyKey?: string) {
   return idempotent(deps, actor, idempotencyKey, `POST /orders/${code}/payment/refunds`, body, async (tx) => {
     const intent = await lockedIntent(code, actor, tx);
     if (intent.method === 'COD') {
@@ -106,7 +113,7 @@ export function refundPayment(deps: OrdersDeps, actor: PaymentActor, code: strin
  * except 5xx and 429), the same key with another request is 409 ERR_IDEMPOTENCY_CONFLICT.
  */
 async function idempotent(
-  deps: OrdersDeps,
+  deps: PaymentsDeps,
   actor: PaymentActor,
   idempotencyKey: string | undefined,
   target: string,
@@ -135,7 +142,7 @@ async function idempotent(
 // --- Partner reads -----------------------------------------------------------------------------------
 
 export async function listPaymentIntents(
-  deps: OrdersDeps,
+  deps: PaymentsDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   query: ListPaymentIntentsQuery,
@@ -156,7 +163,7 @@ export async function listPaymentIntents(
   return { page, pageSize, total: found.total, items: found.items };
 }
 
-export async function getPaymentIntent(deps: OrdersDeps, key: ResolvedKey, environment: ApiKeyEnvironment, id: string) {
+export async function getPaymentIntent(deps: PaymentsDeps, key: ResolvedKey, environment: ApiKeyEnvironment, id: string) {
   const intent = await findVisibleIntent(scopeOf(key, environment), id, deps.db);
   if (!intent) throw notFound('Payment intent');
   return intent;
@@ -165,7 +172,7 @@ export async function getPaymentIntent(deps: OrdersDeps, key: ResolvedKey, envir
 /** The portal's read of an order's intent: orders assigned to any key of the user's partner. */
 /** The portal's list: the intents of every key of the partner in one environment (docs/payments.md, "Developer portal reads"). */
 export async function listPartnerPaymentIntents(
-  deps: OrdersDeps,
+  deps: PaymentsDeps,
   partnerId: string,
   environment: ApiKeyEnvironment,
   query: ListPaymentIntentsQuery,
@@ -187,25 +194,25 @@ export async function listPartnerPaymentIntents(
   return { page, pageSize, total: found.total, items: found.items };
 }
 
-export async function getPartnerOrderIntent(deps: OrdersDeps, partnerId: string, code: string): Promise<PaymentIntent> {
+export async function getPartnerOrderIntent(deps: PaymentsDeps, partnerId: string, code: string): Promise<PaymentIntent> {
   const intent = await findPartnerIntentByOrderCode(partnerId, code, deps.db);
   if (!intent) throw notFound('Payment intent');
   return intent;
 }
 
-export function getBalance(deps: OrdersDeps, key: ResolvedKey, environment: ApiKeyEnvironment): Promise<PartnerBalance> {
+export function getBalance(deps: PaymentsDeps, key: ResolvedKey, environment: ApiKeyEnvironment): Promise<PartnerBalance> {
   return getPartnerBalance(deps, key.partnerId, environment);
 }
 
 /** The partner's balance in one environment (the key's, or the one the portal asks for). */
 export async function getPartnerBalance(
-  deps: OrdersDeps,
+  deps: PaymentsDeps,
   partnerId: string,
   environment: ApiKeyEnvironment,
 ): Promise<PartnerBalance> {
   const b = await partnerBalance(partnerId, environment, deps.db);
   return {
-    environment: environment === 'LIVE' ? 'live' : 'sandbox',
+    environment: environmentName(environment),
     codOnHandQepik: b.onHand,
     collectionsOnHand: b.count,
     awaitingRemittanceQepik: b.awaiting,

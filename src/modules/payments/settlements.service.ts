@@ -5,11 +5,10 @@
  * and its collections become SETTLED in that same transaction.
  */
 import { AppError, notFound, validationError } from '../../errors.js';
+import { parseInstant } from '../../shared/instants.js';
+import { newEventId } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import { parseInstant } from '../orders/instants.js';
-import { commitOrderChange, type OrderTx } from '../orders/order-change.js';
-import type { OrdersDeps } from '../orders/orders.service.js';
-import { newEventId } from '../orders/outbox.js';
+import { type ChangeTx, commitChange, type UnitOfWorkDeps } from '../../shared/unit-of-work.js';
 import type {
   AdjustmentDto,
   PageOfSettlement,
@@ -34,7 +33,10 @@ import {
   settleIfPaid,
 } from './settlements.repo.js';
 
-export const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
+/** What the settlement services need (AppContext satisfies it): a settlement touches no order. */
+export interface SettlementsDeps extends UnitOfWorkDeps {
+  clock: { now(): Date; nowMs(): number };
+}
 
 /**
  * A partner and environment whose settlements a caller reaches (null: the operator, every one). The
@@ -46,7 +48,7 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string } | null)?.c
 
 /** POST /v1/admin/partners/{id}/settlements (and the sandbox's, with periodEnd now). */
 export async function createSettlement(
-  deps: OrdersDeps,
+  deps: SettlementsDeps,
   partnerId: string,
   environment: ApiKeyEnvironment,
   periodEndText: string,
@@ -57,7 +59,7 @@ export async function createSettlement(
     throw new AppError('ERR_SETTLEMENT_PERIOD_OPEN', 'periodEnd is in the future: the period is still open');
   }
   try {
-    return await commitOrderChange(deps, async (tx) => {
+    return await commitChange(deps, async (tx) => {
       if (!(await lockPartnerForSettlement(partnerId, tx))) throw notFound('Partner');
       const last = await lastPeriodEnd(partnerId, environment, tx);
       if (last !== null && periodEnd.getTime() <= last.getTime()) {
@@ -87,7 +89,7 @@ function settlementEvents(
   settlement: Settlement,
   types: ReadonlyArray<'settlement.created' | 'settlement.updated' | 'settlement.settled'>,
   now: Date,
-  tx: OrderTx,
+  tx: ChangeTx,
 ): Promise<void> {
   return appendSettlementEvents(
     partnerId,
@@ -99,7 +101,7 @@ function settlementEvents(
 }
 
 async function addLine(
-  deps: OrdersDeps,
+  deps: SettlementsDeps,
   owner: SettlementOwner,
   id: string,
   line: {
@@ -111,7 +113,7 @@ async function addLine(
   },
 ): Promise<SettlementLine> {
   const now = deps.clock.now();
-  return commitOrderChange(deps, async (tx) => {
+  return commitChange(deps, async (tx) => {
     const locked = await lockSettlement(id, owner, tx);
     if (!locked) throw notFound('Settlement');
     if (locked.status === 'SETTLED') {
@@ -134,7 +136,7 @@ async function addLine(
 }
 
 /** POST /v1/admin/settlements/{id}/adjustments. */
-export function addAdjustment(deps: OrdersDeps, id: string, body: AdjustmentDto): Promise<SettlementLine> {
+export function addAdjustment(deps: SettlementsDeps, id: string, body: AdjustmentDto): Promise<SettlementLine> {
   if (body.amountQepik === 0) throw validationError('amountQepik', 'must not be 0');
   if (body.note.trim() === '') throw validationError('note', 'must not be blank');
   return addLine(deps, null, id, {
@@ -148,7 +150,7 @@ export function addAdjustment(deps: OrdersDeps, id: string, body: AdjustmentDto)
 
 /** POST /v1/admin/settlements/{id}/remittances (owner null), and the sandbox's (its own partner's). */
 export function addRemittance(
-  deps: OrdersDeps,
+  deps: SettlementsDeps,
   owner: SettlementOwner,
   id: string,
   body: Pick<RemittanceDto, 'amountQepik' | 'reference'> & Partial<Pick<RemittanceDto, 'receivedAt' | 'note'>>,
@@ -167,7 +169,7 @@ export function addRemittance(
 // --- Reads -------------------------------------------------------------------------------------------
 
 export async function listSettlements(
-  deps: OrdersDeps,
+  deps: SettlementsDeps,
   owner: { partnerId: string; environment: ApiKeyEnvironment } | null,
   filters: { partnerId?: string; status?: SettlementStatus; page?: number; pageSize?: number },
 ): Promise<PageOfSettlement> {
@@ -184,14 +186,14 @@ export async function listSettlements(
   return { page, pageSize, total: found.total, items: found.items };
 }
 
-export async function getSettlement(deps: OrdersDeps, owner: SettlementOwner, id: string): Promise<Settlement> {
+export async function getSettlement(deps: SettlementsDeps, owner: SettlementOwner, id: string): Promise<Settlement> {
   const found = await findSettlement(owner, id, deps.db);
   if (!found) throw notFound('Settlement');
   return found;
 }
 
 export async function getSettlementLines(
-  deps: OrdersDeps,
+  deps: SettlementsDeps,
   owner: SettlementOwner,
   id: string,
   query: { page?: number; pageSize?: number },
@@ -224,7 +226,7 @@ export function csvField(value: string | number | null): string {
 }
 
 /** GET …/settlements/{id}/lines.csv: every line, oldest first, under a header row; CRLF line ends. */
-export async function settlementLinesCsv(deps: OrdersDeps, owner: SettlementOwner, id: string): Promise<string> {
+export async function settlementLinesCsv(deps: SettlementsDeps, owner: SettlementOwner, id: string): Promise<string> {
   await getSettlement(deps, owner, id);
   const { items } = await listSettlementLines(id, null, deps.db);
   const rows = [CSV_COLUMNS.join(','), ...items.map((line) => CSV_COLUMNS.map((c) => csvField(line[c])).join(','))];

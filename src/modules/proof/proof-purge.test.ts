@@ -1,13 +1,12 @@
 /**
  * Retention of tracking and proof on the test clock: the worker's periodic purge (purgeExpired,
- * src/worker/purge.ts) runs purgeTrackingAndProof.
+ * src/worker/purge.ts) runs purgeExpiredTracking and purgeExpiredProofAndUploads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { purgeExpired } from '../../worker/purge.js';
 import { orderFor } from '../orders/orders.test-helpers.js';
-import { trackingBuffer } from '../tracking/tracking-buffer.js';
 import { jpegBytes } from '../uploads/uploads.test-helpers.js';
 
 let t: TestApp;
@@ -45,7 +44,7 @@ describe('retention of tracking and proof', () => {
       });
       expect(res.statusCode, res.body).toBe(202);
     }
-    await trackingBuffer(t.ctx).flushAll();
+    await t.ctx.tracking.flushAll();
     const photo = await upload();
     const unused = await upload();
     const delivered = await t.live.inject({

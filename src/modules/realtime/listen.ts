@@ -17,7 +17,7 @@
  *
  * Cost. A session joins one room per event kind, `listen:<keyId>:<kind>`, plus `listen:*:<kind>`, and the
  * hub's audience (audience.ts) knows, across processes, which rooms have a socket somewhere. When the
- * worker's fan-out commits a batch (OUTBOX_PROCESSED_EVENT, in whichever process fanned it out), rows of
+ * worker's fan-out commits a batch ('outbox.processed', in whichever process fanned it out), rows of
  * a kind nobody listens to anywhere are skipped before anything is read or built: without sessions the
  * fan-out pays one Map lookup per row. Only for the rest are the keys that may see them read (one query)
  * and, for `batch.completed`, the placements of the batch's orders.
@@ -29,10 +29,10 @@ import type { Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { isUuid } from '../../shared/ids.js';
-import { PAYMENT_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '../../shared/schemas.js';
+import type { ProcessedOutboxEvent } from '../../shared/outbox.js';
+import { environmentName, PAYMENT_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '../../shared/schemas.js';
 import { findKey } from '../keys/keys.repo.js';
 import { findOrderPlacements } from '../orders/order-reads.repo.js';
-import type { ProcessedOutboxEvent } from '../orders/outbox.js';
 import type { OrderPlacement } from '../orders/visibility.js';
 import { buildEnvelope } from '../webhooks/envelope.js';
 import { batchOrderCodes, eventDataFor, keysOfEvent } from '../webhooks/routing.js';
@@ -99,7 +99,7 @@ export class ListenSessions {
   private publishing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'log'>,
     private readonly hub: ListenHub,
   ) {}
 
@@ -173,7 +173,7 @@ export class ListenSessions {
     return {
       subscription: {
         apiKeyId: key.id,
-        environment: key.environment === 'LIVE' ? 'live' : 'sandbox',
+        environment: environmentName(key.environment),
         events,
       },
     };

@@ -3,22 +3,19 @@
  * the API. The handshake reads `auth.token` (an access token); a missing, expired or forged one fails
  * the connection with `ERR_UNAUTHORIZED`, and a token that expires during a connection ends it.
  *
- * Rooms: `partner:<partnerId>` (every PARTNER user of that partner) and `admins`. Events:
- *   order.updated    { order }     → the partner owning the order's key (the order as that key sees it:
- *                                    orderAsSeenBy, visibility.ts) and admins (with customer)
- *   payment_intent.updated { paymentIntent } → the partner owning the order's key, and admins
- *   settlement.updated { settlement } → the settlement's partner, and admins (docs/payments.md)
- *   delivery.updated { delivery }  → the partner owning the webhook
- *   request.logged   { request }   → the partner owning the key (at most 50 a second per partner from a
- *                                    process: request-log/request-recorder.ts)
- *   webhook.updated  { webhook }   → the partner owning the webhook (edit, streak, isActive, secret rotation)
- *   offer.created | offer.expired | offer.withdrawn { offer } → the partner owning the offered key;
- *   offer.accepted | offer.declined | offer.expired { offer } → admins (docs/offers.md)
- *   order.tracking   { tracking }  → the partner owning the order's key and admins, after each flush of the
- *                                    location buffer (tracking/tracking-buffer.ts)
- *   listen.event     { apiKeyId, event } → the sockets that subscribed to the key's events with listen.subscribe
+ * Rooms: `partner:<partnerId>` (every PARTNER user of that partner) and `admins`. The hub keeps rooms
+ * and audiences only; what goes to them is each domain's, beside its producer (rooms.ts names the
+ * publishers; createContext hands them to the hub):
+ *   order.updated, payment_intent.updated, settlement.updated  from the outbox rows the worker fanned out
+ *                                    (orders/order-realtime.ts, payments/payment-realtime.ts)
+ *   offer.created, offer.expired, offer.withdrawn (partner), offer.accepted, offer.declined,
+ *   offer.expired (admins)           from the outbox rows (offers/offer-realtime.ts)
+ *   order.tracking                   after each flush of the location buffer (tracking/tracking-realtime.ts)
+ *   delivery.updated, webhook.updated  after a committed change (webhooks/webhook-realtime.ts)
+ *   request.logged                   the request log's live tail (request-log/request-log-realtime.ts)
+ *   listen.event { apiKeyId, event } → the sockets that subscribed to the key's events with listen.subscribe
  *                                    (`partner listen`): the envelope its webhooks get (listen.ts)
- * They come from what the worker has committed (outbox rows it fanned out, delivery state changes), so
+ * They come from what has committed (outbox rows the worker fanned out, delivery state changes), so
  * nothing is emitted for a change that rolled back.
  *
  * Only rooms with a socket connected somewhere get updates at all: the hub knows which (audience.ts: its
@@ -40,31 +37,20 @@ import { type DefaultEventsMap, Server, type Socket } from 'socket.io';
 import type { AppContext } from '../../context.js';
 import { ERROR_STATUS } from '../../errors.js';
 import { duplicateRedis } from '../../redis.js';
-import type { ApiKeyScope } from '../../shared/schemas.js';
+import type { ProcessedOutboxEvent } from '../../shared/outbox.js';
 import { type Principal, verifyAccessToken } from '../auth/tokens.js';
 import { findKeyOwner } from '../keys/keys.repo.js';
-import { OUTBOX_PROCESSED_EVENT, type ProcessedOutboxEvent } from '../orders/outbox.js';
-import { orderAsSeenBy } from '../orders/visibility.js';
-import { REQUEST_LOGGED_EVENT, type RequestLogged } from '../request-log/request-log.types.js';
-import { TRACKING_UPDATED_EVENT, type TrackingUpdate } from '../tracking/tracking-buffer.js';
-import { DELIVERY_UPDATED_EVENT, type DeliveryUpdated, WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from '../webhooks/signals.js';
 import { RealtimeAudience } from './audience.js';
 import { ListenSessions } from './listen.js';
+import type { KeyOwner, RealtimePublisher, RealtimeRooms } from './rooms.js';
 
 export const REALTIME_NAMESPACE = '/realtime';
 
+/** What the hub needs (AppContext satisfies it). */
+export type RealtimeDeps = Pick<AppContext, 'config' | 'log' | 'db' | 'clock' | 'secrets' | 'redis' | 'events' | 'metrics'>;
+
 const ADMINS_ROOM = 'admins';
-const PARTNER_OFFER_EVENTS: ReadonlySet<string> = new Set(['offer.created', 'offer.expired', 'offer.withdrawn']);
-const ADMIN_OFFER_EVENTS: ReadonlySet<string> = new Set(['offer.accepted', 'offer.declined', 'offer.expired']);
 const partnerRoom = (partnerId: string) => `partner:${partnerId}`;
-
-interface KeyOwner {
-  partnerId: string;
-  scopes: ApiKeyScope[];
-}
-
-// Order events that describe the same change as a status_changed row emitted beside them.
-const REDUNDANT_ORDER_EVENTS = new Set(['order.delivered', 'order.cancelled']);
 
 /** One update for the sockets of one room. */
 interface RoomMessage {
@@ -105,48 +91,57 @@ export class RealtimeHub {
   /** `partner listen`: a key's events on a PARTNER user's socket (listen.ts). */
   private readonly listen: ListenSessions;
   private closed = false;
+  private started = false;
 
-  constructor(private readonly ctx: AppContext) {
+  /** What the publishers see of the hub. */
+  private readonly rooms: RealtimeRooms = {
+    toAdmins: (event, payload) => this.emit(ADMINS_ROOM, event, payload),
+    toPartner: (partnerId, event, payload) => this.emit(partnerRoom(partnerId), event, payload),
+    hasPartner: (partnerId) => this.audience.has(partnerRoom(partnerId)),
+    isEmpty: () => this.audience.empty,
+    ownerOfKey: (keyId) => this.ownerOf(keyId),
+    failed: (what, err) => this.ctx.log.error({ err }, `realtime ${what} fan-out failed`),
+  };
+
+  /**
+   * Made by createContext (one per process), with the domains' publishers (rooms.ts); it listens once
+   * it serves a server (`attach`).
+   */
+  constructor(
+    private readonly ctx: RealtimeDeps,
+    private readonly publishers: readonly RealtimePublisher[],
+  ) {
     this.audience = new RealtimeAudience(ctx.config.redisKeyPrefix, ctx.log);
-    const noAudience = ctx.requestLog.setLiveAudience((partnerId) => this.audience.has(partnerRoom(partnerId)));
     this.listen = new ListenSessions(ctx, {
       has: (room) => this.audience.has(room),
       join: (socket, room) => this.joinRoom(socket, room),
       leave: (socket, room) => this.leaveRoom(socket, room),
       emit: (room, event, payload) => this.emit(room, event, payload),
     });
+  }
+
+  /** Subscribes to the process's events: a process that never serves the channel spends nothing on it. */
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    const ctx = this.ctx;
     const onOutbox = (rows: ProcessedOutboxEvent[]) => {
-      void this.publishOrders(rows).catch((err) => ctx.log.error({ err }, 'realtime order fan-out failed'));
+      void this.publishOutbox(rows).catch((err) => ctx.log.error({ err }, 'realtime outbox fan-out failed'));
       void this.listen.publish(rows).catch((err) => ctx.log.error({ err }, 'realtime listen fan-out failed'));
     };
-    const onDelivery = (event: DeliveryUpdated) =>
-      this.emit(partnerRoom(event.partnerId), 'delivery.updated', { delivery: event.delivery });
-    const onWebhook = (event: WebhookUpdated) =>
-      this.emit(partnerRoom(event.partnerId), 'webhook.updated', { webhook: event.webhook });
-    const onRequestLogged = (event: RequestLogged) =>
-      this.emit(partnerRoom(event.partnerId), 'request.logged', { request: event.request });
-    const onTracking = (updates: TrackingUpdate[]) =>
-      void this.publishTracking(updates).catch((err) => ctx.log.error({ err }, 'realtime tracking fan-out failed'));
-    ctx.events.on(TRACKING_UPDATED_EVENT, onTracking);
-    this.unsubscribe.push(() => ctx.events.off(TRACKING_UPDATED_EVENT, onTracking));
-    ctx.events.on(OUTBOX_PROCESSED_EVENT, onOutbox);
-    ctx.events.on(DELIVERY_UPDATED_EVENT, onDelivery);
-    ctx.events.on(REQUEST_LOGGED_EVENT, onRequestLogged);
-    ctx.events.on(WEBHOOK_UPDATED_EVENT, onWebhook);
-    this.unsubscribe.push(
-      () => ctx.events.off(OUTBOX_PROCESSED_EVENT, onOutbox),
-      () => ctx.events.off(DELIVERY_UPDATED_EVENT, onDelivery),
-      () => ctx.events.off(REQUEST_LOGGED_EVENT, onRequestLogged),
-      noAudience,
-      () => this.audience.stop(),
-      () => ctx.events.off(WEBHOOK_UPDATED_EVENT, onWebhook),
-    );
+    ctx.events.on('outbox.processed', onOutbox);
+    this.unsubscribe.push(() => ctx.events.off('outbox.processed', onOutbox));
+    for (const publisher of this.publishers) {
+      const off = publisher.subscribe?.(ctx.events, this.rooms);
+      if (off) this.unsubscribe.push(off);
+    }
     const untrackMetrics = ctx.metrics?.trackRealtime(() => this.connections);
     if (untrackMetrics) this.unsubscribe.push(untrackMetrics);
   }
 
   /** Serves the channel on a listener's HTTP server (or, with no server, only emits: worker processes). */
   attach(httpServer?: HttpServer): RealtimeServer {
+    this.start();
     const io: RealtimeServer = new Server({ serveClient: false, cors: { origin: true, credentials: false } });
     if (this.ctx.redis) {
       // The adapter never awaits its PUBLISH commands: duplicateRedis handles their rejections. While
@@ -194,9 +189,11 @@ export class RealtimeHub {
     io.engine?.close();
   }
 
+  /** Stops for good (createContext's close): every server detached, every subscription ended. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.audience.stop();
     for (const off of this.unsubscribe) off();
     for (const io of [...this.servers]) await this.detach(io);
     for (const c of this.redisClients) await c.quit().catch(() => c.disconnect());
@@ -289,63 +286,11 @@ export class RealtimeHub {
     }
   }
 
-  private async publishOrders(rows: ProcessedOutboxEvent[]): Promise<void> {
-    if (this.audience.empty) return;
+  /** The fanned-out rows, in order, to every publisher that takes outbox rows (rooms.ts). */
+  private async publishOutbox(rows: ProcessedOutboxEvent[]): Promise<void> {
     for (const row of rows) {
-      if (row.type.startsWith('payment_intent.') || row.type.startsWith('settlement.')) {
-        await this.publishPayment(row);
-        continue;
-      }
-      if (row.type.startsWith('offer.')) {
-        await this.publishOffer(row);
-        continue;
-      }
-      const order = (row.data as { order?: { customer?: unknown } } | undefined)?.order;
-      if (!order || REDUNDANT_ORDER_EVENTS.has(row.type)) continue;
-      this.emit(ADMINS_ROOM, 'order.updated', { order });
-      if (!row.assignedKeyId) continue;
-      const owner = await this.ownerOf(row.assignedKeyId);
-      if (!owner || !this.audience.has(partnerRoom(owner.partnerId))) continue;
-      this.emit(partnerRoom(owner.partnerId), 'order.updated', { order: orderAsSeenBy(owner, order) });
-    }
-  }
-
-  /**
-   * payment_intent.updated { paymentIntent } to the partner owning the order's key, and
-   * settlement.updated { settlement } to the settlement's partner; both to admins (docs/payments.md).
-   */
-  private async publishPayment(row: ProcessedOutboxEvent): Promise<void> {
-    const { paymentIntent, settlement } = row.data as { paymentIntent?: unknown; settlement?: unknown };
-    if (paymentIntent) {
-      this.emit(ADMINS_ROOM, 'payment_intent.updated', { paymentIntent });
-      const owner = row.assignedKeyId ? await this.ownerOf(row.assignedKeyId) : null;
-      if (owner) this.emit(partnerRoom(owner.partnerId), 'payment_intent.updated', { paymentIntent });
-    } else if (settlement) {
-      this.emit(ADMINS_ROOM, 'settlement.updated', { settlement });
-      if (row.partnerId) this.emit(partnerRoom(row.partnerId), 'settlement.updated', { settlement });
-    }
-  }
-
-  /**
-   * Offers (docs/offers.md): offer.created, offer.expired, offer.withdrawn { offer } to the partner owning
-   * the offered key; offer.accepted, offer.declined, offer.expired { offer } to admins.
-   */
-  private async publishOffer(row: ProcessedOutboxEvent): Promise<void> {
-    const offer = (row.data as { offer?: unknown }).offer;
-    if (!offer) return;
-    if (ADMIN_OFFER_EVENTS.has(row.type)) this.emit(ADMINS_ROOM, row.type, { offer });
-    if (!PARTNER_OFFER_EVENTS.has(row.type) || !row.assignedKeyId) return;
-    const owner = await this.ownerOf(row.assignedKeyId);
-    if (owner) this.emit(partnerRoom(owner.partnerId), row.type, { offer });
-  }
-
-  private async publishTracking(updates: TrackingUpdate[]): Promise<void> {
-    if (this.audience.empty) return;
-    for (const { assignedKeyId, tracking } of updates) {
-      this.emit(ADMINS_ROOM, 'order.tracking', { tracking });
-      if (!assignedKeyId) continue;
-      const owner = await this.ownerOf(assignedKeyId);
-      if (owner) this.emit(partnerRoom(owner.partnerId), 'order.tracking', { tracking });
+      if (this.audience.empty) return;
+      for (const publisher of this.publishers) await publisher.outboxRow?.(row, this.rooms);
     }
   }
 
@@ -359,32 +304,6 @@ export class RealtimeHub {
     this.keyOwners.set(keyId, owner);
     return owner;
   }
-}
-
-const hubs = new WeakMap<AppContext, { hub: RealtimeHub; users: number }>();
-
-/** The process's hub for this context, created on first use and closed when its last user releases it. */
-export function acquireRealtimeHub(ctx: AppContext): { hub: RealtimeHub; release: () => Promise<void> } {
-  let entry = hubs.get(ctx);
-  if (!entry) {
-    entry = { hub: new RealtimeHub(ctx), users: 0 };
-    hubs.set(ctx, entry);
-  }
-  entry.users++;
-  const current = entry;
-  let released = false;
-  return {
-    hub: current.hub,
-    release: async () => {
-      if (released) return;
-      released = true;
-      current.users--;
-      if (current.users === 0) {
-        hubs.delete(ctx);
-        await current.hub.close();
-      }
-    },
-  };
 }
 
 /**

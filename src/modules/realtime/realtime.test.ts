@@ -9,6 +9,7 @@ import { createSecondApp, createTestApp, type TestApp } from '../../../test/harn
 import { waitFor } from '../../../test/wait.js';
 import { duplicateRedis } from '../../redis.js';
 import { signAccessToken } from '../auth/tokens.js';
+import { emitPartial } from './realtime.test-helpers.js';
 
 function urlOf(t: TestApp, listener: 'live' | 'sandbox' = 'live'): string {
   const { port } = t[listener].server.address() as AddressInfo;
@@ -124,7 +125,7 @@ describe('realtime channel /realtime', () => {
     const gotB = collect(sb, 'order.updated');
     const gotAdmin = collect(sAdmin, 'order.updated');
 
-    t.ctx.events.emit('outbox.processed', [
+    emitPartial(t.ctx.events, 'outbox.processed', [
       { type: 'order.status_changed', orderId: 'o1', assignedKeyId: aPii.id, data: { order: order('ORD-1') } },
       { type: 'order.delivered', orderId: 'o1', assignedKeyId: aPii.id, data: { order: order('ORD-1') } },
       { type: 'order.status_changed', orderId: 'o2', assignedKeyId: aPlain.id, data: { order: order('ORD-2') } },
@@ -147,7 +148,7 @@ describe('realtime channel /realtime', () => {
     const gotA = collect(sa, 'delivery.updated');
     const gotB = collect(sb, 'delivery.updated');
     const delivery = { id: 'd1', webhookId: 'w1', event: 'ping', status: 'DELIVERED', attempts: 1 };
-    t.ctx.events.emit('delivery.updated', { partnerId: a.id, delivery });
+    emitPartial(t.ctx.events, 'delivery.updated', { partnerId: a.id, delivery });
     await waitFor(() => gotA.length === 1);
     await new Promise((r) => setTimeout(r, 100));
     expect(gotA).toEqual([{ delivery }]);
@@ -162,7 +163,7 @@ describe('realtime channel /realtime', () => {
     const gotLive = collect(onLive, 'delivery.updated');
     const gotSandbox = collect(onSandbox, 'delivery.updated');
     // Emitted in one turn of the event loop, so they travel as one batch (with Redis: through the adapter too).
-    for (let i = 0; i < 300; i++) t.ctx.events.emit('delivery.updated', { partnerId: a.id, delivery: { id: `d${i}` } });
+    for (let i = 0; i < 300; i++) emitPartial(t.ctx.events, 'delivery.updated', { partnerId: a.id, delivery: { id: `d${i}` } });
     await waitFor(() => gotLive.length >= 300 && gotSandbox.length >= 300);
     await new Promise((r) => setTimeout(r, 150));
     const expected = Array.from({ length: 300 }, (_, i) => ({ delivery: { id: `d${i}` } }));
@@ -205,12 +206,12 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       // Nobody in the partner's room: its updates are not published (nor emitted); the admins' are.
       const before = published;
       for (let n = 0; n < 50; n++) {
-        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: `unwatched-${n}` } });
+        emitPartial(first.ctx.events, 'delivery.updated', { partnerId: partner.id, delivery: { id: `unwatched-${n}` } });
       }
       await new Promise((r) => setImmediate(r));
       // A marker for a room with somebody in it, published after them (Redis keeps the order).
-      first.ctx.events.emit('webhook.updated', { partnerId: partner.id, webhook: { id: 'unwatched' } });
-      first.ctx.events.emit('outbox.processed', [
+      emitPartial(first.ctx.events, 'webhook.updated', { partnerId: partner.id, webhook: { id: 'unwatched' } });
+      emitPartial(first.ctx.events, 'outbox.processed', [
         { type: 'order.status_changed', assignedKeyId: null, data: { order: order('ORD-MARKER') } },
       ]);
       const adminOrders = collect(adminSocket, 'order.updated');
@@ -224,7 +225,7 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       const got = collect(socket, 'delivery.updated');
       for (let n = 0; got.length === 0; n++) {
         if (n === 100) throw new Error('no update reached the new socket in 10 s');
-        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: `probe-${n}` } });
+        emitPartial(first.ctx.events, 'delivery.updated', { partnerId: partner.id, delivery: { id: `probe-${n}` } });
         await new Promise((r) => setTimeout(r, 100));
       }
       socket.disconnect();
@@ -250,12 +251,12 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
       // depend on how long that takes on a loaded machine.
       for (let n = 0; got.length === 0; n++) {
         if (n === 100) throw new Error('no probe crossed the Redis adapter in 10 s');
-        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: `probe-${n}` } });
+        emitPartial(first.ctx.events, 'delivery.updated', { partnerId: partner.id, delivery: { id: `probe-${n}` } });
         await new Promise((r) => setTimeout(r, 100));
       }
       // A probe still on its way may arrive after this point: count only the real update.
       const updates = () => got.filter((e) => !(e as { delivery: { id: string } }).delivery.id.startsWith('probe-'));
-      first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: 'd-x' } });
+      emitPartial(first.ctx.events, 'delivery.updated', { partnerId: partner.id, delivery: { id: 'd-x' } });
       await waitFor(() => updates().length === 1);
       await new Promise((r) => setTimeout(r, 150));
       expect(updates()).toEqual([{ delivery: { id: 'd-x' } }]);
@@ -272,7 +273,7 @@ describe.skipIf(!process.env.REDIS_URL || !process.env.DATABASE_URL)('realtime a
         for (const odd of [null, 'text', { hub: 'other' }, { hub: 'other', messages: 'nope' }]) {
           stranger.of('/realtime').serverSideEmit('realtime.batch', odd);
         }
-        first.ctx.events.emit('delivery.updated', { partnerId: partner.id, delivery: { id: 'd-y' } });
+        emitPartial(first.ctx.events, 'delivery.updated', { partnerId: partner.id, delivery: { id: 'd-y' } });
         await waitFor(() => updates().length === 2);
         expect(updates()).toEqual([{ delivery: { id: 'd-x' } }, { delivery: { id: 'd-y' } }]);
       } finally {

@@ -6,6 +6,7 @@
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { notFound, validationError } from '../../errors.js';
+import { parseInstantMs } from '../../shared/instants.js';
 import { requestIdTime } from './request-id.js';
 import {
   findRequest,
@@ -29,6 +30,8 @@ import { REQUEST_LOG_RETENTION_DAYS } from './request-log-purge.js';
 export interface RequestLogDeps {
   db: Db;
   clock: Clock;
+  /** The lists known to count past the cap (CappedCounts below). */
+  cappedRequestCounts: CappedCounts;
 }
 
 const DAY_MS = 86_400_000;
@@ -55,8 +58,8 @@ function toDeveloperRequest(r: RequestRow): DeveloperRequest {
 
 /** `since` must not be after `until` (400 naming `since`). */
 function period(since: string | undefined, until: string | undefined): { since?: Date; until?: Date } {
-  const from = since === undefined ? undefined : new Date(since);
-  const to = until === undefined ? undefined : new Date(until);
+  const from = since === undefined ? undefined : new Date(parseInstantMs('since', since));
+  const to = until === undefined ? undefined : new Date(parseInstantMs('until', until));
   if (from && to && from.getTime() > to.getTime()) throw validationError('since', 'must not be after until');
   return { since: from, until: to };
 }
@@ -81,13 +84,14 @@ function filterOf(query: RequestsQuery): RequestFilter {
  * The lists (partner and filter) this process found to match more than the cap, and when: for a minute
  * their count is not taken again (docs/paging.md, "Request log": 10,001 index entries are most of a
  * page's cost). A log only grows between its daily purges, so such a list stays capped; the purge of a
- * day can bring one under the cap, which this process then sees within the minute.
+ * day can bring one under the cap, which this process then sees within the minute. One per process
+ * (createContext: `ctx.cappedRequestCounts`).
  */
-class CappedCounts {
+export class CappedCounts {
   private readonly since = new Map<string, number>();
   constructor(
-    private readonly forMs: number,
-    private readonly max: number,
+    private readonly forMs = 60_000,
+    private readonly max = 10_000,
   ) {}
 
   has(key: string, nowMs: number): boolean {
@@ -104,8 +108,6 @@ class CappedCounts {
     this.since.set(key, nowMs);
   }
 }
-
-const cappedCounts = new CappedCounts(60_000, 10_000);
 
 /**
  * A page of the partner's log (docs/paging.md, "Request log"): by page number while `page` × `pageSize`
@@ -127,7 +129,7 @@ export async function listPartnerRequests(
   const cursorMs = cursor === undefined ? null : requestIdTime(cursor);
   if (cursor !== undefined && cursorMs === null) throw validationError('startingAfter', 'must be a request id (req_…)');
   const countKey = `${partnerId} ${JSON.stringify(filter)}`;
-  const knownCapped = cappedCounts.has(countKey, deps.clock.nowMs());
+  const knownCapped = deps.cappedRequestCounts.has(countKey, deps.clock.nowMs());
   const read = async (q: Queryable) => {
     if (cursor === undefined) {
       return listRequests(partnerId, filter, { offset: (page - 1) * pageSize }, pageSize, q, { knownCapped });
@@ -143,7 +145,7 @@ export async function listPartnerRequests(
   const { counted, rows, more } = knownCapped
     ? await read(deps.db)
     : await deps.db.tx(read, { isolation: 'repeatable read', readOnly: true });
-  if (counted > REQUEST_TOTAL_CAP && !knownCapped) cappedCounts.add(countKey, deps.clock.nowMs());
+  if (counted > REQUEST_TOTAL_CAP && !knownCapped) deps.cappedRequestCounts.add(countKey, deps.clock.nowMs());
   const items = rows.map(toDeveloperRequest);
   return {
     page,

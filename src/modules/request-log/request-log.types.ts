@@ -12,9 +12,6 @@ export interface RequestLogEntry extends Omit<DeveloperRequestDetail, 'createdAt
   partnerId: string;
 }
 
-/** Emitted on the context's event bus for the realtime hub: `request.logged { request }` to the partner. */
-export const REQUEST_LOGGED_EVENT = 'request.logged';
-
 export interface RequestLogged {
   partnerId: string;
   /** The summary fields: the request as listed, no bodies. */

@@ -12,7 +12,7 @@ import { createSecondApp, createTestApp, type TestApp, type TestAppOptions } fro
 import { waitFor } from '../../../test/wait.js';
 import type { Db } from '../../db/db.js';
 import { AppError } from '../../errors.js';
-import { REQUEST_LOGGED_EVENT, type RequestLogged } from './request-log.types.js';
+import type { RequestLogged } from './request-log.types.js';
 
 const apps: TestApp[] = [];
 const sockets: Socket[] = [];
@@ -192,7 +192,7 @@ async function watch(url: string, p: TestPartner): Promise<Array<{ request: Reco
 function countEmitted(t: TestApp): Map<string, number> {
   const emitted = new Map<string, number>();
   const count = (e: RequestLogged) => emitted.set(e.partnerId, (emitted.get(e.partnerId) ?? 0) + 1);
-  t.ctx.events.on(REQUEST_LOGGED_EVENT, count);
+  t.ctx.events.on('request.logged', count);
   return emitted;
 }
 

@@ -27,14 +27,15 @@
  * `liveTailPerSecond` per partner in any one-second span (a sliding window, not clock seconds) from this
  * process; the rest are counted as not streamed, per minute, beside the drops. Nobody watching: nothing is built, sent or counted.
  */
-import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { isUnavailableError } from '../../db/db-errors.js';
+import type { AppEventBus } from '../../events.js';
+import { PeriodicFlusher } from '../../shared/periodic-flusher.js';
 import { dayOf } from '../usage/usage-recorder.js';
 import { addMinuteCounts, ensureDayPartitions, insertEntries, type MinuteCounts } from './request-log.repo.js';
-import { REQUEST_LOGGED_EVENT, type RequestLogEntry, type RequestLogged, summaryOf } from './request-log.types.js';
+import { type RequestLogEntry, type RequestLogged, summaryOf } from './request-log.types.js';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -99,10 +100,8 @@ export class RequestRecorder {
   private counts = new Map<string, MinuteCounts>();
   /** UTC day numbers whose partition this process has made sure of. */
   private readonly knownDays = new Set<number>();
-  /** Flushes run one after another on this chain (it never rejects); `running` counts those not done. */
-  private chain: Promise<unknown> = Promise.resolve();
-  private running = 0;
-  private timer: NodeJS.Timeout | null = null;
+  /** Writes every `flushIntervalMs` (src/shared/periodic-flusher.ts: one at a time, outages logged once). */
+  private readonly flusher: PeriodicFlusher;
   private audience: ((partnerId: string) => boolean) | null = null;
   private liveSecond = -1;
   /** Entries left out since this recorder started (the metrics' request_log_dropped_total). */
@@ -114,19 +113,21 @@ export class RequestRecorder {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly log: Logger,
-    private readonly events: EventEmitter,
+    log: Logger,
+    private readonly events: Pick<AppEventBus, 'emit'>,
     options: Partial<RequestLogOptions> = {},
   ) {
     this.options = { ...DEFAULT_REQUEST_LOG_OPTIONS, ...options };
+    this.flusher = new PeriodicFlusher({
+      what: 'request log',
+      intervalMs: this.options.flushIntervalMs,
+      log,
+      flush: () => this.drain(),
+    });
   }
 
   start(): void {
-    if (this.timer || !this.options.autoFlush) return;
-    this.timer = setInterval(() => {
-      if (this.running === 0) void this.flush().catch(() => {});
-    }, this.options.flushIntervalMs);
-    this.timer.unref();
+    if (this.options.autoFlush) this.flusher.start();
   }
 
   /** Queues one entry (or counts it as dropped, see the top of the file). Never waits, never throws. */
@@ -166,33 +167,21 @@ export class RequestRecorder {
    * it and then writes what arrived meanwhile.
    */
   flush(): Promise<void> {
-    this.running++;
-    const run = this.chain.then(() => this.drain()).finally(() => this.running--);
-    this.chain = run.catch(() => {});
-    return run;
+    return this.flusher.flush();
   }
 
-  /** Stops the timer after writing everything that waits (the process is stopping). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
+  /** Stops the timer after writing everything that waits (the process is stopping); a failure is logged. */
+  stop(): Promise<void> {
+    return this.flusher.close();
   }
 
   private async drain(): Promise<void> {
-    try {
-      // What was queued when the flush began, in batches; what arrives meanwhile waits for the next
-      // tick (writing until the queue is empty would, under load, become a stream of tiny INSERTs).
-      for (let left = this.queue.length; left > 0; left -= this.options.maxBatch) {
-        await this.writeBatch(Math.min(left, this.options.maxBatch));
-      }
-      await this.writeCounts();
-    } catch (err) {
-      // An outage is logged once by the database's health (context.ts), not by every flush.
-      if (isUnavailableError(err)) this.log.debug({ err }, 'request log flush failed');
-      else this.log.error({ err }, 'request log flush failed');
-      throw err;
+    // What was queued when the flush began, in batches; what arrives meanwhile waits for the next
+    // tick (writing until the queue is empty would, under load, become a stream of tiny INSERTs).
+    for (let left = this.queue.length; left > 0; left -= this.options.maxBatch) {
+      await this.writeBatch(Math.min(left, this.options.maxBatch));
     }
+    await this.writeCounts();
   }
 
   private async writeBatch(size: number): Promise<void> {
@@ -286,6 +275,6 @@ export class RequestRecorder {
     sent.next = (sent.next + 1) % sent.times.length;
     sent.latestMs = nowMs;
     const message: RequestLogged = { partnerId: entry.partnerId, request: summaryOf(entry) };
-    this.events.emit(REQUEST_LOGGED_EVENT, message);
+    this.events.emit('request.logged', message);
   }
 }

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { trackingBuffer } from '../tracking/tracking-buffer.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -54,7 +53,7 @@ describe('go-live checklist: tracking and proof items', () => {
       payload: { points: [{ ...home, accuracyM: 10, at: t.clock.now().toISOString() }] },
     });
     expect(ping.statusCode, ping.body).toBe(202);
-    await trackingBuffer(t.ctx).flushAll();
+    await t.ctx.tracking.flushAll();
     expect((await send({ type: 'EN_ROUTE' })).statusCode).toBe(201);
     const delivered = await send({
       type: 'DELIVERED',

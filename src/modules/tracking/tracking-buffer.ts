@@ -19,13 +19,14 @@
  *  - The `order.courier_location` webhook is claimed in the database (`webhook_at`), so it is written
  *    at most once a minute per order whichever process flushes.
  *
- * After a flush commits, `order.tracking` goes to the realtime channel (TRACKING_UPDATED_EVENT) with
+ * After a flush commits, `order.tracking` goes to the realtime channel ('tracking.updated') with
  * the stored tracking of each flushed order.
  */
-import type { AppContext } from '../../context.js';
+import type { Logger } from 'pino';
+import { newEventId } from '../../shared/outbox.js';
+import { PeriodicFlusher } from '../../shared/periodic-flusher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
-import { commitOrderChange } from '../orders/order-change.js';
-import { newEventId } from '../orders/outbox.js';
+import { commitChange, type UnitOfWorkDeps } from '../../shared/unit-of-work.js';
 import {
   appendCourierLocationEvents,
   findTrackingByIds,
@@ -49,8 +50,6 @@ const TICK_MS = 250;
 /** An order not pinged for this long (real time), with nothing unstored, is forgotten. */
 const IDLE_MS = 10 * 60_000;
 
-/** In-process event (ctx.events) after a flush: payload `TrackingUpdate[]`. */
-export const TRACKING_UPDATED_EVENT = 'tracking.updated';
 export interface TrackingUpdate {
   assignedKeyId: string | null;
   tracking: OrderTracking;
@@ -75,12 +74,26 @@ interface Track {
   touchedAt: number;
 }
 
+/** What the buffer needs (AppContext satisfies it). */
+export interface TrackingBufferDeps extends UnitOfWorkDeps {
+  clock: { now(): Date; nowMs(): number };
+  log: Pick<Logger, 'debug' | 'error'>;
+  events: { emit(event: 'tracking.updated', updates: TrackingUpdate[]): boolean };
+}
+
 export class TrackingBuffer {
   private readonly tracks = new Map<string, Track>();
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> | null = null;
+  /** Ticks every TICK_MS while orders are held (src/shared/periodic-flusher.ts: one flush at a time). */
+  private readonly flusher: PeriodicFlusher;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: TrackingBufferDeps) {
+    this.flusher = new PeriodicFlusher({
+      what: 'location',
+      intervalMs: TICK_MS,
+      log: ctx.log,
+      flush: (force) => this.flush(force),
+    });
+  }
 
   /**
    * Takes the points (oldest first) of an order the caller has checked; returns how many were taken
@@ -123,7 +136,7 @@ export class TrackingBuffer {
       }
     }
     if (etaAtMs !== null && accepted > 0) track.etaAtMs = etaAtMs;
-    if (track.latest !== null) this.start();
+    if (track.latest !== null) this.flusher.start();
     return { accepted, ignored };
   }
 
@@ -141,34 +154,17 @@ export class TrackingBuffer {
     };
   }
 
-  /** Flushes every order with unstored data now, whatever its last flush (closing, tests). */
-  async flushAll(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    await this.runFlush(true);
+  /**
+   * Flushes every order with unstored data now, whatever its last flush (tests). One flush at a time
+   * (the timer's and this one): a flush's in-flight data is never overwritten.
+   */
+  flushAll(): Promise<void> {
+    return this.flusher.flush(true);
   }
 
-  /** One flush at a time (the timer's and flushAll's): a flush's in-flight data is never overwritten. */
-  private runFlush(force: boolean): Promise<void> {
-    const run = this.flush(force).finally(() => {
-      this.flushing = null;
-    });
-    this.flushing = run.catch(() => {});
-    return run;
-  }
-
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flushAll().catch((err) => this.ctx.log.error({ err }, 'final location flush failed'));
-  }
-
-  private start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.flushing) return;
-      void this.runFlush(false).catch((err) => this.ctx.log.error({ err }, 'location flush failed'));
-    }, TICK_MS);
-    this.timer.unref();
+  /** Stores everything held and stops for good (the process is stopping; createContext's close). */
+  close(): Promise<void> {
+    return this.flusher.close();
   }
 
   private async flush(force: boolean): Promise<void> {
@@ -184,10 +180,7 @@ export class TrackingBuffer {
       due.push({ track, flush: { orderId: track.orderId, latest: track.latest, etaAtMs: track.etaAtMs, trail: track.pending } });
     }
     if (due.length === 0) {
-      if (this.tracks.size === 0 && this.timer) {
-        clearInterval(this.timer);
-        this.timer = null;
-      }
+      if (this.tracks.size === 0) this.flusher.stop();
       return;
     }
     // Taken out before the write: points arriving meanwhile go to the next flush. Until the write has
@@ -201,7 +194,7 @@ export class TrackingBuffer {
     }
     let stored: StoredTracking[];
     try {
-      stored = await commitOrderChange(this.ctx, async (tx) => {
+      stored = await commitChange(this.ctx, async (tx) => {
         const now = this.ctx.clock.now();
         const ids = await storeTracking(
           due.map((d) => d.flush),
@@ -246,17 +239,6 @@ export class TrackingBuffer {
       assignedKeyId: t.assignedKeyId,
       tracking: trackingView(t, this.unstored(t.orderId)),
     }));
-    this.ctx.events.emit(TRACKING_UPDATED_EVENT, updates);
+    this.ctx.events.emit('tracking.updated', updates);
   }
-}
-
-/** One buffer per context (both listeners of a process share it). */
-const buffers = new WeakMap<AppContext, TrackingBuffer>();
-export function trackingBuffer(ctx: AppContext): TrackingBuffer {
-  let buffer = buffers.get(ctx);
-  if (!buffer) {
-    buffer = new TrackingBuffer(ctx);
-    buffers.set(ctx, buffer);
-  }
-  return buffer;
 }

@@ -10,7 +10,6 @@ import { createKey, createPartner, createUser } from '../../../test/factories.js
 import { GatedDb } from '../../../test/gated-db.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { orderFor } from '../orders/orders.test-helpers.js';
-import { trackingBuffer } from './tracking-buffer.js';
 
 let t: TestApp;
 let gated: GatedDb;
@@ -40,7 +39,7 @@ describe.skipIf(!process.env.DATABASE_URL)('a tracking read during a flush', () 
       payload: { points: [{ lat: 40.5, lng: 49.9, accuracyM: 3, at }] },
     });
     expect(ping.statusCode, ping.body).toBe(202);
-    const flushed = trackingBuffer(t.ctx).flushAll();
+    const flushed = t.ctx.tracking.flushAll();
     await pause.reached;
     const read = () => t.live.inject({ method: 'GET', url: `/v1/partner/orders/${code}/tracking`, headers: key.headers });
     const during = await read();

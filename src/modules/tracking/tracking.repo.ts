@@ -3,8 +3,8 @@
  * an order the key may not see is never read. The Queryable comes last.
  */
 import type { Queryable } from '../../db/db.js';
+import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
-import { OUTBOX_INSERT, type OutboxTx } from '../orders/outbox.js';
 import { type PartnerOrderScope, scopeConditions } from '../orders/visibility.js';
 import { TRAIL_LENGTH } from './tracking.schemas.js';
 

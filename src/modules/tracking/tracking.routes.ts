@@ -8,14 +8,9 @@ import { errorResponses } from '../../shared/schemas.js';
 import { OrderCodeParams } from '../orders/orders.schemas.js';
 import { CreateLocationsDto, LocationsAccepted, OrderTracking } from './tracking.schemas.js';
 import { getAdminTracking, getPartnerTracking, recordLocations } from './tracking.service.js';
-import { trackingBuffer } from './tracking-buffer.js';
 
 export const trackingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-  // Whatever is still in memory is stored before the process lets go of its database.
-  app.addHook('onClose', async () => {
-    await trackingBuffer(ctx).stop();
-  });
 
   app.post(
     '/v1/partner/orders/:code/locations',

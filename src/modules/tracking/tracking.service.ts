@@ -1,29 +1,53 @@
 /**
  * Courier tracking (docs/tracking-and-proof.md): location pings and the tracking reads.
  */
-import type { AppContext } from '../../context.js';
+import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { parseInstantMs } from '../../shared/instants.js';
 import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { scopeOf } from '../orders/visibility.js';
 import { findPingTarget, findTrackingByCode, findVisibleTracking, type PingTarget, type StoredPoint } from './tracking.repo.js';
 import { type CreateLocationsDto, type LocationsAccepted, MAX_FUTURE_MS, type OrderTracking } from './tracking.schemas.js';
-import { trackingBuffer } from './tracking-buffer.js';
+import type { TrackingBuffer } from './tracking-buffer.js';
 import { trackingView } from './tracking-view.js';
 
 /** Statuses in which a courier is on the way: pings are taken only then. */
 const TRACKABLE: ReadonlySet<OrderStatus> = new Set(['SCANNED_TO_VAN', 'EN_ROUTE', 'FAILED']);
 
+const MAX_TARGETS = 20_000;
+
 /**
  * The orders pings were last found for, by scope and code, tagged with the scope's read-cache version
  * (read-cache.ts): while the version is unchanged no change of the scope's orders has committed, so
  * the status and assignment are still right and a ping costs no query. Bounded; cleared when full.
+ * One per process (createContext).
  */
-const targets = new WeakMap<AppContext, Map<string, { version: string; target: PingTarget }>>();
-const MAX_TARGETS = 20_000;
+export class PingTargetCache {
+  private readonly targets = new Map<string, { version: string; target: PingTarget }>();
+
+  get(cacheKey: string, version: string | null): PingTarget | undefined {
+    const hit = version === null ? undefined : this.targets.get(cacheKey);
+    return hit && hit.version === version ? hit.target : undefined;
+  }
+
+  set(cacheKey: string, version: string, target: PingTarget): void {
+    if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+    this.targets.set(cacheKey, { version, target });
+  }
+}
+
+/** What the tracking services need (AppContext satisfies it). */
+export interface TrackingDeps {
+  db: Queryable;
+  clock: { nowMs(): number };
+  /** The location buffer (tracking-buffer.ts): pings go to it, reads lay what it holds over the stored. */
+  tracking: Pick<TrackingBuffer, 'accept' | 'unstored'>;
+  pingTargets: PingTargetCache;
+}
 
 async function pingTarget(
-  ctx: AppContext,
+  deps: TrackingDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   code: string,
@@ -31,30 +55,16 @@ async function pingTarget(
 ): Promise<PingTarget | null> {
   const scope = scopeOf(key, environment);
   const cacheKey = `${scope.keyId ?? '*'}:${environment}:${code}`;
-  let cache = targets.get(ctx);
-  if (!cache) {
-    cache = new Map();
-    targets.set(ctx, cache);
-  }
-  const hit = version === null ? undefined : cache.get(cacheKey);
-  if (hit && hit.version === version) return hit.target;
-  const target = await findPingTarget(scope, code, ctx.db);
-  if (target && version !== null) {
-    if (cache.size >= MAX_TARGETS) cache.clear();
-    cache.set(cacheKey, { version, target });
-  }
+  const hit = deps.pingTargets.get(cacheKey, version);
+  if (hit) return hit;
+  const target = await findPingTarget(scope, code, deps.db);
+  if (target && version !== null) deps.pingTargets.set(cacheKey, version, target);
   return target;
-}
-
-function parseTime(field: string, value: string): number {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw validationError(field, 'must be a date-time');
-  return ms;
 }
 
 /** POST /v1/partner/orders/{code}/locations. */
 export async function recordLocations(
-  ctx: AppContext,
+  ctx: TrackingDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   code: string,
@@ -63,12 +73,12 @@ export async function recordLocations(
 ): Promise<LocationsAccepted & { ignored: number }> {
   const latestAllowed = ctx.clock.nowMs() + MAX_FUTURE_MS;
   const points: StoredPoint[] = body.points.map((p, i) => {
-    const atMs = parseTime(`points.${i}.at`, p.at);
+    const atMs = parseInstantMs(`points.${i}.at`, p.at);
     if (atMs > latestAllowed)
       throw validationError(`points.${i}.at`, "must not be more than 5 minutes ahead of the server's clock");
     return { lat: p.lat, lng: p.lng, accuracyM: p.accuracyM ?? null, atMs };
   });
-  const etaAtMs = body.etaAt === undefined ? null : parseTime('etaAt', body.etaAt);
+  const etaAtMs = body.etaAt === undefined ? null : parseInstantMs('etaAt', body.etaAt);
   const target = await pingTarget(ctx, key, environment, code, version);
   if (!target) throw notFound('Order');
   if (target.assignedKeyId !== key.actsForKeyId) {
@@ -80,24 +90,24 @@ export async function recordLocations(
       `Locations are taken while an order is SCANNED_TO_VAN, EN_ROUTE or FAILED; this one is ${target.status}`,
     );
   }
-  return trackingBuffer(ctx).accept(target, points, etaAtMs);
+  return ctx.tracking.accept(target, points, etaAtMs);
 }
 
 /** GET /v1/partner/orders/{code}/tracking. */
 export async function getPartnerTracking(
-  ctx: AppContext,
+  ctx: TrackingDeps,
   key: ResolvedKey,
   environment: ApiKeyEnvironment,
   code: string,
 ): Promise<OrderTracking> {
   const stored = await findVisibleTracking(scopeOf(key, environment), code, ctx.db);
   if (!stored) throw notFound('Order');
-  return trackingView(stored, trackingBuffer(ctx).unstored(stored.orderId));
+  return trackingView(stored, ctx.tracking.unstored(stored.orderId));
 }
 
 /** GET /v1/admin/orders/{code}/tracking. */
-export async function getAdminTracking(ctx: AppContext, code: string): Promise<OrderTracking> {
+export async function getAdminTracking(ctx: TrackingDeps, code: string): Promise<OrderTracking> {
   const stored = await findTrackingByCode(code, ctx.db);
   if (!stored) throw notFound('Order');
-  return trackingView(stored, trackingBuffer(ctx).unstored(stored.orderId));
+  return trackingView(stored, ctx.tracking.unstored(stored.orderId));
 }

@@ -8,7 +8,6 @@ import { startWorker, type Worker } from '../../worker/worker.js';
 import { type Auth, adminStatus, orderFor } from '../orders/orders.test-helpers.js';
 import { openRealtime } from '../realtime/realtime.test-helpers.js';
 import { createWebhookVia, devAuth, waitForDeliveries } from '../webhooks/webhooks.test-helpers.js';
-import { trackingBuffer } from './tracking-buffer.js';
 
 let t: TestApp;
 let admin: Auth;
@@ -116,7 +115,7 @@ describe('POST /v1/partner/orders/{code}/locations', () => {
     expect(res.headers['x-points-ignored']).toBe('2');
     expect((await tracking(key, code)).json().location.at).toBe(iso(now + 1_000));
     // Once stored, the rule holds against the database too.
-    await trackingBuffer(t.ctx).flushAll();
+    await t.ctx.tracking.flushAll();
     const again = await ping(key, code, { points: [point(now - 60_000)] });
     expect(again.json()).toEqual({ accepted: 0 });
   });
@@ -128,7 +127,7 @@ describe('POST /v1/partner/orders/{code}/locations', () => {
     // 60 points one second apart: 12 are 5 s apart.
     const points = Array.from({ length: 60 }, (_, i) => point(start + i * 1_000, i));
     expect((await ping(key, code, { points })).json()).toEqual({ accepted: 60 });
-    await trackingBuffer(t.ctx).flushAll();
+    await t.ctx.tracking.flushAll();
     expect(await storedPoints(code)).toBe(12);
     const read = (await tracking(key, code)).json();
     expect(read.trail).toHaveLength(12);
@@ -150,7 +149,7 @@ describe('POST /v1/partner/orders/{code}/locations', () => {
     expectFieldError(await ping(key, code, { points: [{ ...point(now), speed: 3 }] }), 'points.0.speed');
     // At 5 minutes ahead exactly: taken. Nothing of the refused requests was stored.
     expect((await ping(key, code, { points: [point(now + 4 * 60_000)] })).json()).toEqual({ accepted: 1 });
-    await trackingBuffer(t.ctx).flushAll();
+    await t.ctx.tracking.flushAll();
     expect(await storedPoints(code)).toBe(1);
   });
 
@@ -258,7 +257,7 @@ describe('order.tracking (realtime) and order.courier_location (webhook)', () =>
     // 30 s later (test clock): stored, but no second event within the minute.
     t.clock.advance(30);
     expect((await ping(key, code, { points: [point(t.clock.nowMs(), 1)] })).statusCode).toBe(202);
-    await trackingBuffer(t.ctx).flushAll();
+    await t.ctx.tracking.flushAll();
     await waitFor(async () => {
       const [{ n }] = await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE processed_at IS NULL');
       return n === 0;

@@ -13,6 +13,13 @@ import { sendUpload } from './upload-reply.js';
 import { PhotoBytes, Upload, UploadIdParams } from './uploads.schemas.js';
 import { createUpload, getUpload } from './uploads.service.js';
 
+/** The upload limits as the OpenAPI document and the route's description state them. */
+const UPLOAD_LIMITS_TEXT =
+  'Limits (429 ERR_RATE_LIMITED with Retry-After, before the body is read): at most 4 uploads of a partner ' +
+  '(all its keys) in flight at once and 16 of all partners per API process, and 100 MiB of upload bytes per ' +
+  'partner in any 60 s. The whole body must arrive within 30 s; past it the answer is 400 ERR_VALIDATION and ' +
+  'the connection is closed. (The figures are the defaults; an operator may set others.)';
+
 export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   app.removeAllContentTypeParsers();
@@ -35,17 +42,32 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or ' +
           '`image/png`. The type is judged by the first bytes (the magic numbers), whatever the header says; ' +
           'anything else, a body over 5 MiB or one shorter than its Content-Length answers 400 ' +
-          'ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.',
+          'ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds. ' +
+          UPLOAD_LIMITS_TEXT,
         tags: ['partner'],
         operationId: 'createPartnerUpload',
         body: PhotoBytes,
-        response: { 201: Upload, ...errorResponses('ERR_VALIDATION', 401, 403, 429) },
+        response: {
+          201: Upload,
+          ...errorResponses('ERR_VALIDATION', 401, 403),
+          429: {
+            ...errorResponses(429)[429],
+            'x-response-description':
+              'Too many requests: ERR_RATE_LIMITED: the key’s request rate, or an upload limit: 4 uploads of the ' +
+              'partner in flight, 16 in the API process, or 100 MiB of the partner’s uploads in the last 60 s',
+          },
+        },
       },
     },
     async (request, reply) => {
       // The request log keeps a note of the body, never its bytes (refused uploads included).
       const declared = request.headers['content-length'];
       request.receivedBody = `[photo upload: ${declared === undefined ? 'chunked' : `${declared} bytes`}]`;
+      // A body refused or given up before its end is not read on: once the answer is out, the
+      // connection goes (with its unread bytes), never kept for another request.
+      reply.raw.once('finish', () => {
+        if (!request.raw.complete) request.raw.socket?.destroy();
+      });
       const upload = await createUpload(ctx, apiKeyOf(request).partnerId, request.body, declared);
       request.receivedBody = `[${upload.contentType}: ${upload.bytes} bytes]`;
       return reply.code(201).send(upload);

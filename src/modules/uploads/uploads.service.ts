@@ -1,13 +1,18 @@
 /**
- * Photo uploads (docs/tracking-and-proof.md, "Uploads"): the body is read as a stream, hashed as it
- * arrives and gathered into ONE buffer (never copied again), judged by its bytes, then stored.
+ * Photo uploads (docs/tracking-and-proof.md, "Uploads" and "Upload limits"): admitted by the upload
+ * limits, the body read as a stream under a deadline, hashed as it arrives, joined once, judged by its
+ * bytes, then stored.
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../../context.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { isRefusal, type Refusal } from './upload-limiter.js';
 import { findUploadBytes, insertUpload } from './uploads.repo.js';
 import { MAX_UPLOAD_BYTES, type Upload, type UploadContentType } from './uploads.schemas.js';
+
+/** How long storing one upload's bytes may take (the bulk lane's deadline). */
+const UPLOAD_WRITE_TIMEOUT_MS = 15_000;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const UPLOAD_ID = /^upl_[0-9A-Za-z]{24}$/;
@@ -35,7 +40,71 @@ function isReadable(body: unknown): body is Readable {
   return typeof body === 'object' && body !== null && typeof (body as Readable).pipe === 'function';
 }
 
-/** POST /v1/partner/uploads: `body` is the request stream (the route's content-type parser hands it over). */
+/** Refusals that leave the body unread close the connection: its bytes are not worth receiving. */
+const CLOSE = { Connection: 'close' } as const;
+
+function refused(refusal: Refusal): AppError {
+  return new AppError('ERR_RATE_LIMITED', refusal.message, undefined, {
+    'Retry-After': String(refusal.retryAfterSec),
+    ...CLOSE,
+  });
+}
+
+function unread(field: string, message: string): AppError {
+  const err = validationError(field, message);
+  return new AppError(err.code, err.message, err.details, { ...CLOSE });
+}
+
+/**
+ * The body's bytes as they arrive, in the chunks they came in (nothing is allocated ahead of them,
+ * whatever length was announced), each passed to `onChunk` first (hashing, the byte budget). Ends with
+ * the body, or fails: at `deadlineMs` (the connection is then closed by the caller), past `max` bytes,
+ * when `onChunk` throws, or when the client goes away. On failure the chunks are dropped at once.
+ */
+function readChunks(body: Readable, max: number, deadlineMs: number, onChunk: (chunk: Buffer) => void): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    let chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err: unknown) => {
+      clearTimeout(timer);
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onBroken);
+      body.off('close', onBroken);
+      if (err === null) return resolve(chunks);
+      body.pause();
+      chunks = [];
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      if (size + chunk.length > max) return finish(unread('body', 'must be at most 5 MiB'));
+      try {
+        onChunk(chunk);
+      } catch (err) {
+        return finish(err);
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    };
+    const onEnd = () => finish(null);
+    // The client went away or the connection broke mid-body: nothing is stored.
+    const onBroken = () => finish(validationError('body', 'was cut short (the upload did not complete)'));
+    const timer = setTimeout(
+      () => finish(unread('body', `did not arrive within ${Math.round(deadlineMs / 1000)} s (the connection is closed)`)),
+      deadlineMs,
+    );
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onBroken);
+    body.on('close', onBroken);
+  });
+}
+
+/**
+ * POST /v1/partner/uploads: `body` is the request stream (the route's content-type parser hands it
+ * over). Admitted by the process's upload limits before a byte is read; the bytes are kept from the
+ * moment they arrive until stored, and the admission is given back however the upload ends.
+ */
 export async function createUpload(
   ctx: AppContext,
   partnerId: string,
@@ -44,48 +113,43 @@ export async function createUpload(
 ): Promise<Upload> {
   if (!isReadable(body)) throw validationError('body', 'must be the photo’s bytes (a JPEG or PNG of at most 5 MiB)');
   const expected = declaredLength === undefined ? null : Number(declaredLength);
-  if (expected !== null && expected > MAX_UPLOAD_BYTES) {
-    body.resume();
-    throw validationError('body', 'must be at most 5 MiB');
-  }
-  const hash = createHash('sha256');
-  // With a Content-Length the bytes go straight into one buffer of that size; without one (chunked)
-  // the chunks are kept and joined once at the end.
-  const sized = expected !== null && Number.isInteger(expected) && expected > 0 ? Buffer.allocUnsafe(expected) : null;
-  const chunks: Buffer[] = [];
-  let size = 0;
+  if (expected !== null && expected > MAX_UPLOAD_BYTES) throw unread('body', 'must be at most 5 MiB');
+  const sized = expected !== null && Number.isInteger(expected) && expected >= 0 ? expected : null;
+  const pass = ctx.uploads.admit(partnerId, sized);
+  if (isRefusal(pass)) throw refused(pass);
+  let received = 0;
   try {
-    for await (const chunk of body) {
-      const bytes = chunk as Buffer;
-      if (size + bytes.length > (sized ? sized.length : MAX_UPLOAD_BYTES)) {
-        throw validationError('body', sized ? 'is longer than its Content-Length' : 'must be at most 5 MiB');
-      }
-      hash.update(bytes);
-      if (sized) bytes.copy(sized, size);
-      else chunks.push(bytes);
-      size += bytes.length;
+    const hash = createHash('sha256');
+    const chunks = await readChunks(body, sized ?? MAX_UPLOAD_BYTES, ctx.config.uploads.bodyTimeoutMs, (chunk) => {
+      if (sized !== null && received + chunk.length > sized) throw unread('body', 'is longer than its Content-Length');
+      received += chunk.length;
+      const over = pass.charge(chunk.length);
+      if (over) throw refused(over);
+      hash.update(chunk);
+    });
+    if (received === 0) throw validationError('body', 'must be the photo’s bytes (a JPEG or PNG of at most 5 MiB)');
+    if (sized !== null && received !== sized) {
+      throw validationError('body', `was cut short: ${received} of ${sized} bytes arrived`);
     }
-  } catch (err) {
-    if (err instanceof AppError) throw err;
-    // The client went away or the connection broke mid-body: nothing is stored.
-    throw validationError('body', 'was cut short (the upload did not complete)');
+    // One copy, once every byte is here (a single chunk is kept as it is).
+    const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    chunks.length = 0;
+    const contentType = imageTypeOf(data);
+    if (!contentType) throw validationError('body', 'must be a JPEG or PNG image (judged by its first bytes)');
+    const upload: Upload = {
+      id: newUploadId(),
+      contentType,
+      bytes: received,
+      sha256: hash.digest('hex'),
+      createdAt: ctx.clock.now().toISOString(),
+    };
+    // The bytes go in through the bulk lane: connections of its own and a deadline of its own, so a
+    // burst of uploads neither holds the connections other requests wait on nor looks like an outage.
+    await insertUpload(partnerId, upload, data, ctx.db.withTimeout(UPLOAD_WRITE_TIMEOUT_MS, { bulk: true }));
+    return upload;
+  } finally {
+    pass.release(received);
   }
-  if (size === 0) throw validationError('body', 'must be the photo’s bytes (a JPEG or PNG of at most 5 MiB)');
-  if (expected !== null && Number.isFinite(expected) && size !== expected) {
-    throw validationError('body', `was cut short: ${size} of ${expected} bytes arrived`);
-  }
-  const data = sized ?? (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-  const contentType = imageTypeOf(data);
-  if (!contentType) throw validationError('body', 'must be a JPEG or PNG image (judged by its first bytes)');
-  const upload: Upload = {
-    id: newUploadId(),
-    contentType,
-    bytes: size,
-    sha256: hash.digest('hex'),
-    createdAt: ctx.clock.now().toISOString(),
-  };
-  await insertUpload(partnerId, upload, data, ctx.db);
-  return upload;
 }
 
 /** GET /v1/partner/uploads/{id}: the partner's own upload with its bytes; any other id 404. */

@@ -20,7 +20,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
-import { isUnavailableError } from '../../db/db-errors.js';
+import { PeriodicFlusher } from '../../shared/periodic-flusher.js';
 import { markKeysUsed } from '../keys/keys.repo.js';
 import { addUsage, readUsageOfKeys, type UsageIncrement } from './usage.repo.js';
 import type { DailyUsage, UsageRecorder } from './usage.types.js';
@@ -76,24 +76,27 @@ export class BatchedUsageRecorder implements UsageRecorder {
   private readonly snapshots = new Map<string, Snapshot>();
   /** Flushes and snapshot reads run one after another on this queue (it never rejects). */
   private queue: Promise<unknown> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
+  /** Writes every FLUSH_MS (src/shared/periodic-flusher.ts: one at a time, outages logged once). */
+  private readonly flusher: PeriodicFlusher;
   /** Keys whose snapshots the next queued read takes, and that read (null: none queued yet). */
   private wanted: { keys: Set<string>; read: Promise<Map<string, Map<string, DailyUsage>>> } | null = null;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    // A failed flush keeps its counts for the next one.
+    this.flusher = new PeriodicFlusher({
+      what: 'usage',
+      intervalMs: FLUSH_MS,
+      log,
+      flush: () => this.enqueue(() => this.flushOnce()),
+    });
+  }
 
   start(): void {
-    if (this.timer) return;
-    // A database outage is logged once by the database's health (context.ts), not by every flush; the
-    // counts are kept for the next one.
-    const failed = (err: unknown) =>
-      isUnavailableError(err) ? this.log.debug({ err }, 'usage flush failed') : this.log.error({ err }, 'usage flush failed');
-    this.timer = setInterval(() => void this.flush().catch(failed), FLUSH_MS);
-    this.timer.unref();
+    this.flusher.start();
   }
 
   record(keyId: string, statusCode: number, used: boolean): void {
@@ -151,13 +154,12 @@ export class BatchedUsageRecorder implements UsageRecorder {
   }
 
   flush(): Promise<void> {
-    return this.enqueue(() => this.flushOnce());
+    return this.flusher.flush();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
+  /** Stops the timer after a final flush (the process is stopping); a failure is logged. */
+  stop(): Promise<void> {
+    return this.flusher.close();
   }
 
   private compose(keyId: string, stored: Map<string, DailyUsage>, days: number): DailyUsage[] {

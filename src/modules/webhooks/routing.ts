@@ -31,7 +31,7 @@ export interface Subscriber extends OrderViewer {
   receivesAllOrders: boolean;
 }
 
-/** An outbox row as routing reads it (outbox.ts describes the rows). */
+/** An outbox row as routing reads it (src/shared/outbox.ts describes the rows). */
 export interface RoutedEvent {
   type: string;
   environment: ApiKeyEnvironment;

@@ -1,26 +1,16 @@
 /**
  * How the delivery pieces tell each other (and the realtime channel) that something happened to
  * deliveries. (The outbox's own signals, `outbox` and `outbox.processed` and the NOTIFY channel
- * `partner_api_outbox`, are part of the outbox contract: src/modules/orders/outbox.ts.)
+ * `partner_api_outbox`, are part of the outbox contract: src/shared/outbox.ts.)
  *
- * In-process (ctx.events):
- *  - `webhooks.due`        deliveries were queued or became eligible (fan-out, ping, redeliver, re-enable)
- *  - `delivery.updated`    { partnerId, delivery: DeveloperDelivery } after every committed change
- *  - `webhook.updated`     { partnerId, webhook: DeveloperWebhook } after every committed change of a
- *                          webhook (edit, streak, isActive, secret rotation); the realtime channel sends it
- *  - `webhooks.recover`    a recovery was started: workers feed its deliveries to the queue
- *  - `wake`                the test clock moved (emitted by the context)
+ * In-process (ctx.events; src/events.ts declares them with their payloads): `webhooks.due`,
+ * `delivery.updated`, `webhook.updated`, `webhooks.recover`.
  * Across processes (PostgreSQL server only): NOTIFY on DELIVERIES_DUE_CHANNEL, issued inside the
  * writing transaction so listeners hear it only once it has committed.
  */
-import type { EventEmitter } from 'node:events';
 import type { Db, Queryable } from '../../db/db.js';
+import type { AppEventBus } from '../../events.js';
 import type { DeveloperDelivery, DeveloperWebhook } from './webhooks.schemas.js';
-
-export const DELIVERIES_DUE_EVENT = 'webhooks.due';
-export const DELIVERY_UPDATED_EVENT = 'delivery.updated';
-export const WEBHOOK_UPDATED_EVENT = 'webhook.updated';
-export const RECOVERY_EVENT = 'webhooks.recover';
 
 /** NOTIFY channel: deliveries were queued or re-enabled; workers should claim now. */
 export const DELIVERIES_DUE_CHANNEL = 'partner_api_deliveries_due';
@@ -41,16 +31,16 @@ export async function notifyDeliveriesDue(db: Db, q: Queryable): Promise<void> {
 }
 
 /** After commit: wakes workers in this process. */
-export function signalDeliveriesDue(events: EventEmitter): void {
-  events.emit(DELIVERIES_DUE_EVENT);
+export function signalDeliveriesDue(events: Pick<AppEventBus, 'emit'>): void {
+  events.emit('webhooks.due');
 }
 
-export function emitDeliveryUpdated(events: EventEmitter, partnerId: string, delivery: DeveloperDelivery): void {
+export function emitDeliveryUpdated(events: Pick<AppEventBus, 'emit'>, partnerId: string, delivery: DeveloperDelivery): void {
   const payload: DeliveryUpdated = { partnerId, delivery };
-  events.emit(DELIVERY_UPDATED_EVENT, payload);
+  events.emit('delivery.updated', payload);
 }
 
-export function emitWebhookUpdated(events: EventEmitter, partnerId: string, webhook: DeveloperWebhook): void {
+export function emitWebhookUpdated(events: Pick<AppEventBus, 'emit'>, partnerId: string, webhook: DeveloperWebhook): void {
   const payload: WebhookUpdated = { partnerId, webhook };
-  events.emit(WEBHOOK_UPDATED_EVENT, payload);
+  events.emit('webhook.updated', payload);
 }

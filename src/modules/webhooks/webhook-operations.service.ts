@@ -6,12 +6,13 @@
  */
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
+import { parseInstantMs } from '../../shared/instants.js';
 import { generateSigningSecret, signingSecretForm } from './delivery/signature.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
 import { findDeliveryBody, listAttemptHeaders, listAttempts } from './queue/read-attempts.js';
 import { findDeliveryWithKey } from './queue/read-deliveries.js';
 import { countRecoverable, feedRecovery, insertRecovery, RECOVERY_BATCH } from './queue/recover-deliveries.js';
-import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, RECOVERY_EVENT, signalDeliveriesDue } from './signals.js';
+import { emitDeliveryUpdated, emitWebhookUpdated, notifyDeliveriesDue, signalDeliveriesDue } from './signals.js';
 import { findWebhookWithKey, rotateWebhookSecret, webhookAttemptStats } from './webhooks.repo.js';
 import {
   type DeliveryRequestHeaders,
@@ -79,13 +80,14 @@ export async function recoverDeliveries(
 ): Promise<RecoverQueued> {
   if (!isUuid(webhookId)) throw notFound('Webhook');
   const now = deps.clock.now();
-  const since = new Date(dto.since);
+  const since = new Date(parseInstantMs('since', dto.since));
+  const untilMs = dto.until === undefined ? null : parseInstantMs('until', dto.until);
   // A window that ends in the future ends now: deliveries created later are not this recovery's.
-  const until = new Date(Math.min(dto.until === undefined ? now.getTime() : Date.parse(dto.until), now.getTime()));
+  const until = new Date(Math.min(untilMs ?? now.getTime(), now.getTime()));
   if (since.getTime() < now.getTime() - RECOVER_MAX_AGE_DAYS * DAY_MS) {
     throw validationError('since', `must be within the last ${RECOVER_MAX_AGE_DAYS} days (deliveries are kept that long)`);
   }
-  if (dto.until !== undefined && since.getTime() >= Date.parse(dto.until)) throw validationError('since', 'must be before until');
+  if (untilMs !== null && since.getTime() >= untilMs) throw validationError('since', 'must be before until');
   const outcome = await deps.db.tx(async (q) => {
     const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: 'share' });
     if (!found) throw notFound('Webhook');
@@ -109,7 +111,7 @@ export async function recoverDeliveries(
   for (const row of outcome.requeued) emitDeliveryUpdated(deps.events, partnerId, toDeveloperDelivery(row));
   if (outcome.requeued.length > 0) signalDeliveriesDue(deps.events);
   // Workers of this process feed the rest at once; those of others find it within their poll.
-  if (outcome.queued > outcome.requeued.length) deps.events.emit(RECOVERY_EVENT);
+  if (outcome.queued > outcome.requeued.length) deps.events.emit('webhooks.recover');
   return { queued: outcome.queued };
 }
 

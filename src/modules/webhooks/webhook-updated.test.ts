@@ -5,7 +5,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { waitFor } from '../../../test/wait.js';
 import { newId } from '../../shared/ids.js';
-import { WEBHOOK_UPDATED_EVENT, type WebhookUpdated } from './signals.js';
+import type { WebhookUpdated } from './signals.js';
 import {
   callAs,
   createEndpoint,
@@ -27,8 +27,8 @@ describe('webhook.updated', () => {
     const listener = (e: WebhookUpdated) => {
       if (e.webhook.id === h.hook.id) seen.push(e);
     };
-    t.ctx.events.on(WEBHOOK_UPDATED_EVENT, listener);
-    onTestFinished(() => void t.ctx.events.off(WEBHOOK_UPDATED_EVENT, listener));
+    t.ctx.events.on('webhook.updated', listener);
+    onTestFinished(() => void t.ctx.events.off('webhook.updated', listener));
 
     const auth = await devAuth(t, h.partner);
     await t.live.inject({
@@ -63,8 +63,8 @@ describe('webhook.updated', () => {
     const listener = (e: WebhookUpdated) => {
       if (e.webhook.id === h.hook.id) seen.push(e);
     };
-    t.ctx.events.on(WEBHOOK_UPDATED_EVENT, listener);
-    onTestFinished(() => void t.ctx.events.off(WEBHOOK_UPDATED_EVENT, listener));
+    t.ctx.events.on('webhook.updated', listener);
+    onTestFinished(() => void t.ctx.events.off('webhook.updated', listener));
     await t.ctx.db.query('UPDATE webhooks SET consecutive_failures = 49 WHERE id = $1', [h.hook.id]);
     // A delivery at the last attempt of its schedule: it dies on it.
     await t.ctx.db.query(

@@ -10,11 +10,11 @@ import { createKey, createPartner, type TestKey, type TestPartner } from '../../
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { waitFor } from '../../../test/wait.js';
 import { type ReceivedRequest, WebhookReceiver } from '../../../test/webhook-receiver.js';
+import { appendOutbox } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, ApiKeyScope, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
 import { startWorker, type Worker, type WorkerOptions } from '../../worker/worker.js';
 import { signAccessToken } from '../auth/tokens.js';
 import { commitOrderChange } from '../orders/order-change.js';
-import { appendOutbox } from '../orders/outbox.js';
 import type { DeveloperDelivery } from './webhooks.schemas.js';
 
 export type Auth = { authorization: string };

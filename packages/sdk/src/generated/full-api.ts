@@ -877,6 +877,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/developer/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Limits on keys and webhooks
+         * @description How many keys a partner may have active at once and how many webhooks one key may have: the numbers the create routes enforce (`ERR_API_KEY_LIMIT`, `ERR_WEBHOOK_LIMIT`).
+         */
+        get: operations["getDeveloperLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/developer/offers": {
         parameters: {
             query?: never;
@@ -1996,7 +2016,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a photo
-         * @description The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or `image/png`. The type is judged by the first bytes (the magic numbers), whatever the header says; anything else, a body over 5 MiB or one shorter than its Content-Length answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds.
+         * @description The raw bytes of a JPEG or PNG (at most 5 MiB) as the body, `Content-Type: image/jpeg` or `image/png`. The type is judged by the first bytes (the magic numbers), whatever the header says; anything else, a body over 5 MiB or one shorter than its Content-Length answers 400 ERR_VALIDATION and nothing is stored. Name the id in a proof’s photoIds. Limits (429 ERR_RATE_LIMITED with Retry-After, before the body is read): at most 4 uploads of a partner (all its keys) in flight at once and 16 of all partners per API process, and 100 MiB of upload bytes per partner in any 60 s. The whole body must arrive within 30 s; past it the answer is 400 ERR_VALIDATION and the connection is closed. (The figures are the defaults; an operator may set others.)
          */
         post: operations["createPartnerUpload"];
         delete?: never;
@@ -2644,6 +2664,19 @@ export interface components {
              * @description Sum of `requests` over `items`
              */
             totalRequests: number;
+        };
+        /** @description The limits the API enforces on what a partner creates; a create past one answers ERR_API_KEY_LIMIT or ERR_WEBHOOK_LIMIT */
+        DeveloperLimits: {
+            /**
+             * Format: int64
+             * @description Keys a partner may have at once with no `revokedAt` (a key rotated out does not count); a rotation is always allowed
+             */
+            activeKeysPerPartner: number;
+            /**
+             * Format: int64
+             * @description Webhooks one API key may have
+             */
+            webhooksPerKey: number;
         };
         /** @description An order of your keys with its tracking, payment, refunds and proof */
         DeveloperOrderView: {
@@ -8779,6 +8812,76 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    getDeveloperLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperLimits"];
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
                     };
                 };
             };
@@ -15129,7 +15232,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests: ERR_RATE_LIMITED */
+            /** @description Too many requests: ERR_RATE_LIMITED: the key’s request rate, or an upload limit: 4 uploads of the partner in flight, 16 in the API process, or 100 MiB of the partner’s uploads in the last 60 s */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying; a retry after that long is admitted */

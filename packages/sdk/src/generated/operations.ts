@@ -32,6 +32,7 @@ export const OPERATIONS: readonly GeneratedOperation[] = [
   { method: 'POST', path: '/v1/developer/keys/{id}/sandbox/orders', operationId: 'createDeveloperSandboxOrders', idempotencyKey: false },
   { method: 'POST', path: '/v1/developer/keys/{id}/sandbox/orders/{code}/platform-status', operationId: 'moveDeveloperSandboxOrder', idempotencyKey: false },
   { method: 'GET', path: '/v1/developer/keys/{id}/usage', operationId: 'getDeveloperKeyUsage', idempotencyKey: false },
+  { method: 'GET', path: '/v1/developer/limits', operationId: 'getDeveloperLimits', idempotencyKey: false },
   { method: 'GET', path: '/v1/developer/offers', operationId: 'listDeveloperOffers', idempotencyKey: false },
   { method: 'POST', path: '/v1/developer/offers/{id}/accept', operationId: 'acceptDeveloperOffer', idempotencyKey: true },
   { method: 'POST', path: '/v1/developer/offers/{id}/decline', operationId: 'declineDeveloperOffer', idempotencyKey: true },

@@ -8,11 +8,11 @@
  * event_id is unique besides).
  */
 import type { Queryable } from '../../../db/db.js';
+import type { ProcessedOutboxEvent } from '../../../shared/outbox.js';
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../../shared/schemas.js';
-import type { ProcessedOutboxEvent } from '../../orders/outbox.js';
 import type { Subscriber } from '../routing.js';
 
-/** An outbox row (outbox.ts describes them). */
+/** An outbox row (src/shared/outbox.ts describes them). */
 export interface OutboxRow extends ProcessedOutboxEvent {
   id: number;
 }

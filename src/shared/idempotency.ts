@@ -14,8 +14,8 @@
  * and it runs the request itself. Two duplicates can therefore never both apply the change.
  */
 import { createHash } from 'node:crypto';
-import type { Db, Queryable } from '../../db/db.js';
-import { AppError } from '../../errors.js';
+import type { Db, Queryable } from '../db/db.js';
+import { AppError } from '../errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 

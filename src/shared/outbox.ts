@@ -1,15 +1,17 @@
 /**
- * The outbox (domain events of orders) and its whole contract: how rows are written, how consumers are
- * woken, what a row carries. The one place for it; producers and consumers import from here.
+ * The outbox (the domain events of every domain that has them) and its whole contract: how rows are
+ * written, how consumers are woken, what a row carries. The one place for it; producers and consumers
+ * import from here.
  *
- * Writing. Every order change writes its events IN THE SAME TRANSACTION as the change (or in the same
+ * Writing. Every change writes its events IN THE SAME TRANSACTION as the change (or in the same
  * statement), so an event exists exactly when its change committed. Rows are written only through an
- * `OutboxTx`, which only commitOrderChange (order-change.ts) hands out: the statements that write rows
- * (`appendOutbox` and `appendPartnerOutbox` here; the order, payment and tracking statements, which
- * build their rows with `OUTBOX_INSERT` and `outboxOrderDataSql`) mark it, and after COMMIT commitOrderChange wakes the
- * consumers (`outboxCommitted`). That is the one wake-up protocol: nothing NOTIFYs inside a transaction.
+ * `OutboxTx`, which only the unit of work (`commitChange`, unit-of-work.ts) hands out: the statements
+ * that write rows (`appendOutbox` and `appendPartnerOutbox` here; the order, payment and tracking
+ * statements, which build their rows with `OUTBOX_INSERT`) mark it, and after COMMIT the unit of work
+ * wakes the consumers (`OutboxSignal`). That is the one wake-up protocol: nothing NOTIFYs inside a
+ * transaction.
  *
- * Waking. In-process: `events.emit(OUTBOX_EVENT)`. Other processes (PostgreSQL server): NOTIFY
+ * Waking. In-process: `events.emit('outbox')`. Other processes (PostgreSQL server): NOTIFY
  * OUTBOX_CHANNEL after COMMIT, coalesced. A lost wake-up only delays: the worker also polls (400 ms).
  *
  * Rows (what consumers read):
@@ -26,20 +28,14 @@
  *
  * Consumed by the worker's fan-out (src/worker/fanout.ts), which routes rows to webhooks (docs/decisions-log.md, 'Webhooks',
  * src/modules/webhooks/routing.ts), marks them processed and, after each committed batch, emits
- * OUTBOX_PROCESSED_EVENT with the rows (`ProcessedOutboxEvent[]`) for the realtime channel.
+ * 'outbox.processed' with the rows (`ProcessedOutboxEvent[]`) for the realtime channel.
  */
 import { randomInt } from 'node:crypto';
-import type { Queryable } from '../../db/db.js';
-import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
-import type { Batch, PartnerOrder } from './orders.schemas.js';
-import { orderJsonSql } from './visibility.js';
+import type { Queryable } from '../db/db.js';
+import type { ApiKeyEnvironment, WebhookEvent } from './schemas.js';
 
 /** NOTIFY channel: outbox rows were committed; workers of other processes should fan out now. */
 export const OUTBOX_CHANNEL = 'partner_api_outbox';
-/** In-process event (ctx.events): outbox rows were committed. */
-export const OUTBOX_EVENT = 'outbox';
-/** In-process event (ctx.events): a fan-out batch committed; payload `ProcessedOutboxEvent[]`. */
-export const OUTBOX_PROCESSED_EVENT = 'outbox.processed';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -50,27 +46,19 @@ export function newEventId(): string {
   return id;
 }
 
-export interface OrderEventData {
-  order: PartnerOrder;
-  previousStatus?: OrderStatus;
-}
-
-export interface BatchEventData {
-  batch: Batch;
-}
-
 /** An event to append (appendOutbox). */
 export interface NewOutboxEvent {
   type: WebhookEvent;
   environment: ApiKeyEnvironment;
   orderId: string | null;
   assignedKeyId: string | null;
-  data: OrderEventData | BatchEventData;
+  /** The row's `data` (see the top of the file for each event's). */
+  data: Record<string, unknown>;
   /** From ctx.clock: the event's `createdAt`. */
   createdAt: Date;
 }
 
-/** One processed outbox row, as OUTBOX_PROCESSED_EVENT carries it (the realtime channel). */
+/** One processed outbox row, as 'outbox.processed' carries it (the realtime channel). */
 export interface ProcessedOutboxEvent {
   eventId: string;
   type: string;
@@ -84,20 +72,12 @@ export interface ProcessedOutboxEvent {
   createdAt: Date;
 }
 
-/** The events a status change emits (docs/decisions-log.md, 'Webhooks'): always status_changed, plus delivered / cancelled. */
-export function statusChangeEventTypes(to: OrderStatus): WebhookEvent[] {
-  const types: WebhookEvent[] = ['order.status_changed'];
-  if (to === 'DELIVERED') types.push('order.delivered');
-  if (to === 'CANCELLED') types.push('order.cancelled');
-  return types;
-}
-
 // --- Writing ---------------------------------------------------------------------------------------
 
 /**
  * A transaction (or, for a change made by one statement, the pool) that may write outbox rows: a
  * statement that wrote some calls `wroteOutbox()`, and the consumers are woken after COMMIT. Only
- * commitOrderChange (order-change.ts) makes one, so no outbox row can be written without its wake-up.
+ * the unit of work (`commitChange`, unit-of-work.ts) makes one, so no outbox row can be written without its wake-up.
  */
 export interface OutboxTx extends Queryable {
   wroteOutbox(): void;
@@ -105,17 +85,6 @@ export interface OutboxTx extends Queryable {
 
 /** The start of every statement that writes outbox rows (the rows' columns, in this order). */
 export const OUTBOX_INSERT = 'INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at)';
-
-/**
- * The `data` of an order event in SQL: the order row `alias` as its PartnerOrder WITH customer (the
- * snapshot the change just made, taken inside PostgreSQL), and `previousStatus` when given.
- */
-export function outboxOrderDataSql(alias: string, previousStatus?: string): string {
-  const order = `'order', (${orderJsonSql(true, alias)})::jsonb`;
-  return previousStatus === undefined
-    ? `jsonb_build_object(${order})`
-    : `jsonb_build_object(${order}, 'previousStatus', ${previousStatus})`;
-}
 
 /** Appends one event in the transaction of the change it describes (batch completion). */
 export async function appendOutbox(event: NewOutboxEvent, tx: OutboxTx): Promise<string> {
@@ -135,19 +104,10 @@ export async function appendOutbox(event: NewOutboxEvent, tx: OutboxTx): Promise
 
 // --- Waking ----------------------------------------------------------------------------------------
 
-/** What `outboxCommitted` needs (AppContext satisfies it). */
-export interface OutboxSignalDeps {
-  db: { kind?: 'embedded' | 'server'; query: Queryable['query'] };
-  events: { emit(event: typeof OUTBOX_EVENT): boolean };
-}
-
-/** Per database: whether a wake-up NOTIFY is in flight, and whether another commit happened meanwhile. */
-const pendingNotify = new WeakMap<object, { again: boolean }>();
-
 /**
- * Wakes outbox consumers after the COMMIT of outbox rows (commitOrderChange calls it): in-process at
- * once, and on a PostgreSQL server other processes through one NOTIFY OUTBOX_CHANNEL, coalesced: while
- * one is in flight, further commits only ask for one more after it.
+ * Wakes outbox consumers after the COMMIT of outbox rows (the unit of work calls `committed`): in-process
+ * at once, and on a PostgreSQL server other processes through one NOTIFY OUTBOX_CHANNEL, coalesced: while
+ * one is in flight, further commits only ask for one more after it. One per process (createContext).
  *
  * Why not NOTIFY inside the change's transaction: PostgreSQL serialises the commits of all transactions
  * that NOTIFY (a database-wide lock held from pre-commit until the commit record is flushed), so every
@@ -155,28 +115,37 @@ const pendingNotify = new WeakMap<object, { again: boolean }>();
  * durability (synchronous_commit off for it) and may be lost in a crash between COMMIT and NOTIFY: the
  * worker's poll then picks the rows up a little later.
  */
-export function outboxCommitted(deps: OutboxSignalDeps): void {
-  deps.events.emit(OUTBOX_EVENT);
-  if (deps.db.kind !== 'server') return;
-  const db = deps.db;
-  const pending = pendingNotify.get(db);
-  if (pending) {
-    pending.again = true;
-    return;
+export class OutboxSignal {
+  /** A wake-up NOTIFY is in flight, and whether another commit happened meanwhile. */
+  private pending: { again: boolean } | null = null;
+
+  constructor(
+    private readonly db: { kind?: 'embedded' | 'server'; query: Queryable['query'] },
+    private readonly events: { emit(event: 'outbox'): boolean },
+  ) {}
+
+  committed(): void {
+    this.events.emit('outbox');
+    if (this.db.kind !== 'server') return;
+    if (this.pending) {
+      this.pending.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.pending = state;
+    const send = (): void => {
+      this.db
+        .query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [OUTBOX_CHANNEL])
+        .catch(() => {}) // the worker's poll covers a lost wake-up (database closing, connection lost)
+        .finally(() => {
+          if (state.again) {
+            state.again = false;
+            send();
+          } else this.pending = null;
+        });
+    };
+    send();
   }
-  const state = { again: false };
-  pendingNotify.set(db, state);
-  const send = (): void => {
-    db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [OUTBOX_CHANNEL])
-      .catch(() => {}) // the worker's poll covers a lost wake-up (database closing, connection lost)
-      .finally(() => {
-        if (state.again) {
-          state.again = false;
-          send();
-        } else pendingNotify.delete(db);
-      });
-  };
-  send();
 }
 
 /**
