@@ -80,6 +80,7 @@ export const adminOffersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       onRequest,
       schema: {
         summary: 'Get an offer',
+        description: 'One offer, as its key sees it: a PENDING offer past its expiresAt reads EXPIRED.',
         tags,
         operationId: 'getAdminOffer',
         params: OfferIdParams,

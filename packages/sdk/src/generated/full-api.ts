@@ -91,7 +91,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an offer */
+        /**
+         * Get an offer
+         * @description One offer, as its key sees it: a PENDING offer past its expiresAt reads EXPIRED.
+         */
         get: operations["getAdminOffer"];
         put?: never;
         post?: never;
