@@ -16,6 +16,7 @@ import { Metrics } from './metrics/metrics.js';
 import { createRateLimiter } from './modules/keys/create-rate-limiter.js';
 import { KeyResolver } from './modules/keys/key-resolver.js';
 import type { RateLimiter } from './modules/keys/rate-limit.types.js';
+import { offerRealtime } from './modules/offers/offer-realtime.js';
 import { VisibleOrderLoader } from './modules/orders/order-reads.repo.js';
 import { orderRealtime } from './modules/orders/order-realtime.js';
 import { PartnerEventWriter } from './modules/orders/partner-event-writer.js';
@@ -199,6 +200,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     const realtime = new RealtimeHub({ config, log, db, clock, secrets, redis, events, metrics }, [
       orderRealtime,
       paymentRealtime,
+      offerRealtime,
       trackingRealtime,
       webhookRealtime,
       requestLogRealtime(requestLog),

@@ -21,6 +21,7 @@ import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db-errors.js';
 import { analyseGrownTables } from '../db/statistics.js';
+import { sweepExpiredOffers } from '../modules/offers/offers.service.js';
 import { attemptDelivery } from '../modules/webhooks/delivery/attempt.js';
 import { EndpointLimits } from '../modules/webhooks/delivery/endpoint-limits.js';
 import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
@@ -57,6 +58,8 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   fanoutBatchSize: number;
   purgeIntervalMs: number;
+  /** How often due offers are recorded EXPIRED (docs/offers.md: within 5 s of their deadline). */
+  offerSweepIntervalMs: number;
   /** How often tables that grew are looked for and analysed (src/db/statistics.ts). */
   statisticsIntervalMs: number;
   /** Deliveries of a recovery queued at a time, per webhook (queue/recover-deliveries.ts). */
@@ -76,6 +79,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   pollIntervalMs: 400,
   fanoutBatchSize: 100,
   purgeIntervalMs: 15 * 60_000,
+  offerSweepIntervalMs: 1_000,
   statisticsIntervalMs: 10_000,
   recoveryBatchSize: RECOVERY_BATCH,
   stopTimeoutMs: 5_000,
@@ -228,6 +232,10 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     if (purged.deliveries || purged.outbox) log.info(purged, 'purged expired webhook data');
   }, failed('retention purge failed'));
 
+  // Offers past their deadline: one indexed statement per tick (src/modules/offers/offers.repo.ts).
+  const offerSweep = new Pump(async () => {
+    await sweepExpiredOffers(ctx);
+  }, failed('offer expiry sweep failed'));
   // Background work: minutes of ANALYZE are fine, a request's deadline is not.
   const statisticsDb = ctx.db.withTimeout(120_000);
   const statistics = new Pump(async () => {
@@ -243,6 +251,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
       deliveries.trigger();
       recoveries.trigger();
       purge.trigger();
+      offerSweep.trigger();
     },
   });
   const pollTimer = setInterval(() => {
@@ -253,12 +262,15 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   pollTimer.unref();
   const purgeTimer = setInterval(purge.trigger, options.purgeIntervalMs);
   purgeTimer.unref();
+  const offerSweepTimer = setInterval(offerSweep.trigger, options.offerSweepIntervalMs);
+  offerSweepTimer.unref();
   const statisticsTimer = setInterval(statistics.trigger, options.statisticsIntervalMs);
   statisticsTimer.unref();
   fanout.trigger();
   deliveries.trigger();
   recoveries.trigger();
   purge.trigger();
+  offerSweep.trigger();
 
   let stopped: Promise<void> | null = null;
   return {
@@ -269,11 +281,19 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
         clearInterval(pollTimer);
         if (refillTimer) clearTimeout(refillTimer);
         clearInterval(purgeTimer);
+        clearInterval(offerSweepTimer);
         clearInterval(statisticsTimer);
         await unsubscribe();
         ctx.events.off('webhooks.recover', onRecovery);
         // No new claims; finish what is running.
-        await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop(), statistics.stop()]);
+        await Promise.all([
+          fanout.stop(),
+          deliveries.stop(),
+          recoveries.stop(),
+          purge.stop(),
+          statistics.stop(),
+          offerSweep.stop(),
+        ]);
         if (inFlight.size > 0) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([

@@ -17,7 +17,7 @@ import { atBothWidths, nav, type PortalRun, sandboxCall, signIn, startPortalRun 
 declare const document: { querySelectorAll(selector: string): { length: number } };
 
 const STEP_TIMEOUT = 120_000;
-const ITEMS = 13;
+const ITEMS = 16;
 
 if (!hasChromium) console.warn(`sandbox end-to-end tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
@@ -202,6 +202,12 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     await event(c, { type: 'EN_ROUTE' });
     await event(c, { type: 'FAILED', failReason: 'NOT_HOME' });
     await event(c, { type: 'EN_ROUTE' });
+    // Two sandbox offers (offer.created to the webhook): one accepted, one declined with a reason.
+    const offers = await partnerCall('POST', '/v1/partner/sandbox/offers', { count: 2 });
+    expect(offers.status, JSON.stringify(offers.body)).toBe(201);
+    const [take, pass] = offers.body.items as Array<{ id: string }>;
+    expect((await partnerCall('POST', `/v1/partner/offers/${take.id}/accept`)).status).toBe(200);
+    expect((await partnerCall('POST', `/v1/partner/offers/${pass.id}/decline`, { reason: 'NO_CAPACITY' })).status).toBe(200);
 
     // Everything but the two marketplace-only webhooks (order.cancelled, batch.completed).
     await waitForDone(ITEMS - 2);

@@ -99,6 +99,14 @@ export interface DeveloperClient extends TypedClient<DeveloperPaths> {
       query?: Omit<Query<operations['listWebhookDeliveries']>, 'page'>,
     ): AsyncIterableIterator<Schemas['DeveloperDelivery']>;
   };
+  /** The offers made to the partner's keys (docs/offers.md); the portal decides sandbox offers only. */
+  offers: {
+    list(query?: Query<operations['listDeveloperOffers']>): Promise<Schemas['PageOfPartnerOffer']>;
+    /** A SANDBOX offer accepted (a live one: ERR_CONFLICT, decided with its key). */
+    accept(id: string): Promise<Schemas['PartnerOffer']>;
+    /** A SANDBOX offer declined with a reason (a note is required for OTHER). */
+    decline(id: string, body: JsonBody<operations['declineDeveloperOffer']>): Promise<Schemas['PartnerOffer']>;
+  };
   deliveries: {
     /** One delivery with the payload as sent and every attempt. */
     get(id: string): Promise<Schemas['DeveloperDeliveryDetail']>;
@@ -207,6 +215,11 @@ export function createDeveloperClient(options: DeveloperClientOptions): Develope
       signingSecret: (id) => api.GET('/v1/developer/webhooks/{id}/signing-secret', { params: { path: { id } } }),
       listDeliveries: (id, query) => api.GET('/v1/developer/webhooks/{id}/deliveries', { params: { path: { id }, query } }),
       deliveries: (id, query) => api.paginate('/v1/developer/webhooks/{id}/deliveries', { path: { id }, query }),
+    },
+    offers: {
+      list: (query) => api.GET('/v1/developer/offers', { params: { query } }),
+      accept: (id) => api.POST('/v1/developer/offers/{id}/accept', { params: { path: { id } } }),
+      decline: (id, body) => api.POST('/v1/developer/offers/{id}/decline', { params: { path: { id } }, body }),
     },
     deliveries: {
       get: (id) => api.GET('/v1/developer/deliveries/{id}', { params: { path: { id } } }),

@@ -42,6 +42,9 @@ export type OrdersQuery = Query<operations['listPartnerOrders']>;
 export type PartnerOrderEventBody = JsonBody<operations['createPartnerOrderEvent']>;
 /** The sandbox order's options (docs/decisions-log.md, 'Sandbox simulator and go-live checklist'): payment method, starting status, customer, count. */
 export type SandboxOrderBody = JsonBody<operations['createSandboxOrder']>;
+export type OffersQuery = Query<operations['listOffers']>;
+/** A decline's reason (and note, required for OTHER): docs/offers.md. */
+export type DeclineOfferBody = JsonBody<operations['declineOffer']>;
 
 export interface PartnerClient extends TypedClient<PartnerPaths> {
   readonly environment: PartnerEnvironment;
@@ -68,6 +71,26 @@ export interface PartnerClient extends TypedClient<PartnerPaths> {
   createSandboxOrder(body?: Omit<SandboxOrderBody, 'count'>): Promise<Schemas['PartnerOrder']>;
   /** POST /v1/partner/sandbox/orders with `count` (1 to 20): that many test orders. */
   createSandboxOrders(count: number, body?: Omit<SandboxOrderBody, 'count'>): Promise<Array<Schemas['PartnerOrder']>>;
+  /** Order offers made to this key (docs/offers.md): accept or decline each before its expiresAt. */
+  offers: {
+    /** GET /v1/partner/offers: one page, newest first (`status: 'PENDING'` for the open ones). */
+    list(query?: OffersQuery): Promise<Schemas['PageOfPartnerOffer']>;
+    /** Every offer matching `query`, page after page. */
+    all(query?: Omit<OffersQuery, 'page'>): AsyncIterableIterator<Schemas['PartnerOffer']>;
+    /** GET /v1/partner/offers/{id}. */
+    get(id: string): Promise<Schemas['PartnerOffer']>;
+    /**
+     * POST /v1/partner/offers/{id}/accept: the offer ACCEPTED, its order now assigned to this key (read
+     * it with getOrder). A closed offer throws PartnerApiError `ERR_OFFER_CLOSED` (details.status).
+     */
+    accept(id: string, options?: { idempotencyKey?: string }): Promise<Schemas['PartnerOffer']>;
+    /** POST /v1/partner/offers/accept: 1 to 100 distinct ids, one result per id (an offer or an error). */
+    acceptMany(ids: string[]): Promise<Schemas['BulkAcceptOffersResult']>;
+    /** POST /v1/partner/offers/{id}/decline with a reason (a note is required for OTHER). */
+    decline(id: string, body: DeclineOfferBody, options?: { idempotencyKey?: string }): Promise<Schemas['PartnerOffer']>;
+    /** POST /v1/partner/sandbox/offers (sandbox API only): `count` (1 to 20) realistic orders offered to this key. */
+    createSandbox(count: number, options?: { ttlSec?: number }): Promise<Array<Schemas['PartnerOffer']>>;
+  };
 }
 
 function environmentOfKey(apiKey: string): PartnerEnvironment | null {
@@ -124,6 +147,29 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     createSandboxOrders: async (count: number, body?: Omit<SandboxOrderBody, 'count'>) => {
       const created = await api.POST('/v1/partner/sandbox/orders', { body: { ...body, count } });
       return 'code' in created ? [created] : created.items;
+    },
+    offers: {
+      list: (query) => api.GET('/v1/partner/offers', { params: { query } }),
+      all: (query) => api.paginate('/v1/partner/offers', { query }),
+      get: (id) => api.GET('/v1/partner/offers/{id}', { params: { path: { id } } }),
+      accept: (id, opts = {}) =>
+        api.POST('/v1/partner/offers/{id}/accept', {
+          params: {
+            path: { id },
+            header: opts.idempotencyKey === undefined ? undefined : { 'Idempotency-Key': opts.idempotencyKey },
+          },
+        }),
+      acceptMany: (ids) => api.POST('/v1/partner/offers/accept', { body: { ids } }),
+      decline: (id, body, opts = {}) =>
+        api.POST('/v1/partner/offers/{id}/decline', {
+          params: {
+            path: { id },
+            header: opts.idempotencyKey === undefined ? undefined : { 'Idempotency-Key': opts.idempotencyKey },
+          },
+          body,
+        }),
+      createSandbox: async (count, opts = {}) =>
+        (await api.POST('/v1/partner/sandbox/offers', { body: { count, ...opts } })).items,
     },
   };
 }

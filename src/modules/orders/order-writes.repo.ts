@@ -261,16 +261,22 @@ export async function recordStatusChange(change: StatusChange, tx: OutboxTx): Pr
 
 /**
  * Assigns the order (locked by the caller) to the key and writes its `order.assigned_to_partner`
- * outbox event carrying the new snapshot, in one statement; returns the order's new pieces.
+ * outbox event carrying the new snapshot, in one statement; returns the order's new pieces, or null
+ * when the order has an open offer (docs/offers.md: nothing is written). The offer check is in this
+ * statement, not in the lock's: a statement that waited for the order's lock keeps the snapshot it
+ * started with, so it would miss an offer committed by the lock's previous holder; this one starts
+ * after the lock is held, and no offer can be made while it is.
  */
 export async function assignOrderToKey(
   change: { orderId: string; apiKeyId: string; environment: ApiKeyEnvironment; eventId: string },
   now: Date,
   tx: OutboxTx,
-): Promise<PartnerOrderPieces> {
+): Promise<PartnerOrderPieces | null> {
   const rows = await tx.query<PartnerOrderPieces>(
     `WITH o AS (
-       UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3 WHERE id = $1
+       UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3
+        WHERE id = $1
+          AND NOT EXISTS (SELECT 1 FROM offers f WHERE f.order_id = $1 AND f.status = 'PENDING' AND f.expires_at > $3)
        RETURNING id, pv_head, pv_customer, pv_tail
      ), outbox_row AS (
        ${OUTBOX_INSERT}
@@ -280,7 +286,7 @@ export async function assignOrderToKey(
      SELECT pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM o`,
     [change.orderId, change.apiKeyId, now, change.eventId, change.environment],
   );
-  if (!rows[0]) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
+  if (!rows[0]) return null;
   tx.wroteOutbox();
   return rows[0];
 }

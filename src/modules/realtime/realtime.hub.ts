@@ -8,6 +8,8 @@
  * publishers; createContext hands them to the hub):
  *   order.updated, payment_intent.updated, settlement.updated  from the outbox rows the worker fanned out
  *                                    (orders/order-realtime.ts, payments/payment-realtime.ts)
+ *   offer.created, offer.expired, offer.withdrawn (partner), offer.accepted, offer.declined,
+ *   offer.expired (admins)           from the outbox rows (offers/offer-realtime.ts)
  *   order.tracking                   after each flush of the location buffer (tracking/tracking-realtime.ts)
  *   delivery.updated, webhook.updated  after a committed change (webhooks/webhook-realtime.ts)
  *   request.logged                   the request log's live tail (request-log/request-log-realtime.ts)

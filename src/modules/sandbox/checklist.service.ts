@@ -27,6 +27,7 @@ import {
   webhookEvidence,
   writeMarks,
 } from './checklist.repo.js';
+import { NO_OFFER_EVIDENCE, type OfferEvidence, offerEvidence } from './offer-evidence.js';
 import { NO_PROOF_EVIDENCE, type ProofEvidence, partnerProofPolicy, proofEvidence } from './proof-evidence.js';
 import { NO_REQUEST_EVIDENCE, type RequestEvidence, requestEvidence } from './request-evidence.js';
 import type { ChecklistItem, GoLiveChecklist, PartnerChecklists } from './sandbox.schemas.js';
@@ -45,6 +46,8 @@ interface Evidence {
   /** When a webhook first answered 2xx, by event type. */
   webhooks: Map<string, Date>;
   proof: ProofEvidence;
+  /** When an offer of the lineage was first accepted, and first declined (with its reason: always). */
+  offers: OfferEvidence;
 }
 
 interface ItemDefinition {
@@ -133,6 +136,20 @@ const ITEMS: ItemDefinition[] = [
     'webhook-batch-completed',
     'put orders on a van batch (POST /v1/partner/sandbox/batches) and move it to DISPATCHED, then COMPLETED (POST /v1/partner/sandbox/batches/{code}/status)',
   ),
+  // Offers (docs/offers.md).
+  {
+    id: 'offer-accepted',
+    title: 'Accepted an offer',
+    hint: 'POST /v1/partner/offers/{id}/accept (or POST /v1/partner/offers/accept {"ids":[…]}) on a PENDING offer of this key before its expiresAt. Make sandbox offers first: POST /v1/partner/sandbox/offers {"count":3}.',
+    doneAt: (e) => e.offers.accepted,
+  },
+  {
+    id: 'offer-declined-with-reason',
+    title: 'Declined an offer with a reason',
+    hint: 'POST /v1/partner/offers/{id}/decline {"reason":"NO_CAPACITY"} (any OfferDeclineReason; OTHER needs a note) on a PENDING offer of this key.',
+    doneAt: (e) => e.offers.declined,
+  },
+  webhookItem('offer.created', 'webhook-offer-created', 'make sandbox offers (POST /v1/partner/sandbox/offers)'),
 ];
 
 /** Shown only when the partner's proof policy asks for proof (docs/tracking-and-proof.md, "Sandbox"). */
@@ -187,6 +204,7 @@ const WEBHOOK_TYPES: WebhookEvent[] = [
   'order.cancelled',
   'batch.completed',
   'settlement.created',
+  'offer.created',
 ];
 
 const NO_EVENTS: EventEvidence = {
@@ -246,7 +264,7 @@ async function checklistsOf(
   const scopesOf = (lineage: string) => keys.find((k) => k.id === lineage)?.scopes ?? [];
   const open = new Set([...lineages].filter((l) => itemsFor(scopesOf(l), policy).some((item) => !marked.get(l)?.has(item.id))));
   const openMembers = members.filter((m) => open.has(m.actsForKeyId));
-  const [events, webhooks, requests, proofs] = await Promise.all([
+  const [events, webhooks, requests, proofs, offers] = await Promise.all([
     partnerEventEvidence(
       openMembers,
       {
@@ -260,6 +278,7 @@ async function checklistsOf(
     webhookEvidence(partnerId, [...open], WEBHOOK_TYPES, deps.db),
     requestEvidence(openMembers, deps.db),
     proofEvidence(partnerId, [...open], policy, deps.db),
+    offerEvidence(openMembers, deps.db),
   ]);
 
   const found: Array<{ keyId: string; item: string; doneAt: Date }> = [];
@@ -270,6 +289,7 @@ async function checklistsOf(
       webhooks: webhooks.get(lineage) ?? new Map(),
       requests: requests.get(lineage) ?? NO_REQUEST_EVIDENCE,
       proof: proofs.get(lineage) ?? NO_PROOF_EVIDENCE,
+      offers: offers.get(lineage) ?? NO_OFFER_EVIDENCE,
     };
     const seen = marked.get(lineage);
     itemsOf.set(

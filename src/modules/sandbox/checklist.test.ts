@@ -98,6 +98,9 @@ describe('GET /v1/developer/keys/{id}/checklist', () => {
       'webhook-order-delivered',
       'webhook-order-cancelled',
       'webhook-batch-completed',
+      'offer-accepted',
+      'offer-declined-with-reason',
+      'webhook-offer-created',
     ]);
     expect(c.items.map((i) => i.id)).toEqual(CHECKLIST_ITEM_IDS);
     for (const item of c.items) {
