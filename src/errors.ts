@@ -51,6 +51,8 @@ export const ERROR_STATUS = {
   ERR_SETTLEMENT_EXISTS: 409,
   ERR_SETTLEMENT_INVALID_STATE: 409,
   ERR_SETTLEMENT_PERIOD_OPEN: 409,
+  // Offers (docs/offers.md): the offer is no longer PENDING before its deadline; details { status }.
+  ERR_OFFER_CLOSED: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -62,6 +62,8 @@ interface Owned {
   upload: () => Promise<string>;
   paymentIntent: () => Promise<string>;
   settlement: () => Promise<string>;
+  /** A sandbox offer made to the key (docs/offers.md). */
+  offer: () => Promise<string>;
 }
 
 /**
@@ -168,6 +170,17 @@ const OWNED: Record<string, (o: Owned) => Promise<{ url: string; body?: unknown 
   'POST /v1/partner/sandbox/settlements/:id/remittances': async (o) => ({
     url: `/v1/partner/sandbox/settlements/${await o.settlement()}/remittances`,
     body: { amountQepik: 1, reference: 'BANK-1' },
+  }),
+  'GET /v1/partner/offers/:id': async (o) => ({ url: `/v1/partner/offers/${await o.offer()}` }),
+  'POST /v1/partner/offers/:id/accept': async (o) => ({ url: `/v1/partner/offers/${await o.offer()}/accept` }),
+  'POST /v1/partner/offers/:id/decline': async (o) => ({
+    url: `/v1/partner/offers/${await o.offer()}/decline`,
+    body: { reason: 'NO_CAPACITY' },
+  }),
+  'POST /v1/developer/offers/:id/accept': async (o) => ({ url: `/v1/developer/offers/${await o.offer()}/accept` }),
+  'POST /v1/developer/offers/:id/decline': async (o) => ({
+    url: `/v1/developer/offers/${await o.offer()}/decline`,
+    body: { reason: 'NO_CAPACITY' },
   }),
 };
 
@@ -339,6 +352,9 @@ describe("another partner's resources", () => {
             .id as string,
       ),
       settlement: once(async () => (await asOwner('POST', '/v1/partner/sandbox/settlements', {}, 'sandbox')).json().id as string),
+      offer: once(
+        async () => (await asOwner('POST', '/v1/partner/sandbox/offers', { count: 1 }, 'sandbox')).json().items[0].id as string,
+      ),
       request: once(async () => {
         const id = (await asOwner('GET', '/v1/partner/me', undefined, 'sandbox')).headers['x-request-id'] as string;
         // The log is written off the request path: wait (with a deadline) until its owner reads it.

@@ -62,6 +62,8 @@ export class Metrics {
   private readonly attemptDuration: client.Histogram<string>;
   private readonly outages: client.Counter<string>;
   private readonly smsSends: client.Counter<string>;
+  private readonly offers: client.Counter<string>;
+  private readonly offerDecision: client.Histogram<string>;
   /** The request series of each (listener, route, method, status class) met so far. */
   private readonly series = new Map<string, RequestSeries>();
   private readonly dependencies: DependencyHealth[] = [];
@@ -141,6 +143,20 @@ export class Metrics {
       collect() {
         for (const health of self.dependencies) this.set({ dependency: health.name }, health.available ? 1 : 0);
       },
+    });
+    // Offers (docs/offers.md): by outcome only, never by partner or key.
+    this.offers = new client.Counter({
+      name: `${PREFIX}offers_total`,
+      help: 'Offers that left PENDING, by outcome (accepted, declined, expired, withdrawn)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of ['accepted', 'declined', 'expired', 'withdrawn']) this.offers.inc({ outcome }, 0);
+    this.offerDecision = new client.Histogram({
+      name: `${PREFIX}offer_decision_seconds`,
+      help: 'Time from an offer to its acceptance or decline',
+      buckets: [1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 14400, 86400],
+      registers,
     });
     new client.Gauge({
       name: `${PREFIX}request_log_queue_length`,
@@ -227,6 +243,12 @@ export class Metrics {
   /** One one-time code handed to the gateway `provider` (its kind, never the phone number): sent or failed. */
   observeSmsSend(provider: string, outcome: SmsOutcome): void {
     this.smsSends.inc({ provider, outcome });
+  }
+
+  /** An offer left PENDING; `decisionSeconds` for an acceptance or a decline. */
+  offerClosed(outcome: 'accepted' | 'declined' | 'expired' | 'withdrawn', decisionSeconds: number | null): void {
+    this.offers.inc({ outcome });
+    if (decisionSeconds !== null) this.offerDecision.observe(decisionSeconds);
   }
 
   /** Reports `health`'s state and counts its outages from now on. */

@@ -102,7 +102,11 @@ export function serializerSchema<T>(schema: T): T {
     const other = union.find((u) => !isNull(u));
     if (other && union.some(isNull) && typeof (other as Record<string, unknown>).type === 'string') {
       const { anyOf: _anyOf, ...rest } = s;
-      return serializerSchema({ ...(other as Record<string, unknown>), ...rest, nullable: true }) as T;
+      const merged: Record<string, unknown> = { ...(other as Record<string, unknown>), ...rest, nullable: true };
+      // A nullable enumeration (an offer's declineReason): null must be one of the values too, or the
+      // union check of an enclosing anyOf (the webhook envelopes) refuses a null.
+      if (Array.isArray(merged.enum) && !merged.enum.includes(null)) merged.enum = [...merged.enum, null];
+      return serializerSchema(merged) as T;
     }
   }
   const out: Record<string, unknown> = {};

@@ -132,11 +132,17 @@ export const WEBHOOK_EVENTS = [
   'settlement.created',
   'settlement.updated',
   'settlement.settled',
+  // Offers (docs/offers.md): only to the webhooks of the key the order is offered to.
+  'offer.created',
+  'offer.expired',
+  'offer.withdrawn',
 ] as const;
 /** The kinds that need the scope payments:read (docs/payments.md, "Webhooks and realtime"). */
 export const PAYMENT_WEBHOOK_EVENTS: ReadonlySet<string> = new Set(
   WEBHOOK_EVENTS.filter((e) => e.startsWith('payment_intent.') || e.startsWith('settlement.')),
 );
+/** The offer kinds (docs/offers.md): routed to the offered key's webhooks only. */
+export const OFFER_WEBHOOK_EVENTS: ReadonlySet<string> = new Set(WEBHOOK_EVENTS.filter((e) => e.startsWith('offer.')));
 export const WebhookEvent = StringEnum(WEBHOOK_EVENTS, { $id: 'WebhookEvent' });
 export type WebhookEvent = Static<typeof WebhookEvent>;
 

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db-errors.js';
+import { sweepExpiredOffers } from '../modules/offers/offers.service.js';
 import { attemptDelivery } from '../modules/webhooks/delivery/attempt.js';
 import { EndpointLimits } from '../modules/webhooks/delivery/endpoint-limits.js';
 import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
@@ -56,6 +57,8 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   fanoutBatchSize: number;
   purgeIntervalMs: number;
+  /** How often due offers are recorded EXPIRED (docs/offers.md: within 5 s of their deadline). */
+  offerSweepIntervalMs: number;
   /** Deliveries of a recovery queued at a time, per webhook (queue/recover-deliveries.ts). */
   recoveryBatchSize: number;
   /** stop() waits this long for attempts in flight before cutting them short. */
@@ -73,6 +76,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   pollIntervalMs: 400,
   fanoutBatchSize: 100,
   purgeIntervalMs: 15 * 60_000,
+  offerSweepIntervalMs: 1_000,
   recoveryBatchSize: RECOVERY_BATCH,
   stopTimeoutMs: 5_000,
 };
@@ -224,6 +228,11 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     if (purged.deliveries || purged.outbox) log.info(purged, 'purged expired webhook data');
   }, failed('retention purge failed'));
 
+  // Offers past their deadline: one indexed statement per tick (src/modules/offers/offers.repo.ts).
+  const offerSweep = new Pump(async () => {
+    await sweepExpiredOffers(ctx);
+  }, failed('offer expiry sweep failed'));
+
   const unsubscribe = subscribeWakeups(ctx, {
     outbox: fanout.trigger,
     deliveries: deliveries.trigger,
@@ -232,6 +241,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
       deliveries.trigger();
       recoveries.trigger();
       purge.trigger();
+      offerSweep.trigger();
     },
   });
   const pollTimer = setInterval(() => {
@@ -242,10 +252,13 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   pollTimer.unref();
   const purgeTimer = setInterval(purge.trigger, options.purgeIntervalMs);
   purgeTimer.unref();
+  const offerSweepTimer = setInterval(offerSweep.trigger, options.offerSweepIntervalMs);
+  offerSweepTimer.unref();
   fanout.trigger();
   deliveries.trigger();
   recoveries.trigger();
   purge.trigger();
+  offerSweep.trigger();
 
   let stopped: Promise<void> | null = null;
   return {
@@ -256,10 +269,11 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
         clearInterval(pollTimer);
         if (refillTimer) clearTimeout(refillTimer);
         clearInterval(purgeTimer);
+        clearInterval(offerSweepTimer);
         await unsubscribe();
         ctx.events.off(RECOVERY_EVENT, onRecovery);
         // No new claims; finish what is running.
-        await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop()]);
+        await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop(), offerSweep.stop()]);
         if (inFlight.size > 0) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([

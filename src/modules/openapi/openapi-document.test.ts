@@ -82,6 +82,16 @@ const SPEC_OPERATIONS = [
   'GET /v1/developer/orders/{code}',
   // The limits on keys and webhooks, read by the portal (docs/portal.md, 'Limits').
   'GET /v1/developer/limits',
+  // Order offers (docs/offers.md).
+  'GET /v1/partner/offers',
+  'GET /v1/partner/offers/{id}',
+  'POST /v1/partner/offers/accept',
+  'POST /v1/partner/offers/{id}/accept',
+  'POST /v1/partner/offers/{id}/decline',
+  'POST /v1/partner/sandbox/offers',
+  'GET /v1/developer/offers',
+  'POST /v1/developer/offers/{id}/accept',
+  'POST /v1/developer/offers/{id}/decline',
 ].sort();
 
 const SPEC_SCHEMAS = [

@@ -129,30 +129,45 @@ export interface AssignableKey {
   revokedAt: Date | null;
 }
 
+/** The order as an assignment reads it: locked, and whether an offer of it is open (docs/offers.md). */
+export interface AssignableOrder extends LockedOrder {
+  /** A PENDING offer before its deadline at `now`: a direct assignment then answers 409. */
+  openOffer: boolean;
+}
+
 /**
  * The order to assign, locked (as lockOrderByCode), and the key it is to be assigned to, in one
  * statement; `order` null: no such order; `key` null: no such key. The one statement here that reads
  * api_keys: reading the key by itself (keys.repo.ts) would cost the operator's assignment a round trip
- * (docs/performance.md, 'Operator writes').
+ * (docs/performance.md, 'Operator writes'). It also reads whether the order has an open offer at `now`
+ * (one probe of offers_one_pending_idx): an offer and a direct assignment both hold this lock, so of
+ * the two only one can succeed.
  */
 export async function lockOrderForAssignment(
   code: string,
   apiKeyId: string,
+  now: Date,
   q: Queryable,
-): Promise<{ order: LockedOrder | null; key: AssignableKey | null }> {
+): Promise<{ order: AssignableOrder | null; key: AssignableKey | null }> {
   const rows = await q.query<
-    LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
+    LockedRow & {
+      key_id: string | null;
+      key_environment: ApiKeyEnvironment | null;
+      key_revoked_at: Date | null;
+      open_offer: boolean;
+    }
   >(
-    `SELECT ${LOCKED_COLUMNS}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
+    `SELECT ${LOCKED_COLUMNS}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at,
+            EXISTS (SELECT 1 FROM offers f WHERE f.order_id = o.id AND f.status = 'PENDING' AND f.expires_at > $3) AS open_offer
        FROM orders o LEFT JOIN api_keys k ON k.id = $2
       WHERE o.code = $1
         FOR UPDATE OF o`,
-    [code, apiKeyId],
+    [code, apiKeyId, now],
   );
   const r = rows[0];
   if (!r) return { order: null, key: null };
   return {
-    order: lockedOrder(r),
+    order: { ...lockedOrder(r), openOffer: r.open_offer },
     key:
       r.key_id === null
         ? null

@@ -9,10 +9,11 @@ import { AppError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../shared/ids.js';
 import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
+import { withdrawOpenOfferOfOrder } from '../offers/offers.repo.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
 import { parseInstant, parseOptionalInstant } from './instants.js';
-import { commitOrderChange, type OrderChangeDeps } from './order-change.js';
-import { type LockedOrder, lockOrderByCode, lockOrderForAssignment } from './order-locks.repo.js';
+import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
+import { type AssignableKey, type LockedOrder, lockOrderByCode, lockOrderForAssignment } from './order-locks.repo.js';
 import {
   findAdminOrderByCode,
   listVisibleOrders,
@@ -39,7 +40,7 @@ import type {
 import { newEventId, type OutboxTx, statusChangeEventTypes } from './outbox.js';
 import { scopeId } from './read-cache.js';
 import { assertPlatformTransition, FINAL_STATUSES } from './state-machine.js';
-import { type JsonBytes, type JsonText, partnerOrderText, scopeOf, seesCustomer } from './visibility.js';
+import { type JsonBytes, type JsonText, type PartnerOrderPieces, partnerOrderText, scopeOf, seesCustomer } from './visibility.js';
 
 /** What the order services need from the context (AppContext satisfies it). */
 export interface OrdersDeps extends OrderChangeDeps {
@@ -254,35 +255,60 @@ export async function getAdminOrder(deps: OrdersDeps, code: string): Promise<Adm
 export async function assignOrder(deps: OrdersDeps, code: string, apiKeyId: string): Promise<AdminOrder> {
   return commitOrderChange(deps, async (tx) => {
     const now = deps.clock.now();
-    const { order, key } = await lockOrderForAssignment(code, apiKeyId, tx);
+    const { order, key } = await lockOrderForAssignment(code, apiKeyId, now, tx);
     if (!order) throw notFound('Order');
     if (!key) throw notFound('API key');
-    if (key.revokedAt !== null) {
-      throw new AppError(
-        'ERR_CONFLICT',
-        'This API key is revoked or rotated out; assign the order to an active key (after a rotation, the new key)',
-      );
-    }
-    if (key.environment !== order.environment) {
-      throw new AppError(
-        'ERR_CONFLICT',
-        `The key is a ${key.environment} key but the order is a ${order.environment} order; environments must match`,
-      );
-    }
-    if (FINAL_STATUSES.has(order.status)) {
-      throw new AppError('ERR_CONFLICT', `The order is ${order.status}; a finished order cannot be assigned`);
-    }
+    assertAssignable(order, key);
     if (order.assignedKeyId === key.id) {
       return adminView(await snapshotOf(order.id, tx), order.environment, key.id);
     }
-    const pieces = await assignOrderToKey(
-      { orderId: order.id, apiKeyId: key.id, environment: order.environment, eventId: newEventId() },
-      now,
-      tx,
-    );
-    tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId, key.id] });
+    if (order.openOffer) {
+      throw new AppError(
+        'ERR_CONFLICT',
+        'The order is offered to a key and the offer is still open; withdraw the offer (DELETE /v1/admin/offers/{id}) or wait for its answer',
+      );
+    }
+    const pieces = await assignLockedOrder(order, key.id, now, tx);
     return adminView(JSON.parse(partnerOrderText(pieces, true)) as PartnerOrder, order.environment, key.id);
   });
+}
+
+/**
+ * What an assignment requires of the locked order and its key (a direct assignment, and an accepted
+ * offer: src/modules/offers/): 409 ERR_CONFLICT for a key revoked or rotated out (revokedAt set, even in
+ * its grace period), a key of the other environment, or an order in a final state.
+ */
+export function assertAssignable(order: LockedOrder, key: AssignableKey): void {
+  if (key.revokedAt !== null) {
+    throw new AppError(
+      'ERR_CONFLICT',
+      'This API key is revoked or rotated out; assign the order to an active key (after a rotation, the new key)',
+    );
+  }
+  if (key.environment !== order.environment) {
+    throw new AppError(
+      'ERR_CONFLICT',
+      `The key is a ${key.environment} key but the order is a ${order.environment} order; environments must match`,
+    );
+  }
+  if (FINAL_STATUSES.has(order.status)) {
+    throw new AppError('ERR_CONFLICT', `The order is ${order.status}; a finished order cannot be assigned`);
+  }
+}
+
+/**
+ * Assigns the locked order to the key (`partnerAssignedAt` = `now`) with its `order.assigned_to_partner`
+ * outbox event, and records the scopes it touched: the one assignment path (a direct assignment, an
+ * accepted offer). Returns the order's new pieces.
+ */
+export async function assignLockedOrder(order: LockedOrder, keyId: string, now: Date, tx: OrderTx): Promise<PartnerOrderPieces> {
+  const pieces = await assignOrderToKey(
+    { orderId: order.id, apiKeyId: keyId, environment: order.environment, eventId: newEventId() },
+    now,
+    tx,
+  );
+  tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId, keyId] });
+  return pieces;
 }
 
 /**
@@ -314,6 +340,8 @@ export async function changeOrderStatus(
       statusChangeOf(order, body.status, { actor: by.actor, note: body.note ?? null }, now),
       tx,
     );
+    // Cancelling the order withdraws its open offer, under the same row lock (docs/offers.md).
+    if (body.status === 'CANCELLED') await withdrawOpenOfferOfOrder(order.id, now, tx);
     tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId] });
     return adminView(JSON.parse(partnerOrderText(pieces, true)) as PartnerOrder, order.environment, order.assignedKeyId);
   });

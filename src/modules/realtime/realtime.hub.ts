@@ -12,6 +12,8 @@
  *   request.logged   { request }   → the partner owning the key (at most 50 a second per partner from a
  *                                    process: request-log/request-recorder.ts)
  *   webhook.updated  { webhook }   → the partner owning the webhook (edit, streak, isActive, secret rotation)
+ *   offer.created | offer.expired | offer.withdrawn { offer } → the partner owning the offered key;
+ *   offer.accepted | offer.declined | offer.expired { offer } → admins (docs/offers.md)
  *   order.tracking   { tracking }  → the partner owning the order's key and admins, after each flush of the
  *                                    location buffer (tracking/tracking-buffer.ts)
  *   listen.event     { apiKeyId, event } → the sockets that subscribed to the key's events with listen.subscribe
@@ -52,6 +54,8 @@ import { ListenSessions } from './listen.js';
 export const REALTIME_NAMESPACE = '/realtime';
 
 const ADMINS_ROOM = 'admins';
+const PARTNER_OFFER_EVENTS: ReadonlySet<string> = new Set(['offer.created', 'offer.expired', 'offer.withdrawn']);
+const ADMIN_OFFER_EVENTS: ReadonlySet<string> = new Set(['offer.accepted', 'offer.declined', 'offer.expired']);
 const partnerRoom = (partnerId: string) => `partner:${partnerId}`;
 
 interface KeyOwner {
@@ -292,6 +296,10 @@ export class RealtimeHub {
         await this.publishPayment(row);
         continue;
       }
+      if (row.type.startsWith('offer.')) {
+        await this.publishOffer(row);
+        continue;
+      }
       const order = (row.data as { order?: { customer?: unknown } } | undefined)?.order;
       if (!order || REDUNDANT_ORDER_EVENTS.has(row.type)) continue;
       this.emit(ADMINS_ROOM, 'order.updated', { order });
@@ -316,6 +324,19 @@ export class RealtimeHub {
       this.emit(ADMINS_ROOM, 'settlement.updated', { settlement });
       if (row.partnerId) this.emit(partnerRoom(row.partnerId), 'settlement.updated', { settlement });
     }
+  }
+
+  /**
+   * Offers (docs/offers.md): offer.created, offer.expired, offer.withdrawn { offer } to the partner owning
+   * the offered key; offer.accepted, offer.declined, offer.expired { offer } to admins.
+   */
+  private async publishOffer(row: ProcessedOutboxEvent): Promise<void> {
+    const offer = (row.data as { offer?: unknown }).offer;
+    if (!offer) return;
+    if (ADMIN_OFFER_EVENTS.has(row.type)) this.emit(ADMINS_ROOM, row.type, { offer });
+    if (!PARTNER_OFFER_EVENTS.has(row.type) || !row.assignedKeyId) return;
+    const owner = await this.ownerOf(row.assignedKeyId);
+    if (owner) this.emit(partnerRoom(owner.partnerId), row.type, { offer });
   }
 
   private async publishTracking(updates: TrackingUpdate[]): Promise<void> {

@@ -117,6 +117,32 @@ function testOrderData(paymentMethod: PaymentMethod | undefined, withCustomer: b
 }
 
 /**
+ * A realistic unassigned sandbox order in PACKED (the full platform timeline), for sandbox offers
+ * (src/modules/offers/): inserted on `tx`, answered with customer (the offer shows none of it).
+ */
+export async function insertUnassignedTestOrder(
+  now: Date,
+  zoneIds: string[],
+  tx: Parameters<typeof insertNewOrder>[2],
+): Promise<PartnerOrder> {
+  const statuses = timelineTo('PACKED');
+  return insertNewOrder(
+    {
+      ...testOrderData(undefined, true, now),
+      id: newId(),
+      environment: 'SANDBOX',
+      status: 'PACKED',
+      zoneId: zoneIds.length > 0 && randomInt(2) === 0 ? pick(zoneIds) : null,
+      assignedKeyId: null,
+      partnerAssignedAt: null,
+      createdAt: now,
+    },
+    { statuses, actor: 'SYSTEM' },
+    tx,
+  );
+}
+
+/**
  * Creates `options.count` (default 1) test orders for `key` in one transaction, as the key sees them.
  * The route refuses it on the live listener before calling this.
  */

@@ -8,6 +8,7 @@
  */
 import Type, { type Static, type TSchema } from 'typebox';
 import { DateTime, OrderStatus, PartnerEnvironment, Uuid, WEBHOOK_EVENTS, type WebhookEvent } from '../../shared/schemas.js';
+import { PartnerOffer } from '../offers/offers.schemas.js';
 import { Batch, PartnerOrder } from '../orders/orders.schemas.js';
 import { PaymentIntent, Settlement } from '../payments/payments.schemas.js';
 import { OrderTracking } from '../tracking/tracking.schemas.js';
@@ -135,6 +136,24 @@ export const OrderCourierLocationEvent = envelope(
   'Where the courier of an order is (at most once a minute per order)',
 );
 
+const OfferData = Type.Object(
+  { offer: PartnerOffer },
+  { additionalProperties: false, description: 'The offer (its order without the customer)' },
+);
+export const OfferCreatedEvent = envelope('OfferCreatedEvent', 'offer.created', OfferData, 'An order was offered to your key');
+export const OfferExpiredEvent = envelope(
+  'OfferExpiredEvent',
+  'offer.expired',
+  OfferData,
+  'An offer to your key expired undecided',
+);
+export const OfferWithdrawnEvent = envelope(
+  'OfferWithdrawnEvent',
+  'offer.withdrawn',
+  OfferData,
+  'An offer to your key was withdrawn',
+);
+
 /** The envelope schema of each kind. */
 export const EVENT_SCHEMAS = {
   ping: PingEvent,
@@ -152,6 +171,9 @@ export const EVENT_SCHEMAS = {
   'settlement.updated': SettlementUpdatedEvent,
   'settlement.settled': SettlementSettledEvent,
   'order.courier_location': OrderCourierLocationEvent,
+  'offer.created': OfferCreatedEvent,
+  'offer.expired': OfferExpiredEvent,
+  'offer.withdrawn': OfferWithdrawnEvent,
 } as const satisfies Record<EventType, TSchema>;
 
 /** Any delivery body: one of the envelopes, told apart by `type`. */
@@ -186,6 +208,12 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'settlement.settled': 'Nothing is outstanding on a settlement any more; its collections are SETTLED. Needs payments:read.',
   'order.courier_location':
     'The courier of an order assigned to your key sent locations (POST /v1/partner/orders/{code}/locations): its latest position, ETA and trail. At most once a minute per order; sent only to webhooks subscribed to it.',
+  'offer.created':
+    'The marketplace offered an order to your key: accept (POST /v1/partner/offers/{id}/accept) or decline (…/decline) before expiresAt. The offer shows the order without the customer. Only to webhooks of the offered key subscribed to it.',
+  'offer.expired':
+    'An offer to your key reached its expiresAt undecided; the order is no longer yours to take. Sent within 5 s of the deadline, only to webhooks subscribed to it.',
+  'offer.withdrawn':
+    'The marketplace withdrew an offer to your key, or cancelled its order, before you decided. Only to webhooks subscribed to it.',
 };
 
 export const EventTypeItem = Type.Object(

@@ -6,6 +6,7 @@
  */
 import type { Static } from 'typebox';
 import type { OrderStatus } from '../../shared/schemas.js';
+import type { PartnerOffer } from '../offers/offers.schemas.js';
 import type { PartnerOrder } from '../orders/orders.schemas.js';
 import type { PaymentIntent, Settlement } from '../payments/payments.schemas.js';
 import type { EventType } from './event-catalog.js';
@@ -84,6 +85,12 @@ export function sampleEventData(type: EventType, webhookId = WEBHOOK_ID, at = AT
       return { settlement: sampleSettlement(20_000, at) };
     case 'settlement.settled':
       return { settlement: sampleSettlement(48_350, at) };
+    case 'offer.created':
+      return { offer: sampleOffer('PENDING', at) };
+    case 'offer.expired':
+      return { offer: sampleOffer('EXPIRED', at) };
+    case 'offer.withdrawn':
+      return { offer: sampleOffer('WITHDRAWN', at) };
     case 'order.courier_location': {
       const t = Date.parse(at);
       const point = (i: number) => ({
@@ -102,6 +109,43 @@ export function sampleEventData(type: EventType, webhookId = WEBHOOK_ID, at = AT
       };
     }
   }
+}
+
+/**
+ * An offer of the sample order (docs/offers.md): created 15 minutes before its deadline; EXPIRED is
+ * decided at its deadline (`at`), WITHDRAWN at `at` five minutes after it was made. Never the customer.
+ */
+export function sampleOffer(status: 'PENDING' | 'EXPIRED' | 'WITHDRAWN', at = AT): Static<typeof PartnerOffer> {
+  const t = Date.parse(at);
+  const createdAt = new Date(status === 'WITHDRAWN' ? t - 300_000 : status === 'EXPIRED' ? t - 900_000 : t).toISOString();
+  const { code, paymentMethod, totalQepik, codAmountQepik, area, zone, timeWindowStart, timeWindowEnd, items } = sampleOrder(
+    'PACKED',
+    at,
+  );
+  return {
+    id: 'ofr_4Tq8Zm2Xc7Vb1Nk5Hp9Rw3Ld',
+    orderCode: code,
+    apiKeyId: '3f1c2b9e-8d4a-4e6b-9c1f-2a7d5e8b0c13',
+    status,
+    createdAt,
+    expiresAt: new Date(Date.parse(createdAt) + 900_000).toISOString(),
+    decidedAt: status === 'PENDING' ? null : at,
+    declineReason: null,
+    note: null,
+    order: {
+      code,
+      status: 'PACKED',
+      paymentMethod,
+      totalQepik,
+      codAmountQepik,
+      area,
+      zone,
+      timeWindowStart,
+      timeWindowEnd,
+      items,
+      dropoff: { lat: 40.38, lng: 49.85 },
+    },
+  };
 }
 
 /** A payment intent of the sample order. */

@@ -14,7 +14,7 @@
  * its schema's field order when it is serialised (envelope.ts).
  */
 
-import { type ApiKeyEnvironment, type ApiKeyScope, PAYMENT_WEBHOOK_EVENTS } from '../../shared/schemas.js';
+import { type ApiKeyEnvironment, type ApiKeyScope, OFFER_WEBHOOK_EVENTS, PAYMENT_WEBHOOK_EVENTS } from '../../shared/schemas.js';
 import { keySeesOrder, type OrderPlacement, type OrderViewer, orderAsSeenBy } from '../orders/visibility.js';
 
 /** A webhook that may get events, with its key as the visibility rule reads it. */
@@ -88,6 +88,13 @@ export function eventDataFor(
     if (event.type.startsWith('settlement.')) {
       return event.partnerId && sub.partnerId === event.partnerId ? event.data : null;
     }
+  }
+  // Offer kinds (docs/offers.md) only to the webhooks of the key the order was offered to (or its
+  // successor by rotation), never to keys that receive all orders: the offer is that key's alone.
+  if (OFFER_WEBHOOK_EVENTS.has(event.type)) {
+    return event.environment === sub.environment && event.assignedKeyId !== null && sub.keyIds.includes(event.assignedKeyId)
+      ? event.data
+      : null;
   }
   if (event.type === 'batch.completed') {
     const batch = batchOf(event);

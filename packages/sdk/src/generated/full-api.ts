@@ -64,6 +64,47 @@ export interface paths {
         patch: operations["updateKeyByOperator"];
         trace?: never;
     };
+    "/v1/admin/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List offers
+         * @description Every offer, newest first, by status, partner or order.
+         */
+        get: operations["listAdminOffers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/offers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an offer */
+        get: operations["getAdminOffer"];
+        put?: never;
+        post?: never;
+        /**
+         * Withdraw an offer
+         * @description The PENDING offer becomes WITHDRAWN (emits offer.withdrawn); any other: 409 ERR_OFFER_CLOSED with details.status.
+         */
+        delete: operations["withdrawOffer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/orders": {
         parameters: {
             query?: never;
@@ -118,6 +159,26 @@ export interface paths {
          * @description Sets the order’s key and partnerAssignedAt. Unknown key 404; a key of the other environment, a revoked or rotated-out key, or a finished order 409 ERR_CONFLICT.
          */
         post: operations["assignOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/orders/{code}/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Offer an order to a key
+         * @description Offers the unassigned order to one key until now + ttlSec (60 to 86400 s, default 900): the key accepts (the order becomes assigned to it) or declines. 409 ERR_CONFLICT when the order is assigned, already has an open offer, or is not in PLACED…PACKED, or the key is revoked, of the other environment, or lacks logistics:write. Emits offer.created.
+         */
+        post: operations["createOffer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -284,6 +345,26 @@ export interface paths {
          * @description The go-live checklist of every sandbox key of the partner, newest key first (as GET /v1/developer/keys/{id}/checklist answers it to the partner). An unknown partner answers 404.
          */
         get: operations["getPartnerChecklists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/partners/{id}/offer-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A partner's offer statistics
+         * @description How the partner answered the offers made in the last `days` (1 to 90, default 30) in one environment (default live): counts, acceptance rate (accepted ÷ accepted, declined or expired), decision time p50/p90, decline reasons.
+         */
+        get: operations["getOfferStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -810,6 +891,66 @@ export interface paths {
         get: operations["getDeveloperLimits"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List offers
+         * @description The offers made to your partner's keys (both environments), newest first; `apiKeyId` narrows to one key.
+         */
+        get: operations["listDeveloperOffers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/offers/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a sandbox offer
+         * @description As POST /v1/partner/offers/{id}/accept, for a sandbox offer made to one of your keys; a live offer: 409 ERR_CONFLICT.
+         */
+        post: operations["acceptDeveloperOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/developer/offers/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a sandbox offer
+         * @description As POST /v1/partner/offers/{id}/decline, for a sandbox offer made to one of your keys; a live offer: 409 ERR_CONFLICT.
+         */
+        post: operations["declineDeveloperOffer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1344,6 +1485,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/partner/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List offers
+         * @description The offers made to this key, newest first. An offer past its expiresAt reads EXPIRED at once. An offer shows its order without the customer (no name, phone or street).
+         */
+        get: operations["listOffers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/offers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an offer
+         * @description One offer made to this key; any other id answers 404.
+         */
+        get: operations["getOffer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/offers/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an offer
+         * @description The PENDING offer becomes ACCEPTED and, in the same transaction, its order is assigned to this key exactly as an operator assigns it (order.assigned_to_partner webhook; partnerAssignedAt = decidedAt): read it with GET /v1/partner/orders/{code}. Accepting an offer this key already accepted answers it again. Not PENDING, or past expiresAt: 409 ERR_OFFER_CLOSED with details.status. Optional Idempotency-Key (24 h).
+         */
+        post: operations["acceptOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/offers/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline an offer
+         * @description The PENDING offer becomes DECLINED with its reason (and note, up to 500 characters, required for OTHER); the order stays unassigned for the operator to offer elsewhere. Not PENDING, or past expiresAt: 409 ERR_OFFER_CLOSED with details.status. Optional Idempotency-Key (24 h).
+         */
+        post: operations["declineOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/offers/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept several offers
+         * @description Accepts 1 to 100 distinct offers, each on its own: one result per id, in the order given, with the accepted offer or the error that id would have answered alone (ERR_NOT_FOUND, ERR_OFFER_CLOSED, ERR_CONFLICT).
+         */
+        post: operations["acceptOffers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/partner/orders": {
         parameters: {
             query?: never;
@@ -1538,6 +1779,26 @@ export interface paths {
          * @description OPEN → DISPATCHED → COMPLETED, else 409 ERR_BATCH_INVALID_TRANSITION. Completing emits batch.completed. Only batches whose orders are all this key's sandbox orders; any other code answers 404. Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
          */
         post: operations["moveSandboxBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/sandbox/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create sandbox offers
+         * @description Creates 1 to 20 realistic unassigned sandbox orders (PACKED) and offers each to this key (ttlSec 60 to 86400, default 900), with their offer.created webhooks: practise accepting and declining. Sandbox API only (SANDBOX keys with logistics:write); on the live API: 403 ERR_API_KEY_ENVIRONMENT.
+         */
+        post: operations["createSandboxOffers"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1952,6 +2213,22 @@ export interface components {
                 batch: components["schemas"]["Batch"];
             };
         };
+        BulkAcceptOfferResult: {
+            /** @description Offer id: `ofr_` + 24 base62 */
+            id: string;
+            /** @description the accepted offer; null when this id failed */
+            offer: components["schemas"]["PartnerOffer"] | null;
+            /** @description why this id was not accepted; null when it was */
+            error: components["schemas"]["OfferResultError"] | null;
+        };
+        BulkAcceptOffersDto: {
+            /** @description 1 to 100 distinct offer ids, each decided on its own */
+            ids: string[];
+        };
+        BulkAcceptOffersResult: {
+            /** @description one per id, in the order given */
+            results: components["schemas"]["BulkAcceptOfferResult"][];
+        };
         ChangeBatchStatusDto: {
             /**
              * @description OPEN → DISPATCHED → COMPLETED
@@ -2018,6 +2295,19 @@ export interface components {
              * @description the estimated arrival at the customer
              */
             etaAt?: string;
+        };
+        CreateOfferDto: {
+            /**
+             * Format: uuid
+             * @description the key to offer the order to: active, of the order’s environment, with logistics:write
+             */
+            apiKeyId: string;
+            /**
+             * Format: int32
+             * @description seconds until the offer expires: 60 to 86400, default 900
+             * @default 900
+             */
+            ttlSec: number;
         };
         CreateOrderDto: {
             environment: components["schemas"]["PartnerEnvironment"];
@@ -2093,6 +2383,16 @@ export interface components {
         };
         CreateZoneDto: {
             name: components["schemas"]["LocalizedText"];
+        };
+        /**
+         * @example {
+         *       "reason": "NO_CAPACITY"
+         *     }
+         */
+        DeclineOfferDto: {
+            reason: components["schemas"]["OfferDeclineReason"];
+            /** @description required for OTHER; at most 500 characters */
+            note?: string;
         };
         DeliveryAttempt: {
             /**
@@ -2641,6 +2941,158 @@ export interface components {
              */
             accepted: number;
         };
+        /** @description An order was offered to your key */
+        OfferCreatedEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "offer.created";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The offer (its order without the customer) */
+            data: {
+                offer: components["schemas"]["PartnerOffer"];
+            };
+        };
+        /**
+         * @description Why an offer was declined; OTHER needs a note
+         * @enum {string}
+         */
+        OfferDeclineReason: "NO_CAPACITY" | "OUT_OF_AREA" | "TIME_WINDOW" | "OTHER";
+        /** @description An offer to your key expired undecided */
+        OfferExpiredEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "offer.expired";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The offer (its order without the customer) */
+            data: {
+                offer: components["schemas"]["PartnerOffer"];
+            };
+        };
+        OfferResultError: {
+            /**
+             * @description ERR_NOT_FOUND, ERR_OFFER_CLOSED or ERR_CONFLICT
+             * @example ERR_OFFER_CLOSED
+             */
+            code: string;
+            message: string;
+        };
+        /** @description How a partner answers offers over a window of days */
+        OfferStats: {
+            /** Format: uuid */
+            partnerId: string;
+            /** Format: int32 */
+            days: number;
+            /**
+             * Format: date-time
+             * @description start of the window (offers created at or after)
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description end of the window (now)
+             */
+            to: string;
+            /**
+             * Format: int64
+             * @description offers made in the window
+             */
+            offered: number;
+            /**
+             * Format: int64
+             * @description still open
+             */
+            pending: number;
+            /**
+             * Format: int64
+             * @description accepted
+             */
+            accepted: number;
+            /**
+             * Format: int64
+             * @description declined
+             */
+            declined: number;
+            /**
+             * Format: int64
+             * @description expired undecided
+             */
+            expired: number;
+            /**
+             * Format: int64
+             * @description withdrawn by the operator or with the order
+             */
+            withdrawn: number;
+            /** @description accepted ÷ (accepted + declined + expired), 4 decimals; null when that is 0 */
+            acceptanceRate: number | null;
+            /** @description time to decide, over accepted and declined offers; null when there are none */
+            decisionSeconds: {
+                /** @description median seconds from offer to accept or decline */
+                p50: number;
+                p90: number;
+            } | null;
+            declineReasons: {
+                /**
+                 * Format: int64
+                 * @description declined for NO_CAPACITY
+                 */
+                NO_CAPACITY: number;
+                /**
+                 * Format: int64
+                 * @description declined for OUT_OF_AREA
+                 */
+                OUT_OF_AREA: number;
+                /**
+                 * Format: int64
+                 * @description declined for TIME_WINDOW
+                 */
+                TIME_WINDOW: number;
+                /**
+                 * Format: int64
+                 * @description declined for OTHER
+                 */
+                OTHER: number;
+            };
+        };
+        /** @enum {string} */
+        OfferStatus: "PENDING" | "ACCEPTED" | "DECLINED" | "EXPIRED" | "WITHDRAWN";
+        /** @description An offer to your key was withdrawn */
+        OfferWithdrawnEvent: {
+            /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
+            id: string;
+            /**
+             * @description The event kind (also in the X-Partner-Event header)
+             * @enum {string}
+             */
+            type: "offer.withdrawn";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            environment: components["schemas"]["PartnerEnvironment"];
+            /** @description The offer (its order without the customer) */
+            data: {
+                offer: components["schemas"]["PartnerOffer"];
+            };
+        };
         /** @description An order was assigned to your key */
         OrderAssignedToPartnerEvent: {
             /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
@@ -2862,6 +3314,18 @@ export interface components {
             /** @description Newest first */
             items: components["schemas"]["DeveloperRequest"][];
         };
+        PageOfPartnerOffer: {
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /**
+             * Format: int64
+             * @description all matching rows
+             */
+            total: number;
+            items: components["schemas"]["PartnerOffer"][];
+        };
         PageOfPartnerOrder: {
             /** Format: int32 */
             page: number;
@@ -2966,6 +3430,69 @@ export interface components {
             receivesAllOrders: boolean;
             /** @description Daily counters of this key, oldest first, 7 UTC days ending today (may lag a few seconds) */
             usage7d: components["schemas"]["PartnerUsage"][];
+        };
+        /** @description An order offered to one key, to accept or decline before its deadline */
+        PartnerOffer: {
+            /** @description Offer id: `ofr_` + 24 base62 */
+            id: string;
+            /** @description the order offered */
+            orderCode: string;
+            /**
+             * Format: uuid
+             * @description the key the order is offered to
+             */
+            apiKeyId: string;
+            status: components["schemas"]["OfferStatus"];
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description the deadline (service clock); past it the offer reads EXPIRED
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description when the offer left PENDING (accepted, declined, withdrawn; its expiresAt when EXPIRED); null while PENDING
+             */
+            decidedAt: string | null;
+            /** @description set when DECLINED */
+            declineReason: components["schemas"]["OfferDeclineReason"] | null;
+            /** @description the decline note, if any */
+            note: string | null;
+            order: components["schemas"]["PartnerOfferOrder"];
+        };
+        /** @description The delivery address’s point, rounded to 2 decimals */
+        PartnerOfferDropoff: {
+            /** @description rounded to 2 decimals */
+            lat: number;
+            /** @description rounded to 2 decimals */
+            lng: number;
+        };
+        /** @description What an offer shows of its order: enough to decide, never the customer’s name, phone or street. The full order (PII rules included) is read once the offer is accepted: GET /v1/partner/orders/{code}. */
+        PartnerOfferOrder: {
+            /** @description order code */
+            code: string;
+            status: components["schemas"]["OrderStatus"];
+            paymentMethod: components["schemas"]["PaymentMethod"];
+            /**
+             * Format: int64
+             * @description order total, qəpik
+             */
+            totalQepik: number;
+            /**
+             * Format: int64
+             * @description cash to collect at the door, qəpik; 0 for CARD
+             */
+            codAmountQepik: number;
+            area: string | null;
+            zone: components["schemas"]["PartnerZoneRef"] | null;
+            /** Format: date-time */
+            timeWindowStart: string | null;
+            /** Format: date-time */
+            timeWindowEnd: string | null;
+            items: components["schemas"]["PartnerOrderItem"][];
+            /** @description null when the address has no coordinates */
+            dropoff: components["schemas"]["PartnerOfferDropoff"] | null;
         };
         /** @description An order as a partner key sees it; every field is always present */
         PartnerOrder: {
@@ -3312,6 +3839,22 @@ export interface components {
             /** @description the batch moves allowed from its status */
             moves: ("OPEN" | "DISPATCHED" | "COMPLETED")[];
         };
+        SandboxOffers: {
+            items: components["schemas"]["PartnerOffer"][];
+        };
+        SandboxOffersDto: {
+            /**
+             * Format: int32
+             * @description how many sandbox orders to offer to the calling key: 1 to 20
+             */
+            count: number;
+            /**
+             * Format: int32
+             * @description 60 to 86400, default 900
+             * @default 900
+             */
+            ttlSec: number;
+        };
         SandboxOrder: {
             order: components["schemas"]["PartnerOrder"];
             /** @description the marketplace moves allowed from the order’s status */
@@ -3484,7 +4027,7 @@ export interface components {
              * @default ping
              * @enum {string}
              */
-            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "order.courier_location" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
+            event: "ping" | "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "order.courier_location" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled" | "offer.created" | "offer.expired" | "offer.withdrawn";
         };
         /** @description The courier's latest known position */
         TrackingLocation: {
@@ -3541,9 +4084,9 @@ export interface components {
         /** @enum {string} */
         WebhookDeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "DEAD";
         /** @enum {string} */
-        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "order.courier_location" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled";
+        WebhookEvent: "order.placed" | "order.status_changed" | "order.delivered" | "order.cancelled" | "batch.completed" | "order.assigned_to_partner" | "order.courier_location" | "payment_intent.succeeded" | "payment_intent.refunded" | "payment_intent.collected" | "payment_intent.canceled" | "settlement.created" | "settlement.updated" | "settlement.settled" | "offer.created" | "offer.expired" | "offer.withdrawn";
         /** @description The body of a webhook delivery; `type` tells which envelope it is */
-        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"] | components["schemas"]["OrderCourierLocationEvent"] | components["schemas"]["PaymentIntentSucceededEvent"] | components["schemas"]["PaymentIntentRefundedEvent"] | components["schemas"]["PaymentIntentCollectedEvent"] | components["schemas"]["PaymentIntentCanceledEvent"] | components["schemas"]["SettlementCreatedEvent"] | components["schemas"]["SettlementUpdatedEvent"] | components["schemas"]["SettlementSettledEvent"];
+        WebhookEventEnvelope: components["schemas"]["PingEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["OrderAssignedToPartnerEvent"] | components["schemas"]["OrderCourierLocationEvent"] | components["schemas"]["PaymentIntentSucceededEvent"] | components["schemas"]["PaymentIntentRefundedEvent"] | components["schemas"]["PaymentIntentCollectedEvent"] | components["schemas"]["PaymentIntentCanceledEvent"] | components["schemas"]["SettlementCreatedEvent"] | components["schemas"]["SettlementUpdatedEvent"] | components["schemas"]["SettlementSettledEvent"] | components["schemas"]["OfferCreatedEvent"] | components["schemas"]["OfferExpiredEvent"] | components["schemas"]["OfferWithdrawnEvent"];
         WebhookHealth: {
             /** Format: uuid */
             webhookId: string;
@@ -3953,6 +4496,303 @@ export interface operations {
             };
         };
     };
+    listAdminOffers: {
+        parameters: {
+            query?: {
+                /** @description PENDING until accepted, declined, withdrawn by the operator, or past its expiresAt (then EXPIRED) */
+                status?: components["schemas"]["OfferStatus"];
+                partnerId?: string;
+                orderCode?: string;
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfPartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    getAdminOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Offer id: `ofr_` + 24 base62 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    withdrawOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Offer id: `ofr_` + 24 base62 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_OFFER_CLOSED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_OFFER_CLOSED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
     createOrder: {
         parameters: {
             query?: never;
@@ -4159,6 +4999,119 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminOrder"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    createOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order code */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOfferDto"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
                 };
             };
             /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
@@ -5140,6 +6093,108 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PartnerChecklists"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    getOfferStats: {
+        parameters: {
+            query?: {
+                /** @description the window: offers made in the last 1 to 90 days, default 30 */
+                days?: number;
+                /** @description the offers of this environment; default live */
+                environment?: "live" | "sandbox";
+            };
+            header?: never;
+            path: {
+                /** @description partner id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfferStats"];
                 };
             };
             /** @description Bad request: ERR_VALIDATION */
@@ -7860,6 +8915,325 @@ export interface operations {
             };
         };
     };
+    listDeveloperOffers: {
+        parameters: {
+            query?: {
+                /** @description only the offers made to this key of yours */
+                apiKeyId?: string;
+                /** @description PENDING until accepted, declined, withdrawn by the operator, or past its expiresAt (then EXPIRED) */
+                status?: components["schemas"]["OfferStatus"];
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfPartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    acceptDeveloperOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body within 24 h returns the first answer again; the same key with another body answers 409 ERR_IDEMPOTENCY_CONFLICT */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Offer id: `ofr_` + 24 base62 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    declineDeveloperOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body within 24 h returns the first answer again; the same key with another body answers 409 ERR_IDEMPOTENCY_CONFLICT */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Offer id: `ofr_` + 24 base62 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeclineOfferDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_FORBIDDEN";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
     getOpenApiDocument: {
         parameters: {
             query?: never;
@@ -10471,6 +11845,656 @@ export interface operations {
             };
         };
     };
+    listOffers: {
+        parameters: {
+            query?: {
+                /** @description PENDING until accepted, declined, withdrawn by the operator, or past its expiresAt (then EXPIRED) */
+                status?: components["schemas"]["OfferStatus"];
+                /** @description 1 to 10000 */
+                page?: number;
+                /** @description 1 to 50 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageOfPartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    getOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Offer id: `ofr_` + 24 base62 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    acceptOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body within 24 h returns the first answer again; the same key with another body answers 409 ERR_IDEMPOTENCY_CONFLICT */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Offer id: `ofr_` + 24 base62 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    declineOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A repeat with the same key and body within 24 h returns the first answer again; the same key with another body answers 409 ERR_IDEMPOTENCY_CONFLICT */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Offer id: `ofr_` + 24 base62 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeclineOfferDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartnerOffer"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Not found: ERR_NOT_FOUND */
+            404: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    acceptOffers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkAcceptOffersDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkAcceptOffersResult"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
     listPartnerOrders: {
         parameters: {
             query?: {
@@ -11691,6 +13715,118 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_BATCH_INVALID_TRANSITION";
+                    };
+                };
+            };
+            /** @description Too many requests: ERR_RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying; a retry after that long is admitted */
+                    "Retry-After"?: number;
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Internal error: ERR_INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_INTERNAL";
+                    };
+                };
+            };
+            /** @description Service unavailable: ERR_DEPENDENCY_UNAVAILABLE, ERR_QUERY_TIMEOUT */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (1 for ERR_DEPENDENCY_UNAVAILABLE: outages end by themselves) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_DEPENDENCY_UNAVAILABLE" | "ERR_QUERY_TIMEOUT";
+                    };
+                };
+            };
+        };
+    };
+    createSandboxOffers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxOffersDto"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxOffers"];
+                };
+            };
+            /** @description Bad request: ERR_VALIDATION, ERR_BAD_REQUEST */
+            400: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_VALIDATION" | "ERR_BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description Unauthorized: ERR_API_KEY_INVALID, ERR_API_KEY_REVOKED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_INVALID" | "ERR_API_KEY_REVOKED";
+                    };
+                };
+            };
+            /** @description Forbidden: ERR_API_KEY_ENVIRONMENT, ERR_API_KEY_SCOPE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
                     };
                 };
             };
