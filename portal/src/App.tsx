@@ -13,6 +13,7 @@ import { KeyDetail } from './screens/KeyDetail';
 import { Keys } from './screens/Keys';
 import { NotFound } from './screens/NotFound';
 import { NotPartner } from './screens/NotPartner';
+import { Offers } from './screens/Offers';
 import { OrderPage } from './screens/OrderPage';
 import { PaymentStatement } from './screens/PaymentStatement';
 import { Payments } from './screens/Payments';
@@ -28,6 +29,7 @@ import { getSession, onSessionChange } from './session';
 const NAV = [
   { to: '/keys', label: 'API keys' },
   { to: '/webhooks', label: 'Webhooks' },
+  { to: '/offers', label: 'Offers' },
   { to: '/events', label: 'Events' },
   { to: '/usage', label: 'Usage' },
   { to: '/requests', label: 'Requests' },
@@ -45,6 +47,7 @@ function screenFor(path: string): ReactNode {
   if (webhook) return <Deliveries key={webhook.id} webhookId={webhook.id} />;
   const delivery = match('/deliveries/:id', path);
   if (delivery) return <DeliveryDetail key={delivery.id} deliveryId={delivery.id} />;
+  if (path === '/offers') return <Offers />;
   if (path === '/events') return <EventCatalog />;
   if (path === '/usage') return <UsageOverview />;
   if (path === '/requests') return <Requests />;

@@ -49,6 +49,7 @@ export const queryKeys = {
   balance: (environment: string) => ['developer', 'payments', 'balance', environment] as const,
   settlements: ['developer', 'settlements'] as const,
   limits: ['developer', 'limits'] as const,
+  offers: ['developer', 'offers'] as const,
 };
 
 export interface Resource<T> {

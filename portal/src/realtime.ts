@@ -2,7 +2,8 @@
  * The one realtime connection of the portal: Socket.IO namespace '/realtime' at the same origin,
  * authenticated with the current access token (docs/decisions-log.md, 'Realtime channel'). Screens subscribe to events
  * ('delivery.updated', 'order.updated', 'order.tracking', 'payment_intent.updated', 'settlement.updated',
- * 'request.logged', 'webhook.updated') and to the connection status.
+ * 'request.logged', 'webhook.updated', 'offer.created', 'offer.expired', 'offer.withdrawn') and to the
+ * connection status.
  *
  * A refused handshake (connect_error 'ERR_UNAUTHORIZED', typically an expired access token) and a
  * server-side disconnect (the server ends a connection whose token expired) get a token refresh and a
@@ -18,6 +19,7 @@ import type {
   DeveloperWebhook,
   OrderTracking,
   PaymentIntent,
+  Schemas,
   Settlement,
 } from '@partner-logistics/sdk/types';
 import { io, type Socket } from 'socket.io-client';
@@ -34,6 +36,9 @@ export interface RealtimeEvents {
   'settlement.updated': { settlement: Settlement };
   'request.logged': { request: DeveloperRequest };
   'webhook.updated': { webhook: DeveloperWebhook };
+  'offer.created': { offer: Schemas['PartnerOffer'] };
+  'offer.expired': { offer: Schemas['PartnerOffer'] };
+  'offer.withdrawn': { offer: Schemas['PartnerOffer'] };
 }
 
 type Handler<E extends keyof RealtimeEvents> = (payload: RealtimeEvents[E]) => void;

@@ -8,6 +8,7 @@ import { authCommands } from './commands/auth.js';
 import { keyCommands } from './commands/keys.js';
 import { listenCommands } from './commands/listen.js';
 import { logCommands } from './commands/logs.js';
+import { offerCommands } from './commands/offers.js';
 import { orderCommands } from './commands/orders.js';
 import { paymentCommands } from './commands/payments.js';
 import { trackCommands } from './commands/track.js';
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   ...authCommands,
   ...keyCommands,
   ...orderCommands,
+  ...offerCommands,
   ...paymentCommands,
   ...trackCommands,
   ...webhookCommands,

@@ -80,6 +80,8 @@ const SPEC_OPERATIONS = [
   'POST /v1/developer/sandbox/settlements/{id}/remittances',
   // The portal's order page (docs/portal.md, 'The order page').
   'GET /v1/developer/orders/{code}',
+  // The limits on keys and webhooks, read by the portal (docs/portal.md, 'Limits').
+  'GET /v1/developer/limits',
   // Order offers (docs/offers.md).
   'GET /v1/partner/offers',
   'GET /v1/partner/offers/{id}',
@@ -90,8 +92,6 @@ const SPEC_OPERATIONS = [
   'GET /v1/developer/offers',
   'POST /v1/developer/offers/{id}/accept',
   'POST /v1/developer/offers/{id}/decline',
-  // The limits on keys and webhooks, read by the portal (docs/portal.md, 'Limits').
-  'GET /v1/developer/limits',
 ].sort();
 
 const SPEC_SCHEMAS = [
