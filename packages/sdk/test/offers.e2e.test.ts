@@ -46,11 +46,6 @@ describe('offers', () => {
     expect((await dev.offers.accept(four.id)).status).toBe('ACCEPTED');
     expect((await dev.offers.decline(five.id, { reason: 'OUT_OF_AREA' })).declineReason).toBe('OUT_OF_AREA');
   });
-
-  it('reads the limits on keys and webhooks the portal shows', async () => {
-    const dev = await signedIn(await createPartner(t.ctx));
-    expect(await dev.GET('/v1/developer/limits')).toEqual(expect.any(Object));
-  });
 });
 
 expectOperationsExercised(SDK_COVERAGE.offers);

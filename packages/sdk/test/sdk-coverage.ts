@@ -105,7 +105,6 @@ export const SDK_COVERAGE = {
     'POST /v1/partner/uploads',
   ],
   offers: [
-    'GET /v1/developer/limits',
     'GET /v1/developer/offers',
     'GET /v1/partner/offers',
     'GET /v1/partner/offers/{id}',
