@@ -13,7 +13,8 @@
  *    `--duration` seconds: requests/s, p50, p99 and every non-2xx answer.
  *  - `tenants`: the same mix of partner reads (/me, a list, an order) from 600 keys of 200 partners
  *    against 3 keys of one partner, each phase on a freshly started API (cold caches), measured over its
- *    first 10 s and the rest, alternating, two rounds.
+ *    first 10 s and the rest, alternating, two rounds; then the same mixes with each request's key drawn
+ *    at random (as a probe from outside reads them), 200 tenants → one → 200 tenants on one API process.
  * Each part runs on a database of its own. `--keep` leaves the lists' database in place (its URL is
  * printed) and `--reuse=<url>` measures on such a database again without seeding it; drop it when done.
  */
@@ -251,4 +252,41 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
       `${part === 'first' ? 'first 10 s' : 'after     '}: throughput ×${(mean(manyName, (r) => r.requestsPerSec) / mean(oneName, (r) => r.requestsPerSec)).toFixed(2)}, p99 ×${(mean(manyName, (r) => r.p99) / mean(oneName, (r) => r.p99)).toFixed(2)} (200 tenants / one)`,
     );
   }
+
+  // The same mixes in random order (each request's key drawn at random, as a probe from outside reads
+  // them: no key's three requests in a row), phases many → one → many on ONE API process, so that what
+  // the first phase left behind (per-key caches, windows, usage rows) is carried into the next.
+  const api = await startApi(url, `${prefix}:tenants:random`);
+  console.log(`\nkeys at random, one process, ${TENANT_SECONDS} s per phase: 200 tenants → one → 200 tenants`);
+  const random: Measured[] = [];
+  for (const [name, m] of [
+    ['200 tenants (600 keys), at random', shuffled(phases['200 tenants (600 keys)'])],
+    ['one tenant (3 keys), at random', shuffled(phases['one tenant (3 keys)'])],
+    ['200 tenants (600 keys), at random, again', shuffled(phases['200 tenants (600 keys)'])],
+  ] as const) {
+    const r = measured(name, await load({ url: api.base, connections: READERS * 2, ...m, duration: TENANT_SECONDS }));
+    printRow(r);
+    random.push(r);
+  }
+  await api.close();
+  for (const [i, label] of [
+    [0, 'before'],
+    [2, 'after '],
+  ] as const) {
+    console.log(
+      `at random, 200 tenants ${label} one: throughput ×${(random[i].requestsPerSec / random[1].requestsPerSec).toFixed(2)}, p99 ×${(random[i].p99 / random[1].p99).toFixed(2)}`,
+    );
+  }
+}
+
+/** The pairs of a mix in a fixed pseudo-random order (the same in every run). */
+function shuffled(mix: { paths: string[]; apiKeys: string[] }): { paths: string[]; apiKeys: string[] } {
+  const order = mix.paths.map((_, i) => i);
+  let seed = 0x2545f491;
+  for (let i = order.length - 1; i > 0; i--) {
+    seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+    const j = seed % (i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return { paths: order.map((i) => mix.paths[i]), apiKeys: order.map((i) => mix.apiKeys[i]) };
 }

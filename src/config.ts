@@ -33,6 +33,11 @@ export interface Config {
   metricsPort: number | null;
   /** OTLP/HTTP traces endpoint (the collector's base URL), or null for no tracing (docs/operating.md, "Traces"). */
   otlpEndpoint: string | null;
+  /**
+   * After SIGTERM, how long a process with listeners answers /readyz 503 while still serving, before it
+   * stops accepting (docs/operating.md, "Restarts"): time for the load balancer to take it out.
+   */
+  shutdownDrainMs: number;
   /** What one partner's uploads may hold of this process (docs/tracking-and-proof.md, "Upload limits"). */
   uploads: UploadLimits;
 }
@@ -207,6 +212,19 @@ function smsConfig(env: Env, isProduction: boolean): SmsConfig {
   return { provider, accountSid, authToken, from, messagingServiceSid, apiUrl: apiUrl.replace(/\/+$/, '') };
 }
 
+/** In production a process drains this long after SIGTERM unless SHUTDOWN_DRAIN_MS says otherwise. */
+export const DEFAULT_PRODUCTION_DRAIN_MS = 10_000;
+
+/** SHUTDOWN_DRAIN_MS: milliseconds, 0 to 120000; unset means none outside production, 10 s in production. */
+function shutdownDrainMs(env: Env, isProduction: boolean): number {
+  const raw = value(env, 'SHUTDOWN_DRAIN_MS');
+  if (raw === undefined) return isProduction ? DEFAULT_PRODUCTION_DRAIN_MS : 0;
+  if (!/^\d+$/.test(raw) || Number(raw) > 120_000) {
+    throw new ConfigError('SHUTDOWN_DRAIN_MS', `must be milliseconds from 0 to 120000, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 /** METRICS_PORT: a port, or `off`; unset means off outside production and 9464 in production. */
 function metricsPort(env: Env, isProduction: boolean): number | null {
   const raw = value(env, 'METRICS_PORT');
@@ -284,6 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     sms: smsConfig(env, isProduction),
     metricsPort: metrics,
     otlpEndpoint: otlpEndpoint === null ? null : otlpEndpoint.replace(/\/+$/, ''),
+    shutdownDrainMs: shutdownDrainMs(env, isProduction),
     uploads: {
       inFlightPerPartner: positiveInteger(env, 'UPLOAD_IN_FLIGHT_PER_PARTNER', 4),
       inFlightPerProcess: positiveInteger(env, 'UPLOAD_IN_FLIGHT_PER_PROCESS', 16),

@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { Announcer } from './announcements.js';
 import { type Clock, SharedTestClock, SystemClock, TestClock } from './clock.js';
 import { type Config, ConfigError } from './config.js';
 import { type Db, openDb } from './db/db.js';
@@ -130,16 +131,45 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     const keys = new KeyResolver(db);
     const events = createEventBus();
 
-    if (redis) {
-      const main = redis;
+    // Key and order changes reach every process through Redis, acknowledged (src/announcements.ts).
+    const announcer = redis ? new Announcer(redis, config.redisKeyPrefix) : null;
+    // One process owns an embedded database; on a server, processes can only agree through Redis.
+    const orderCache = new PartnerOrderCache(
+      db.kind === 'embedded'
+        ? { mode: 'local' }
+        : redis && announcer
+          ? {
+              mode: 'redis',
+              redis,
+              prefix: config.redisKeyPrefix,
+              log,
+              health: redisHealth,
+              announce: (channel, message) => announcer.announce(channel, message),
+            }
+          : { mode: 'off' },
+      clock,
+    );
+    if (redis && announcer) {
       const invalidations = `${config.redisKeyPrefix}:keys:invalidate`;
-      const subscriber = duplicateRedis(redis, log, 'key-invalidations', { subscriber: true });
+      announcer.on(invalidations, () => keys.invalidateLocal());
+      if (orderCache.mode === 'redis') announcer.on(orderCache.channel, (payload) => orderCache.receive(payload));
+      const channels = announcer.channels();
+      const subscriber = duplicateRedis(redis, log, 'change-announcements', { subscriber: true });
       closers.push(() => subscriber.quit().catch(() => subscriber.disconnect()));
-      await subscriber.subscribe(invalidations);
-      subscriber.on('message', (channel) => {
-        if (channel === invalidations) keys.invalidateLocal();
+      subscriber.on('message', (channel, message) => announcer.message(channel, message));
+      // Announcements missed while the subscription was down: whatever was cached before is dropped
+      // once it is confirmed again (a subscribe answered: every later message reaches this process).
+      const confirm = async () => {
+        await subscriber.subscribe(...channels);
+        keys.invalidateLocal();
+        orderCache.subscribed();
+      };
+      await confirm();
+      subscriber.on('close', () => orderCache.unsubscribed());
+      subscriber.on('ready', () => {
+        void confirm().catch((err) => log.debug({ err }, 'could not subscribe to change announcements'));
       });
-      keys.setPublisher(() => void main.publish(invalidations, '1').catch(() => {}));
+      keys.setPublisher(() => announcer.announce(invalidations, '1'));
       // While Redis is out, no change can be announced: cached keys are re-read every 2 s instead.
       keys.setSharedInvalidation(redisHealth);
     }
@@ -157,15 +187,6 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       metrics.trackRequestLog(requestLog);
     }
     const rateLimiter = createRateLimiter({ redis, prefix: config.redisKeyPrefix, clock, keys, log });
-    // One process owns an embedded database; on a server, processes can only agree through Redis.
-    const orderCache = new PartnerOrderCache(
-      db.kind === 'embedded'
-        ? { mode: 'local' }
-        : redis
-          ? { mode: 'redis', redis, prefix: config.redisKeyPrefix, log }
-          : { mode: 'off' },
-      clock,
-    );
     // Back from an outage: what could not be announced meanwhile is announced now, and answers cached
     // before it are dropped (another process's change may not have been announced at all).
     const outbox = new OutboxSignal(db, events);

@@ -32,6 +32,8 @@ export interface AppEvents {
   'request.logged': [entry: RequestLogged];
   /** The location buffer stored these orders' tracking (tracking/tracking-buffer.ts). */
   'tracking.updated': [updates: TrackingUpdate[]];
+  /** SIGTERM: the process drains before it stops, /readyz answers 503 (src/roles.ts, health.routes.ts). */
+  draining: [];
 }
 
 export type AppEventBus = EventEmitter<AppEvents>;

@@ -10,6 +10,8 @@
  * goes on; any other unhandled rejection or uncaught exception is logged and ends the process (exit 1),
  * as Node would. Every client has its own error handling; this is only the net under it.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Config, loadConfig } from './config.js';
 import { openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
@@ -53,11 +55,22 @@ async function main(): Promise<void> {
     'started',
   );
 
+  // A rolling restart (docs/operating.md, "Restarts"): a process with listeners first drains for
+  // SHUTDOWN_DRAIN_MS (/readyz answers 503, everything else is served as before) so the load balancer
+  // takes it out before its listeners close; then it stops accepting, finishes the requests in flight,
+  // stops its worker (attempts under way finish or give their lease back), flushes the request log and
+  // usage, and exits. A second signal meanwhile changes nothing.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    ctx.log.info({ signal }, 'shutting down');
+    const drainMs = running.apps.length > 0 ? config.shutdownDrainMs : 0;
+    ctx.log.info({ signal, drainMs }, drainMs > 0 ? 'draining: /readyz answers 503 until the listeners close' : 'shutting down');
+    if (drainMs > 0) {
+      running.drain();
+      await sleep(drainMs);
+      ctx.log.info('shutting down');
+    }
     const force = setTimeout(() => {
       ctx.log.error('shutdown took too long; exiting');
       process.exit(1);

@@ -13,7 +13,7 @@ import { type Config, ConfigError } from './config.js';
 import { type AppContext, createContext } from './context.js';
 import { type MetricsServer, startMetricsServer } from './metrics/metrics-server.js';
 import { bootstrapAccounts } from './modules/auth/bootstrap.js';
-import type { ApiKeyEnvironment } from './shared/schemas.js';
+import { type ApiKeyEnvironment, environmentOf } from './shared/schemas.js';
 import { startWorker, type Worker } from './worker/worker.js';
 
 export type Role = { kind: 'start' } | { kind: 'api'; environment: ApiKeyEnvironment } | { kind: 'worker' } | { kind: 'migrate' };
@@ -27,7 +27,7 @@ export function parseArgs(argv: string[]): Role {
     const i = rest.indexOf('--env');
     const env = i >= 0 ? rest[i + 1] : undefined;
     if (env !== 'live' && env !== 'sandbox') throw new ConfigError('--env', 'must be live or sandbox (api --env live|sandbox)');
-    return { kind: 'api', environment: env === 'live' ? 'LIVE' : 'SANDBOX' };
+    return { kind: 'api', environment: environmentOf(env) };
   }
   throw new ConfigError('command', `unknown command "${command}"; use start, api --env live|sandbox, worker or migrate`);
 }
@@ -40,6 +40,11 @@ export interface RunningRole {
   ports: Partial<Record<ApiKeyEnvironment, number>>;
   /** The port of this process's `/metrics` listener, or null when METRICS_PORT is off. */
   metricsPort: number | null;
+  /**
+   * The start of a rolling restart's stop (docs/operating.md, "Restarts"): /readyz answers 503 from now
+   * on, so the load balancer takes the process out, while every request keeps being served as before.
+   */
+  drain(): void;
   /** Stops accepting, lets requests in flight finish, stops the worker, flushes and closes the database. */
   stop(): Promise<void>;
 }
@@ -135,7 +140,10 @@ export async function startRole(config: Config, role: Exclude<Role, { kind: 'mig
     await stop().catch(() => {});
     throw err;
   }
-  return { ctx, apps, ports, metricsPort: metricsServer?.port ?? null, stop };
+  const drain = () => {
+    ctx.events.emit('draining');
+  };
+  return { ctx, apps, ports, metricsPort: metricsServer?.port ?? null, drain, stop };
 }
 
 /** The one line a failed start-up prints (docs/decisions-log.md, 'Processes and configuration'): a configuration problem names its variable. */

@@ -13,13 +13,13 @@
  * (`npm run bench -- --scale`, docs/scale.md) shows the times; this shows the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Queryable } from '../src/db/db.js';
 import { listVisibleOrders } from '../src/modules/orders/order-reads.repo.js';
 import { listRequests, type RequestFilter, requestMatches } from '../src/modules/request-log/request-log.repo.js';
 import { seedLoggedRequests } from '../src/modules/request-log/request-log.test-helpers.js';
 import { listDeliveries } from '../src/modules/webhooks/queue/read-deliveries.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from './factories.js';
 import { createTestApp, type TestApp } from './harness.js';
+import { type Captured, expectBounded as expectBoundedOn, recording } from './plan-bounds.js';
 
 const serverMode = Boolean(process.env.DATABASE_URL);
 const LOGGED = 30_000;
@@ -39,93 +39,8 @@ let keys: TestKey[];
 let logIds: string[];
 let webhookId: string;
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-
-interface Captured {
-  text: string;
-  params: unknown[];
-  /** A named (prepared) statement: its plan may become generic; an unnamed one is planned each time. */
-  named: boolean;
-}
-
-/** A Queryable that runs every statement and keeps its text and parameters. */
-function recording(q: Queryable): { q: Queryable; captured: Captured[] } {
-  const captured: Captured[] = [];
-  return {
-    captured,
-    q: {
-      query<R>(text: string | { text: string }, params?: readonly unknown[]) {
-        const named = typeof text !== 'string';
-        captured.push({ text: named ? text.text : text, params: [...(params ?? [])], named });
-        return q.query<R>(text as string, params);
-      },
-    } as Queryable,
-  };
-}
-
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'number') return String(value);
-  if (value instanceof Date) return `'${value.toISOString()}'`;
-  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(',')}]`;
-  return `'${String(value).replaceAll("'", "''")}'`;
-}
-
-/** The plan `statement` ran with, under EXPLAIN ANALYZE (generic or custom). */
-async function analyzed(statement: Captured, mode: 'generic' | 'custom'): Promise<PlanNode> {
-  return t.ctx.db.tx(async (q) => {
-    await q.query(`SET LOCAL plan_cache_mode = ${mode === 'generic' ? 'force_generic_plan' : 'force_custom_plan'}`);
-    await q.query(`PREPARE list_probe AS ${statement.text}`);
-    try {
-      const rows = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> | string }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE list_probe${statement.params.length ? `(${statement.params.map(literal).join(', ')})` : ''}`,
-      );
-      const raw = rows[0]['QUERY PLAN'];
-      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan;
-    } finally {
-      await q.query('DEALLOCATE list_probe');
-    }
-  });
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-/** Rows the plan read from `table` (its partitions included): returned or thrown away by a filter. */
-function rowsRead(plan: PlanNode, table: string): number {
-  return nodes(plan)
-    .filter((n) => n['Relation Name'] === table || n['Relation Name']?.startsWith(`${table}_d`))
-    .reduce(
-      (sum, n) =>
-        sum +
-        ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) *
-          (n['Actual Loops'] ?? 1),
-      0,
-    );
-}
-
-async function expectBounded(captured: Captured[], table: string, bounds: number[]): Promise<void> {
-  expect(captured.map((c) => c.text.trim().split(/\s+/)[0])).toHaveLength(bounds.length);
-  for (const [i, statement] of captured.entries()) {
-    for (const mode of statement.named ? (['custom', 'generic'] as const) : (['custom'] as const)) {
-      const plan = await analyzed(statement, mode);
-      const read = rowsRead(plan, table);
-      expect(
-        read,
-        `${mode} plan of\n${statement.text}\nread ${read} rows:\n${JSON.stringify(plan, null, 1)}`,
-      ).toBeLessThanOrEqual(bounds[i]);
-    }
-  }
-}
+const expectBounded = (captured: Captured[], table: string, bounds: number[]) =>
+  expectBoundedOn(t.ctx.db, captured, table, bounds);
 
 beforeAll(async () => {
   if (!serverMode) return;

@@ -9,8 +9,10 @@
  * preHandler they would run after validation (400 before 401); an onRoute check refuses that at start.
  *
  * The key check costs no database round trip for a key seen recently (KeyResolver's cache) and no
- * write: usage and last-used are counted in memory and flushed in batches. With Redis, the one rate-limit
- * round trip also tells whether the cached key record is still current (see KeyResolver).
+ * write: usage and last-used are counted in memory and flushed in batches. With Redis, a busy key's
+ * requests are admitted from a slice of its shared window held in memory (redis-rate-limiter.ts), so most
+ * cost no Redis round trip either; the calls that take a slice also tell whether the cached key record
+ * is still current (see KeyResolver), and key and order changes are pushed to every process.
  *
  * Every partner answer past the environment check carries the rate-limit fields of
  * draft-ietf-httpapi-ratelimit-headers-11: `RateLimit-Policy: "per-key";q=<limit>;w=60` and
@@ -136,9 +138,7 @@ export const apiKeyAuthPlugin = fp(
         request.apiKeyAccepted = true;
         // After a few reloads in a row (keys changing faster than we can read them) stop checking.
         const generation = reloads < MAX_RELOADS ? lookup.generation : '';
-        // Routes that read orders learn their scope's cache version from the same call.
-        const watch = readsOrders ? orderCache.watchKeysFor(key, environment) : undefined;
-        const outcome = rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation, watch);
+        const outcome = rateLimiter.hit(key.id, key.rateLimit, RATE_LIMIT_WINDOW_MS, generation);
         return outcome instanceof Promise ? outcome.then((o) => withOutcome(o, reloads)) : withOutcome(outcome, reloads);
       }
 
@@ -166,7 +166,7 @@ export const apiKeyAuthPlugin = fp(
         if (scope && !key?.scopes.includes(scope)) {
           throw new AppError('ERR_API_KEY_SCOPE', `This API key lacks the scope ${scope}`);
         }
-        if (readsOrders && key) request.orderVersion = orderCache.versionFor(key, environment, decision.watched);
+        if (readsOrders && key) request.orderVersion = orderCache.versionFor(key, environment);
       }
     }
 

@@ -77,7 +77,7 @@ export interface ProcessedOutboxEvent {
 /**
  * A transaction (or, for a change made by one statement, the pool) that may write outbox rows: a
  * statement that wrote some calls `wroteOutbox()`, and the consumers are woken after COMMIT. Only
- * commitOrderChange (order-change.ts) makes one, so no outbox row can be written without its wake-up.
+ * the unit of work (`commitChange`, unit-of-work.ts) makes one, so no outbox row can be written without its wake-up.
  */
 export interface OutboxTx extends Queryable {
   wroteOutbox(): void;

@@ -50,6 +50,17 @@ export const API_KEY_ENVIRONMENTS = ['LIVE', 'SANDBOX'] as const;
 export const ApiKeyEnvironment = StringEnum(API_KEY_ENVIRONMENTS, { $id: 'ApiKeyEnvironment' });
 export type ApiKeyEnvironment = Static<typeof ApiKeyEnvironment>;
 
+/** An environment as the API's bodies and answers name it (`live`, `sandbox`). */
+export type EnvironmentName = 'live' | 'sandbox';
+
+/** The one pair converting the stored name (`LIVE`, `SANDBOX`) and the name the API shows (`live`, `sandbox`). */
+export function environmentName(environment: ApiKeyEnvironment): EnvironmentName {
+  return environment === 'LIVE' ? 'live' : 'sandbox';
+}
+export function environmentOf(name: EnvironmentName): ApiKeyEnvironment {
+  return name === 'live' ? 'LIVE' : 'SANDBOX';
+}
+
 export const API_KEY_SCOPES = ['orders:read', 'orders:pii', 'logistics:write', 'webhooks:manage', 'payments:read'] as const;
 export const ApiKeyScope = StringEnum(API_KEY_SCOPES, { $id: 'ApiKeyScope' });
 export type ApiKeyScope = Static<typeof ApiKeyScope>;

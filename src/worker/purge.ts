@@ -5,8 +5,9 @@
  */
 import type { AppContext } from '../context.js';
 import { purgeExpiredAuthRows } from '../modules/auth/auth.repo.js';
-import { purgeTrackingAndProof } from '../modules/proof/proof-purge.js';
+import { purgeExpiredProofAndUploads } from '../modules/proof/proof-purge.js';
 import { purgeExpiredRequestLog } from '../modules/request-log/request-log-purge.js';
+import { purgeExpiredTracking } from '../modules/tracking/tracking-purge.js';
 import { purgeExpiredUsage } from '../modules/usage/usage-purge.js';
 import { purgeExpiredDeliveries, purgeProcessedOutbox } from '../modules/webhooks/queue/purge-expired.js';
 import { purgeExpiredIdempotencyKeys } from '../shared/idempotency.js';
@@ -28,6 +29,7 @@ export async function purgeExpired(ctx: AppContext): Promise<PurgeResult> {
   await purgeExpiredIdempotencyKeys(now, ctx.db);
   await purgeExpiredAuthRows(now, ctx.db);
   await purgeExpiredRequestLog(now, ctx.db);
-  await purgeTrackingAndProof(now, ctx.db);
+  await purgeExpiredTracking(now, ctx.db);
+  await purgeExpiredProofAndUploads(now, ctx.db);
   return { deliveries, outbox };
 }

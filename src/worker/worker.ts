@@ -1,5 +1,6 @@
 /**
- * The background worker: outbox fan-out, webhook delivery attempts, retention purges.
+ * The background worker: outbox fan-out, webhook delivery attempts, retention purges, and the
+ * statistics of tables that grew (src/db/statistics.ts: plans that do not wait for autovacuum).
  *
  *   outbox ──fan-out──▶ webhook_deliveries (PENDING) ──claim + lease──▶ POST ──▶ DELIVERED / FAILED / DEAD
  *
@@ -19,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../context.js';
 import { isUnavailableError } from '../db/db-errors.js';
+import { analyseGrownTables } from '../db/statistics.js';
 import { attemptDelivery } from '../modules/webhooks/delivery/attempt.js';
 import { EndpointLimits } from '../modules/webhooks/delivery/endpoint-limits.js';
 import { OutcomeWriter } from '../modules/webhooks/delivery/outcome-writer.js';
@@ -55,6 +57,8 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   fanoutBatchSize: number;
   purgeIntervalMs: number;
+  /** How often tables that grew are looked for and analysed (src/db/statistics.ts). */
+  statisticsIntervalMs: number;
   /** Deliveries of a recovery queued at a time, per webhook (queue/recover-deliveries.ts). */
   recoveryBatchSize: number;
   /** stop() waits this long for attempts in flight before cutting them short. */
@@ -72,6 +76,7 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   pollIntervalMs: 400,
   fanoutBatchSize: 100,
   purgeIntervalMs: 15 * 60_000,
+  statisticsIntervalMs: 10_000,
   recoveryBatchSize: RECOVERY_BATCH,
   stopTimeoutMs: 5_000,
 };
@@ -223,6 +228,13 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     if (purged.deliveries || purged.outbox) log.info(purged, 'purged expired webhook data');
   }, failed('retention purge failed'));
 
+  // Background work: minutes of ANALYZE are fine, a request's deadline is not.
+  const statisticsDb = ctx.db.withTimeout(120_000);
+  const statistics = new Pump(async () => {
+    const analysed = await analyseGrownTables(statisticsDb);
+    if (analysed.length > 0) log.debug({ analysed }, 'analysed tables that grew');
+  }, failed('analysing grown tables failed'));
+
   const unsubscribe = subscribeWakeups(ctx, {
     outbox: fanout.trigger,
     deliveries: deliveries.trigger,
@@ -241,6 +253,8 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   pollTimer.unref();
   const purgeTimer = setInterval(purge.trigger, options.purgeIntervalMs);
   purgeTimer.unref();
+  const statisticsTimer = setInterval(statistics.trigger, options.statisticsIntervalMs);
+  statisticsTimer.unref();
   fanout.trigger();
   deliveries.trigger();
   recoveries.trigger();
@@ -255,10 +269,11 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
         clearInterval(pollTimer);
         if (refillTimer) clearTimeout(refillTimer);
         clearInterval(purgeTimer);
+        clearInterval(statisticsTimer);
         await unsubscribe();
         ctx.events.off('webhooks.recover', onRecovery);
         // No new claims; finish what is running.
-        await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop()]);
+        await Promise.all([fanout.stop(), deliveries.stop(), recoveries.stop(), purge.stop(), statistics.stop()]);
         if (inFlight.size > 0) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([

@@ -76,8 +76,9 @@ function program(commands: readonly Command[], env: NodeJS.ProcessEnv, exit: { c
   const root = new Program('partner')
     .exitOverride()
     .showHelpAfterError()
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false });
-  for (const [name, spec] of Object.entries(GLOBAL_OPTIONS)) root.addOption(toOption(name, spec));
+    // A command's options follow its words (`partner offers accept ID --key K`): `offers` does not take
+    // the `--key` of `offers accept`.
+    .enablePositionalOptions();
   const made = new Map<string, Program>();
   const at = (path: string[]): Program => {
     const key = path.join(' ');
@@ -91,7 +92,8 @@ function program(commands: readonly Command[], env: NodeJS.ProcessEnv, exit: { c
   };
   for (const command of commands) {
     const cmd = at(command.path).description(command.summary);
-    for (const [name, spec] of Object.entries(command.options ?? {})) cmd.addOption(toOption(name, spec));
+    const options = { ...command.options, ...GLOBAL_OPTIONS };
+    for (const [name, spec] of Object.entries(options)) cmd.addOption(toOption(name, spec));
     for (const arg of command.args?.split(' ') ?? []) cmd.argument(arg.replace('…', '...'));
     if (command.examples?.length)
       cmd.addHelpText('after', ['', 'Examples:', ...command.examples.map((e) => `  ${e}`)].join('\n'));
@@ -99,7 +101,7 @@ function program(commands: readonly Command[], env: NodeJS.ProcessEnv, exit: { c
       const self = received[received.length - 1] as Program;
       const { max } = command.positionals ?? { max: 0 };
       if (self.args.length > max) self.error(`error: ${command.args} takes at most ${max}`);
-      exit.code = await runCommand(command, self, env);
+      exit.code = await runCommand(command, valuesOf(options, self.opts()), self.args, env);
     });
   }
   // A group (`keys`) is described by its commands.
@@ -109,9 +111,7 @@ function program(commands: readonly Command[], env: NodeJS.ProcessEnv, exit: { c
   return root;
 }
 
-async function runCommand(command: Command, self: Program, env: NodeJS.ProcessEnv): Promise<number> {
-  const globals = valuesOf(GLOBAL_OPTIONS, self.optsWithGlobals());
-  const values = { ...valuesOf(command.options ?? {}, self.opts()), ...globals };
+async function runCommand(command: Command, values: Values, positionals: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const endpoints: Endpoints = {
     apiUrl: trimSlash((values['api-url'] as string | undefined) ?? env.PARTNER_API_URL ?? 'http://localhost:3000'),
     sandboxUrl: trimSlash((values['sandbox-url'] as string | undefined) ?? env.PARTNER_SANDBOX_URL ?? 'http://localhost:3001'),
@@ -134,7 +134,7 @@ async function runCommand(command: Command, self: Program, env: NodeJS.ProcessEn
     },
     partner: (keyId) => partnerClient(store, endpoints, keyId, env),
   };
-  await command.run(ctx, values, self.args);
+  await command.run(ctx, values, positionals);
   return 0;
 }
 

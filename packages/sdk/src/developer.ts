@@ -66,6 +66,8 @@ export interface DeveloperClient extends TypedClient<DeveloperPaths> {
     /** The go-live checklist of a SANDBOX key: what it has really done in the sandbox. */
     checklist(id: string): Promise<Schemas['GoLiveChecklist']>;
   };
+  /** GET /v1/developer/limits: how many active keys a partner and webhooks a key may have. */
+  limits(): Promise<Schemas['DeveloperLimits']>;
   /** The request log of the partner's keys (newest first; a request shows within 5 s). */
   requests: {
     list(query?: Query<operations['listDeveloperRequests']>): Promise<Schemas['PageOfDeveloperRequest']>;
@@ -185,6 +187,7 @@ export function createDeveloperClient(options: DeveloperClientOptions): Develope
       usage: (id, query) => api.GET('/v1/developer/keys/{id}/usage', { params: { path: { id }, query } }),
       checklist: (id) => api.GET('/v1/developer/keys/{id}/checklist', { params: { path: { id } } }),
     },
+    limits: () => api.GET('/v1/developer/limits'),
     requests: {
       list: (query) => api.GET('/v1/developer/requests', { params: { query } }),
       all: (query) => api.paginate('/v1/developer/requests', { query }),

@@ -31,6 +31,8 @@ describe('developer client: sign-in, tokens, keys', () => {
     expect(dev.user?.partnerName).toBe(partner.name);
 
     expect((await dev.keys.list()).items).toEqual([]);
+    // The limits the server enforces, as the portal reads them.
+    expect(await dev.limits()).toMatchObject({ activeKeysPerPartner: 10 });
     const created = await dev.keys.create({
       name: 'SDK key',
       environment: 'SANDBOX',

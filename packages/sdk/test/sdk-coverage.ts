@@ -8,6 +8,7 @@ export const SDK_COVERAGE = {
     'DELETE /v1/developer/keys/{id}',
     'GET /v1/developer/keys',
     'GET /v1/developer/keys/{id}/usage',
+    'GET /v1/developer/limits',
     'GET /v1/developer/openapi.json',
     'GET /v1/developer/webhooks',
     'GET /v1/partner/me',

@@ -8,13 +8,14 @@
  * cached. Unknown hashes are cached briefly too, so a client spraying bad keys cannot turn each request
  * into a query; concurrent misses for one hash share one query.
  *
- * Across processes (Redis configured) a change must take effect on the very next request everywhere,
- * which a pub/sub message alone cannot promise (it may arrive a moment after that request). So every
- * change also increments a shared generation counter in Redis, and each cache entry remembers the
- * generation it was loaded under. The rate-limit script, which every admitted partner request runs
- * anyway, compares the two in the same round trip; on a mismatch the request adopts the new
- * generation, reloads the key and is checked again (api-key-auth.ts). The pub/sub message (wired in
- * context.ts) still clears caches early.
+ * Across processes (Redis configured) a change must take effect on the very next request everywhere.
+ * The change is announced (src/announcements.ts, wired in context.ts): every process drops its cached
+ * records and acknowledges, and the change answers once all have (100 ms at most). As a safeguard for a
+ * process that missed it, every change also increments a shared generation counter in Redis, and each
+ * cache entry remembers the generation it was loaded under: the rate-limit script compares the two
+ * whenever the key's requests go to Redis (every request of a quiet key; a busy one's at least once a
+ * second, when it takes a new slice of its window); on a mismatch the request adopts the new
+ * generation, reloads the key and is checked again (api-key-auth.ts).
  *
  * While Redis is unreachable neither can work (docs/decisions-log.md, 'Dependency faults'): no change is announced and no request is
  * checked against the generation. Cached records are then served for DEGRADED_TTL_MS at most after they
@@ -52,15 +53,18 @@ export class KeyResolver {
   /** Bumped by every local invalidation: a load that straddles one is not cached. */
   private epoch = 0;
   private generation = UNKNOWN_GENERATION;
-  private publish: (() => void) | null = null;
+  private publish: (() => Promise<void>) | null = null;
   private bumpGeneration: (() => Promise<void>) | null = null;
   /** Redis's health when changes are announced through it (see the module comment). */
   private shared: DependencyHealth | null = null;
 
   constructor(private readonly db: Db) {}
 
-  /** Wires cross-process invalidation: `publish` announces, `invalidateLocal` is called on announcements. */
-  setPublisher(publish: () => void): void {
+  /**
+   * Wires cross-process invalidation: `publish` announces and resolves once the other processes have
+   * dropped their records (src/announcements.ts); `invalidateLocal` is called on announcements.
+   */
+  setPublisher(publish: () => Promise<void>): void {
     this.publish = publish;
   }
 
@@ -115,7 +119,7 @@ export class KeyResolver {
     try {
       await this.bumpGeneration?.();
     } finally {
-      this.publish?.();
+      await this.publish?.().catch(() => {});
     }
   }
 

@@ -3,7 +3,7 @@
  * admitted with. Read by keys.repo.ts (findKeyByHash) and cached by key-resolver.ts.
  */
 import type { ApiKeyEnvironment, ApiKeyScope } from '../../shared/schemas.js';
-import type { ProofPolicy } from '../proof/proof.schemas.js';
+import type { ProofPolicy } from '../partners/partners.schemas.js';
 
 export interface ResolvedKey {
   id: string;

@@ -13,7 +13,20 @@
  *
  * The script reads the time from its caller (the service clock), not Redis TIME, so the test clock
  * drives it like the in-process limiter. The same call also carries the key-cache generation check
- * (see KeyResolver): a partner request costs at most one Redis round trip and no database one.
+ * (see KeyResolver).
+ *
+ * Slices: a busy key does not cost a round trip per request. When a key's hits go to Redis, the call
+ * also asks for as many admissions as the key used in the last second (at most LEASE_SHARE of its
+ * limit), counted in the shared window at once; this process then admits the key's next requests from
+ * that slice, in memory and synchronously, for at most LEASE_MS (service clock). A quiet key (one
+ * request a second or fewer) or a key with a limit under 2 / LEASE_SHARE takes slices of one: exactly
+ * today's round trip per request. What this costs in exactness, per key and process serving it: a
+ * request admitted from a slice is counted in the window from the moment the slice was taken, up to
+ * 1 s before it was made, so it may leave the window up to 1 s early; and admissions of a slice left
+ * unused when it lapses stay counted for the window. In any window a key is therefore admitted at most
+ * limit + P × S requests and refused at most P × S requests early, with P the processes serving it
+ * and S = max(1, ⌊limit × LEASE_SHARE⌋) (30 of the default 600 a minute). The shared window stays the
+ * truth: every slice is taken from it by the same atomic script. docs/performance.md has the figures.
  *
  * If Redis is unreachable the limiter degrades to the in-process limiter (per-process windows) rather
  * than failing partner traffic, at once when the connection is known to be down and after 250 ms at
@@ -41,6 +54,12 @@ const MAX_GROUPS_PER_CALL = 200;
  * deadline is that of every Redis command. Quiet, a call carries one request and waits for nothing.
  */
 const MAX_CALLS_IN_FLIGHT = 1;
+/** The largest slice of a key's limit one process may hold (see "Slices" above). */
+export const LEASE_SHARE = 1 / 20;
+/** How long a slice may be used after it was taken (service clock), and the period demand is counted over. */
+export const LEASE_MS = 1_000;
+/** Past this many keys with a slice or a demand count, those lapsed are dropped. */
+const SWEEP_AT = 10_000;
 
 // One call decides the hits of one turn of the event loop, for every key at once:
 // KEYS[1] the shared key-cache generation, then four keys per group g (g = 0, 1, …):
@@ -160,6 +179,31 @@ type PendingHit = BatchEntry<Hit, RateLimitOutcome>;
 /** Hits of one key with the same limit, window, key-cache generation and watched keys, in arrival order. */
 interface PendingGroup extends Hit {
   hits: PendingHit[];
+  /** Admissions asked for beyond the hits, to be held as a slice (0: none). */
+  spare: number;
+}
+
+/** Admissions of a key held by this process, taken from the shared window (see "Slices" above). */
+interface Lease {
+  limit: number;
+  windowMs: number;
+  /** The key-cache generation the slice was taken under (hits of another one go to Redis). */
+  generation: string;
+  slots: number;
+  takenAtMs: number;
+  /** Requests in the shared window before the slice's call admitted anything. */
+  before: number;
+  /** Position of the next admission after `before` (for the remaining count). */
+  next: number;
+  /** The oldest entry of the window, as the slice's call saw it (ms). */
+  oldestMs: number;
+}
+
+/** Hits of a key in the current period of LEASE_MS and in the one before. */
+interface Demand {
+  startMs: number;
+  count: number;
+  previous: number;
 }
 
 export class RedisRateLimiter implements RateLimiter {
@@ -174,6 +218,8 @@ export class RedisRateLimiter implements RateLimiter {
   });
   private readonly generationKey: string;
   private readonly logKeyPrefix: string;
+  private readonly leases = new Map<string, Lease>();
+  private readonly demand = new Map<string, Demand>();
 
   constructor(
     private readonly redis: Redis,
@@ -197,8 +243,64 @@ export class RedisRateLimiter implements RateLimiter {
     windowMs: number,
     cacheGeneration = '',
     watch?: readonly [string, string],
-  ): Promise<RateLimitOutcome> {
+  ): RateLimitOutcome | Promise<RateLimitOutcome> {
+    const now = this.clock.nowMs();
+    this.count(keyId, now);
+    // Watched counters must be read fresh: such a hit always goes to Redis.
+    if (!watch) {
+      const lease = this.leases.get(keyId);
+      if (lease) {
+        if (
+          lease.slots > 0 &&
+          lease.limit === limit &&
+          lease.windowMs === windowMs &&
+          (cacheGeneration === '' || cacheGeneration === lease.generation) &&
+          now >= lease.takenAtMs &&
+          now - lease.takenAtMs < LEASE_MS
+        ) {
+          lease.slots--;
+          const position = lease.next++;
+          return {
+            allowed: true,
+            limit,
+            remaining: Math.max(0, limit - lease.before - position - 1),
+            resetSec: Math.max(0, Math.ceil((lease.oldestMs + windowMs - now) / 1000)),
+            retryAfterSec: 0,
+          };
+        }
+        this.leases.delete(keyId);
+      }
+    }
     return this.batcher.add({ keyId, limit, windowMs, cacheGeneration, watch });
+  }
+
+  /** Counts a hit of `keyId` in the current period (what sizes its next slice). */
+  private count(keyId: string, now: number): void {
+    let demand = this.demand.get(keyId);
+    if (!demand) {
+      if (this.demand.size >= SWEEP_AT) this.sweep(now);
+      demand = { startMs: now, count: 0, previous: 0 };
+      this.demand.set(keyId, demand);
+    } else if (now - demand.startMs >= LEASE_MS || now < demand.startMs) {
+      demand.previous = now - demand.startMs < 2 * LEASE_MS && now >= demand.startMs ? demand.count : 0;
+      demand.startMs = now;
+      demand.count = 0;
+    }
+    demand.count++;
+  }
+
+  /** Admissions to ask for beyond `waiting` hits of a key: its recent demand, within its share. */
+  private spareFor(keyId: string, limit: number, waiting: number): number {
+    const most = Math.floor(limit * LEASE_SHARE);
+    if (most < 2) return 0;
+    const demand = this.demand.get(keyId);
+    const recent = demand ? Math.max(demand.count, demand.previous) : 0;
+    return recent < 2 ? 0 : Math.max(0, Math.min(most, recent) - waiting);
+  }
+
+  private sweep(now: number): void {
+    for (const [keyId, demand] of this.demand) if (now - demand.startMs >= 2 * LEASE_MS) this.demand.delete(keyId);
+    for (const [keyId, lease] of this.leases) if (now - lease.takenAtMs >= LEASE_MS) this.leases.delete(keyId);
   }
 
   /**
@@ -212,17 +314,20 @@ export class RedisRateLimiter implements RateLimiter {
       const id = `${keyId}|${limit}|${windowMs}|${cacheGeneration}|${watch ? watch[1] : ''}`;
       let group = byId.get(id);
       if (!group) {
-        group = { keyId, limit, windowMs, cacheGeneration, watch, hits: [] };
+        group = { keyId, limit, windowMs, cacheGeneration, watch, hits: [], spare: 0 };
         byId.set(id, group);
       }
       group.hits.push(hit);
     }
     const groups: PendingGroup[] = [];
     for (const group of byId.values()) {
+      // A slice for the key's next requests rides on its last group of this call (never on a watched one).
+      if (!group.watch) group.spare = this.spareFor(group.keyId, group.limit, group.hits.length);
       if (group.hits.length <= MAX_BATCH) groups.push(group);
       else {
         for (let from = 0; from < group.hits.length; from += MAX_BATCH) {
-          groups.push({ ...group, hits: group.hits.slice(from, from + MAX_BATCH) });
+          const last = from + MAX_BATCH >= group.hits.length;
+          groups.push({ ...group, hits: group.hits.slice(from, from + MAX_BATCH), spare: last ? group.spare : 0 });
         }
       }
     }
@@ -238,10 +343,10 @@ export class RedisRateLimiter implements RateLimiter {
     const now = this.clock.nowMs();
     const keys: string[] = [this.generationKey];
     const args: Array<string | number> = [now, groups.length];
-    for (const { keyId, limit, windowMs, cacheGeneration, watch, hits } of groups) {
+    for (const { keyId, limit, windowMs, cacheGeneration, watch, hits, spare } of groups) {
       const log = this.logKeyPrefix + keyId;
       keys.push(log, `${log}:count`, watch ? watch[0] : '', watch ? watch[1] : '');
-      args.push(windowMs, limit, cacheGeneration, hits.length);
+      args.push(windowMs, limit, cacheGeneration, hits.length + spare);
     }
     let replies: ScriptReply[];
     try {
@@ -254,7 +359,8 @@ export class RedisRateLimiter implements RateLimiter {
       return;
     }
     groups.forEach((group, g) => {
-      settle(group, replies[g], now);
+      const lease = settle(group, replies[g], now);
+      if (lease) this.leases.set(group.keyId, lease);
     });
   }
 
@@ -278,14 +384,14 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
-/** Answers a group's hits from its part of the script's reply. */
-function settle(group: PendingGroup, reply: ScriptReply, now: number): void {
+/** Answers a group's hits from its part of the script's reply; returns the slice admitted beyond them. */
+function settle(group: PendingGroup, reply: ScriptReply, now: number): Lease | null {
   const { limit, windowMs, watch, hits } = group;
   const [admitted, before, oldest, blocking, generation, watchedReply] = reply;
   if (admitted === -1) {
     const stale = { stale: true as const, generation: String(generation) };
     for (const hit of hits) hit.resolve(stale);
-    return;
+    return null;
   }
   const resetSec = Math.max(0, Math.ceil((Number(oldest) + windowMs - now) / 1000));
   const wait = Math.max(1, Math.ceil((Number(blocking) + windowMs - now) / 1000));
@@ -297,4 +403,15 @@ function settle(group: PendingGroup, reply: ScriptReply, now: number): void {
         : { allowed: false, limit, remaining: 0, resetSec: wait, retryAfterSec: wait, watched },
     );
   });
+  if (admitted <= hits.length) return null;
+  return {
+    limit,
+    windowMs,
+    generation: group.cacheGeneration,
+    slots: admitted - hits.length,
+    takenAtMs: now,
+    before,
+    next: hits.length,
+    oldestMs: Number(oldest),
+  };
 }

@@ -3,15 +3,18 @@
  * of the partner's keys (or does not exist), so "not yours" is the answer's status; within an order,
  * "nothing yet" is an empty part (no location, no refund, no proof).
  */
-import type { AppContext } from '../../context.js';
 import { notFound } from '../../errors.js';
+import { environmentName } from '../../shared/schemas.js';
 import { findPartnerIntentByOrderCode, listRefunds } from '../payments/payments.repo.js';
 import { findPartnerProof } from '../proof/proof.repo.js';
-import { getAdminTracking } from '../tracking/tracking.service.js';
+import { getAdminTracking, type TrackingDeps } from '../tracking/tracking.service.js';
 import { findPartnerOrderOfKey } from './order-view.repo.js';
 import type { DeveloperOrderView } from './order-view.schemas.js';
 
-export async function getDeveloperOrderView(ctx: AppContext, partnerId: string, code: string): Promise<DeveloperOrderView> {
+/** What the order page needs (AppContext satisfies it): the database, and the tracking's own. */
+export type OrderViewDeps = TrackingDeps;
+
+export async function getDeveloperOrderView(ctx: OrderViewDeps, partnerId: string, code: string): Promise<DeveloperOrderView> {
   const found = await findPartnerOrderOfKey(partnerId, code, ctx.db);
   if (!found) throw notFound('Order');
   // The order is the partner's (checked above): its tracking is read as the operator reads any order's,
@@ -23,7 +26,7 @@ export async function getDeveloperOrderView(ctx: AppContext, partnerId: string, 
   ]);
   return {
     order: found.order,
-    environment: found.environment === 'LIVE' ? 'live' : 'sandbox',
+    environment: environmentName(found.environment),
     apiKeyId: found.assignedKeyId,
     tracking,
     paymentIntent,

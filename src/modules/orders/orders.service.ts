@@ -9,7 +9,13 @@ import { AppError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../shared/ids.js';
 import { parseInstant, parseOptionalInstant } from '../../shared/instants.js';
 import { newEventId, type OutboxTx } from '../../shared/outbox.js';
-import type { ApiKeyEnvironment, OrderStatus, WebhookEvent } from '../../shared/schemas.js';
+import {
+  type ApiKeyEnvironment,
+  environmentName,
+  environmentOf,
+  type OrderStatus,
+  type WebhookEvent,
+} from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { holdCollectionPeriodOfKey } from '../payments/collection-period-lock.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
@@ -53,11 +59,9 @@ export interface OrdersDeps extends OrderChangeDeps {
   orderLoader: Pick<VisibleOrderLoader, 'find'>;
 }
 
-const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
-
 /** The admin view from a PartnerOrder snapshot with customer (saves reading the order again). */
 function adminView(snapshot: PartnerOrder, environment: ApiKeyEnvironment, assignedKeyId: string | null): AdminOrder {
-  return { ...snapshot, environment: environment === 'LIVE' ? 'live' : 'sandbox', assignedKeyId };
+  return { ...snapshot, environment: environmentName(environment), assignedKeyId };
 }
 
 async function snapshotOf(orderId: string, q: Queryable): Promise<PartnerOrder> {
@@ -176,7 +180,7 @@ export async function createOrder(deps: OrdersDeps, body: CreateOrderDto): Promi
   if (timeWindowStart !== null && timeWindowEnd !== null && Date.parse(timeWindowEnd) <= Date.parse(timeWindowStart)) {
     throw validationError('timeWindowEnd', 'must be after timeWindowStart');
   }
-  const environment = envOf(body.environment);
+  const environment = environmentOf(body.environment);
   // One statement (insertNewOrderRow): no transaction of its own needed.
   const snapshot = await commitOrderChange(
     deps,

@@ -18,7 +18,7 @@ import type { ResolvedKey } from '../keys/key.types.js';
 import { holdCollectionPeriods } from '../payments/collection-period-lock.js';
 import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
-import { lockVisibleOrders } from './order-locks.repo.js';
+import { type LockedOrder, lockVisibleOrders } from './order-locks.repo.js';
 import { recordStatusChanges, type StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
 import { eventTarget, partnerEventChange } from './partner-event-rules.js';
@@ -102,46 +102,69 @@ export class PartnerEventWriter {
     }
   }
 
-  /**
-   * The group's transaction: its orders locked in one statement (each through its event's key scope),
-   * each event judged against its locked order exactly as alone, the accepted ones written by one
-   * statement.
-   */
+  /** The group's transaction: its orders locked in one statement (each through its event's key scope), then written. */
   private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
-    // A DELIVERED may collect cash: its instant is read once no settlement of its partner is being
-    // made (src/modules/payments/collection-period-lock.ts).
+    // A DELIVERED may collect cash: its instant (read below) is read once no settlement of its partner
+    // is being made (src/modules/payments/collection-period-lock.ts).
     await holdCollectionPeriods(
       group
         .filter((e) => e.item.body.type === 'DELIVERED')
         .map((e) => ({ partnerId: e.item.key.partnerId, environment: e.item.environment })),
       tx,
     );
-    const now = this.deps.clock.now();
     const locked = await lockVisibleOrders(
       group.map(({ item: e }) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
       tx,
     );
-    const outcomes: Decided[] = [];
-    const proofs: NewProof[] = [];
-    for (const event of group) {
-      const { key, environment, code, body } = event.item;
-      const found = eventTarget(key, environment, code, locked.get(code) ?? null, tx);
-      const target = found instanceof Promise ? await found : found;
-      try {
-        const change = partnerEventChange(target, body, now);
-        // The event's proof (geofence, 409) on its locked order, whose address came with the lock.
-        const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
-        if (proof) proofs.push(proof);
-        outcomes.push({ event, change });
-        tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
-      } catch (err) {
-        if (err instanceof AppError) outcomes.push({ event, error: err });
-        else throw err;
-      }
-    }
-    const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-    const written = changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map();
-    if (proofs.length > 0) await recordProofs(proofs, tx);
-    return [outcomes, written] as const;
+    const { outcomes, written } = await applyPartnerEvents(
+      group.map((e) => e.item),
+      locked,
+      this.deps.clock.now(),
+      tx,
+    );
+    const decided: Decided[] = outcomes.map((o, i) =>
+      'error' in o ? { event: group[i], error: o.error } : { event: group[i], change: o.change },
+    );
+    return [decided, written] as const;
   }
+}
+
+/** An event judged against its locked order: the change it makes, or its refusal. */
+export type PartnerEventOutcome = { change: StatusChange } | { error: AppError };
+
+/**
+ * THE write path of partner events, for the group-commit writer and for an event with an
+ * Idempotency-Key alike (partner-events.ts): each event judged against its locked order exactly as
+ * alone (`locked`, by code: what the caller locked through the event's key scope), its proof checked
+ * (the geofence, 409, on the locked order, whose address came with the lock), and the accepted ones
+ * written by ONE statement with their proofs. A refusal (AppError) is that event's outcome and does
+ * not stop the others; any other error fails the transaction. Returns the outcomes in the events'
+ * order and the written orders' new pieces by order id.
+ */
+export async function applyPartnerEvents(
+  events: readonly PartnerEvent[],
+  locked: ReadonlyMap<string, LockedOrder>,
+  now: Date,
+  tx: OrderTx,
+): Promise<{ outcomes: PartnerEventOutcome[]; written: Map<string, PartnerOrderPieces> }> {
+  const outcomes: PartnerEventOutcome[] = [];
+  const proofs: NewProof[] = [];
+  for (const { key, environment, code, body } of events) {
+    const found = eventTarget(key, environment, code, locked.get(code) ?? null, tx);
+    const target = found instanceof Promise ? await found : found;
+    try {
+      const change = partnerEventChange(target, body, now);
+      const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
+      if (proof) proofs.push(proof);
+      outcomes.push({ change });
+      tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
+    } catch (err) {
+      if (err instanceof AppError) outcomes.push({ error: err });
+      else throw err;
+    }
+  }
+  const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
+  const written = changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map<string, PartnerOrderPieces>();
+  if (proofs.length > 0) await recordProofs(proofs, tx);
+  return { outcomes, written };
 }

@@ -5,21 +5,21 @@
  *
  * Events without an Idempotency-Key are written by the group-commit writer (partner-event-writer.ts).
  * Events with one keep a transaction of their own: the key is claimed and the answer stored with the
- * change, under a savepoint (src/shared/idempotency.ts).
+ * change, under a savepoint (src/shared/idempotency.ts). Both write through the one write path,
+ * `applyPartnerEvents` (partner-event-writer.ts): the rules, the proof and the statement are the same.
  */
 
 import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { holdCollectionPeriods } from '../payments/collection-period-lock.js';
-import { checkEventProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
+import { checkEventProof } from '../proof/proof-rules.js';
 import { commitOrderChange } from './order-change.js';
 import { lockVisibleOrder } from './order-locks.repo.js';
-import { recordStatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto, PartnerOrder } from './orders.schemas.js';
 import type { OrdersDeps } from './orders.service.js';
-import { checkEventBody, eventTarget, partnerEventChange } from './partner-event-rules.js';
-import type { PartnerEventWriter } from './partner-event-writer.js';
+import { checkEventBody } from './partner-event-rules.js';
+import { applyPartnerEvents, type PartnerEventWriter } from './partner-event-writer.js';
 import { type JsonText, orderTextAsSeenBy, scopeOf } from './visibility.js';
 
 /** What the partner event path needs (AppContext satisfies it). */
@@ -72,13 +72,17 @@ export async function recordPartnerEvent(
       async () => {
         // The row lock serialises racing events on one order: the loser waits, then sees the new status.
         const locked = await lockVisibleOrder(scopeOf(key, environment), code, tx);
-        const found = eventTarget(key, environment, code, locked, tx);
-        const target = found instanceof Promise ? await found : found;
-        const change = partnerEventChange(target, body, now);
-        const proof = target.order ? proofOfEvent(target.key, target.order, body, now) : null;
-        const pieces = await recordStatusChange(change, tx);
-        if (proof) await recordProofs([proof], tx);
-        tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
+        // The same write path as the group-commit writer's, for one event.
+        const { outcomes, written } = await applyPartnerEvents(
+          [{ key, environment, code, body }],
+          locked ? new Map([[code, locked]]) : new Map(),
+          now,
+          tx,
+        );
+        const [outcome] = outcomes;
+        if ('error' in outcome) throw outcome.error;
+        const pieces = written.get(outcome.change.orderId);
+        if (!pieces) throw new Error(`order ${outcome.change.orderId} vanished inside its own transaction`);
         const json = orderTextAsSeenBy(key, pieces);
         return { answer: json, json };
       },

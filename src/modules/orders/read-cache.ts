@@ -12,23 +12,28 @@
  * by commitOrderChange in order-change.ts; a key rotation, which moves orders, calls it too), so a
  * client that saw its write acknowledged never reads the order as it was before.
  * - Embedded database (one process): the counters live in this object; reading them is free.
- * - PostgreSQL server with Redis (several processes): the counters are Redis keys. A read needs them
- *   fresh, and a partner request already makes one Redis call, the rate-limit script: the script reads
- *   the counters too (`watchKeys`), so the check costs no extra round trip. The announcement is an
- *   INCR of the counters, awaited before the writer answers.
+ * - PostgreSQL server with Redis (several processes): each process keeps its own counters, and every
+ *   change is published on a Redis channel (`<prefix>:orders:changed`) that every process listens to:
+ *   no partner read makes a Redis call for them. The writer moves its own counters and, before it
+ *   answers, waits until every listening process has moved its own and said so (src/announcements.ts,
+ *   100 ms at most), so the next read anywhere sees the change. A process serves its cache only
+ *   while its subscription is confirmed and Redis answers; each (re)subscription starts a new epoch of
+ *   versions, so nothing cached before a gap in which messages may have been missed is served after it.
  * - PostgreSQL server without Redis: processes could not tell each other, so nothing is cached.
  *
  * Failure bounds. If announcing fails (Redis unreachable after the COMMIT) this process drops its own
  * entries; another process could keep serving an entry tagged with the unchanged counter, so no entry
  * is served after MAX_AGE_MS whatever its tag. The same bound covers counters that Redis loses
- * (a restart without persistence, eviction) and so could count up to an old tag again. While the
- * limiter cannot reach Redis it reports no counters and reads go to the database (docs/decisions-log.md, 'Dependency faults': never
- * a stale answer during an outage). When Redis answers again (`recovered`) every process drops what it
+ * While Redis is unreachable, or the subscription is down, reads go to the database (docs/decisions-log.md,
+ * 'Dependency faults': never a stale answer during an outage). When Redis answers again (`recovered`) every process drops what it
  * cached before the outage, and a process that could not announce a change announces a change of
  * everything, so nothing cached anywhere before the outage is served after it.
  */
+
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { DependencyHealth } from '../../dependencies.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import { type PartnerOrderScope, type RequestKey, scopeOf } from './visibility.js';
 
@@ -58,48 +63,92 @@ export class PartnerOrderCache {
   private localAll = 0;
   /** A change could not be announced (Redis out): announce a change of everything once it is back. */
   private announcePending = false;
-  private readonly redisPrefix: string;
+  /** The channel changes are published on (redis mode). */
+  readonly channel: string;
+  /** This cache's id in the messages it publishes (it has already applied its own changes). */
+  private readonly instance = randomUUID();
+  /** Redis mode: whether the subscription is confirmed (set by subscribed / unsubscribed). */
+  private listening = false;
+  /** Redis mode: one per confirmed subscription (see the module comment). */
+  private epoch = 0;
+  private readonly health: DependencyHealth | null;
   readonly mode: 'local' | 'redis' | 'off';
 
   constructor(
-    options: { mode: 'local' } | { mode: 'off' } | { mode: 'redis'; redis: Redis; prefix: string; log: Logger },
+    options:
+      | { mode: 'local' }
+      | { mode: 'off' }
+      | {
+          mode: 'redis';
+          redis: Redis;
+          prefix: string;
+          log: Logger;
+          health?: DependencyHealth;
+          /** Publishes on `channel` and waits for the listeners (announcements.ts); default: a bare PUBLISH. */
+          announce?: (channel: string, message: string) => Promise<void>;
+        },
     /** The service clock (entries' age; the test clock drives it in tests). */
     private readonly clock: { nowMs(): number },
     private readonly maxBytes = DEFAULT_MAX_BYTES,
   ) {
     this.mode = options.mode;
-    this.redisPrefix = options.mode === 'redis' ? `${options.prefix}:orders:version:` : '';
+    this.channel = options.mode === 'redis' ? `${options.prefix}:orders:changed` : '';
     this.redis = options.mode === 'redis' ? options.redis : null;
     this.log = options.mode === 'redis' ? options.log : null;
+    this.health = options.mode === 'redis' ? (options.health ?? null) : null;
+    const redis = this.redis;
+    this.announce =
+      options.mode === 'redis' && options.announce
+        ? options.announce
+        : async (channel, message) => {
+            await redis?.publish(channel, message);
+          };
   }
+
+  private readonly announce: (channel: string, message: string) => Promise<void>;
 
   private readonly redis: Redis | null;
   private readonly log: Logger | null;
 
-  /** Redis keys the rate-limit script reads for a request on `scope` (redis mode only). */
-  watchKeys(scope: PartnerOrderScope): readonly [string, string] | undefined {
-    if (this.mode !== 'redis') return undefined;
-    return [`${this.redisPrefix}all`, this.redisPrefix + scopeId(scope)];
-  }
-
-  /** watchKeys of a partner request made with `key` on `environment` (its scope: visibility.ts). */
-  watchKeysFor(key: RequestKey, environment: ApiKeyEnvironment): readonly [string, string] | undefined {
-    return this.mode === 'redis' ? this.watchKeys(scopeOf(key, environment)) : undefined;
-  }
-
   /** versionOf for a partner request made with `key` on `environment`. */
-  versionFor(key: RequestKey, environment: ApiKeyEnvironment, watched: string | undefined): string | null {
-    return this.versionOf(scopeOf(key, environment), watched);
+  versionFor(key: RequestKey, environment: ApiKeyEnvironment): string | null {
+    return this.versionOf(scopeOf(key, environment));
   }
 
-  /**
-   * The scope's version for one request: the counters the rate-limit script read (redis mode; absent
-   * when the limiter fell back to per-process limits) or the local ones. Null: do not use the cache.
-   */
-  versionOf(scope: PartnerOrderScope, watched: string | undefined): string | null {
+  /** The scope's version for one request, from this process's counters. Null: do not use the cache. */
+  versionOf(scope: PartnerOrderScope): string | null {
     if (this.mode === 'local') return `${this.localAll}.${this.local.get(scopeId(scope)) ?? 0}`;
-    if (this.mode === 'redis') return watched ?? null;
+    if (this.mode === 'redis' && this.listening && (this.health === null || this.health.available)) {
+      return `${this.epoch}.${this.localAll}.${this.local.get(scopeId(scope)) ?? 0}`;
+    }
     return null;
+  }
+
+  /** Redis mode: the subscription to `channel` is confirmed (again): a new epoch begins. */
+  subscribed(): void {
+    this.clear();
+    this.epoch++;
+    this.listening = true;
+  }
+
+  /** Redis mode: the subscription is lost (messages may be missed until `subscribed`). */
+  unsubscribed(): void {
+    this.listening = false;
+    this.clear();
+  }
+
+  /** Redis mode: a message of `channel` (another process's change). */
+  receive(message: string): void {
+    const space = message.indexOf(' ');
+    if (space < 0 || message.slice(0, space) === this.instance) return;
+    this.bump(message.slice(space + 1).split(','));
+  }
+
+  private bump(ids: readonly string[]): void {
+    for (const id of ids) {
+      if (id === 'all') this.localAll++;
+      else this.local.set(id, (this.local.get(id) ?? 0) + 1);
+    }
   }
 
   /**
@@ -141,18 +190,11 @@ export class PartnerOrderCache {
    */
   async changed(change: OrderChange): Promise<void> {
     const ids = change === 'all' ? ['all'] : [`env:${change.environment}`, ...keyScopes(change.keyIds)];
-    if (this.mode === 'local') {
-      if (change === 'all') this.localAll++;
-      else for (const id of ids) this.local.set(id, (this.local.get(id) ?? 0) + 1);
-      return;
-    }
+    if (this.mode === 'off') return;
+    this.bump(ids);
     if (this.mode !== 'redis' || !this.redis) return;
     try {
-      const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.incr(this.redisPrefix + id);
-      const results = await pipeline.exec();
-      const failed = results?.find(([err]) => err !== null);
-      if (failed) throw failed[0];
+      await this.announce(this.channel, `${this.instance} ${ids.join(',')}`);
     } catch (err) {
       this.clear();
       this.announcePending = true;

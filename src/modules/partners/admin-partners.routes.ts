@@ -3,7 +3,6 @@ import Type from 'typebox';
 import { errorResponses } from '../../shared/schemas.js';
 import { createAccountsService } from '../auth/accounts.service.js';
 import { AdminUser, UpdateAdminUserDto } from '../auth/auth.schemas.js';
-import { UpdateAdminPartnerDto } from '../proof/proof.schemas.js';
 import { partnerChecklists } from '../sandbox/checklist.service.js';
 import { PartnerChecklists } from '../sandbox/sandbox.schemas.js';
 import {
@@ -12,6 +11,7 @@ import {
   AdminPartnerDetail,
   AdminPartners,
   CreateAdminPartnerDto,
+  UpdateAdminPartnerDto,
 } from './partners.schemas.js';
 import { createPartnersService } from './partners.service.js';
 

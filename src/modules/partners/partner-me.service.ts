@@ -1,3 +1,4 @@
+import { environmentName } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import type { DailyUsage, UsageRecorder } from '../usage/usage.types.js';
 import type { PartnerMe } from './partner-me.schemas.js';
@@ -16,7 +17,7 @@ function describe(key: ResolvedKey, usage7d: DailyUsage[]): PartnerMe {
   return {
     partnerName: key.partnerName,
     keyName: key.name,
-    environment: key.environment === 'LIVE' ? 'live' : 'sandbox',
+    environment: environmentName(key.environment),
     scopes: key.scopes,
     rateLimit: key.rateLimit,
     receivesAllOrders: key.receivesAllOrders,

@@ -2,7 +2,7 @@
  * SQL of partner organisations. Partner-scoped reads take the partner id first.
  */
 import type { Queryable } from '../../db/db.js';
-import type { ProofPolicy } from '../proof/proof.schemas.js';
+import type { ProofPolicy } from './partners.schemas.js';
 
 export interface PartnerWithUsers {
   id: string;

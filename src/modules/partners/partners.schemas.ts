@@ -2,9 +2,20 @@
  * Operator view of partners (docs/decisions-log.md, 'Operator API'): a partner organisation and its PARTNER user accounts.
  */
 import Type, { type Static } from 'typebox';
-import { Uuid } from '../../shared/schemas.js';
+import { StringEnum, Uuid } from '../../shared/schemas.js';
 import { Phone } from '../auth/auth.schemas.js';
-import { ProofPolicy } from '../proof/proof.schemas.js';
+
+/**
+ * The partner's proof policy (docs/tracking-and-proof.md, "The proof policy"): a setting of the partner,
+ * carried with its keys' records (key.types.ts) so the proof rules (proof/proof-rules.ts) read it
+ * without a query.
+ */
+export const PROOF_POLICIES = ['NONE', 'LOCATION', 'LOCATION_AND_PHOTO'] as const;
+export const ProofPolicy = StringEnum(PROOF_POLICIES, {
+  $id: 'ProofPolicy',
+  description: 'What a partner must send with DELIVERED and FAILED: nothing, a location, or a location and 1 to 5 photos',
+});
+export type ProofPolicy = Static<typeof ProofPolicy>;
 
 export const AdminPartnerUser = Type.Object(
   { id: Uuid(), phone: Phone() },
@@ -54,4 +65,9 @@ export const AddAdminPartnerUserDto = Type.Object(
     }),
   },
   { $id: 'AddAdminPartnerUserDto', additionalProperties: false },
+);
+
+export const UpdateAdminPartnerDto = Type.Object(
+  { proofPolicy: Type.Optional(ProofPolicy) },
+  { $id: 'UpdateAdminPartnerDto', additionalProperties: false },
 );

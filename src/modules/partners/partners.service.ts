@@ -9,8 +9,8 @@ import type { Db, Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { insertUserIfAbsent, lockUserByPhone, setUserRole } from '../auth/auth.repo.js';
-import type { ProofPolicy } from '../proof/proof.schemas.js';
 import * as repo from './partners.repo.js';
+import type { ProofPolicy } from './partners.schemas.js';
 
 export interface PartnersDeps {
   db: Db;

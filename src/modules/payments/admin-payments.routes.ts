@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { errorResponses } from '../../shared/schemas.js';
+import { environmentOf, errorResponses } from '../../shared/schemas.js';
 import { IdempotencyHeaders, OrderCodeParams } from '../orders/orders.schemas.js';
 import { intentAnswer, REFUND_REQUEST, refundResponses } from './payment-route-parts.js';
 import {
@@ -20,7 +20,7 @@ import {
   SettlementLine,
 } from './payments.schemas.js';
 import { capturePayment, type PaymentActor, refundPayment } from './payments.service.js';
-import { addAdjustment, addRemittance, createSettlement, envOf, listSettlements } from './settlements.service.js';
+import { addAdjustment, addRemittance, createSettlement, listSettlements } from './settlements.service.js';
 
 const tags = ['admin'];
 
@@ -112,7 +112,7 @@ export const adminPaymentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) =>
       reply
         .code(201)
-        .send(await createSettlement(deps, request.params.id, envOf(request.body.environment), request.body.periodEnd)),
+        .send(await createSettlement(deps, request.params.id, environmentOf(request.body.environment), request.body.periodEnd)),
   );
 
   app.get(

@@ -289,7 +289,7 @@ export async function partnerBalance(
               WHERE partner_id = $1 AND environment = $2 AND status = 'COLLECTED' AND settlement_id IS NULL) AS n,
             (SELECT iso_utc(min(captured_at)) FROM payment_intents
               WHERE partner_id = $1 AND environment = $2 AND status = 'COLLECTED' AND settlement_id IS NULL) AS oldest,
-            (SELECT coalesce(sum(collected_qepik + adjustments_qepik - remitted_qepik), 0) FROM settlements
+            (SELECT coalesce(sum(outstanding_qepik), 0) FROM settlements
               WHERE partner_id = $1 AND environment = $2 AND status <> 'SETTLED') AS awaiting,
             (SELECT coalesce(sum(remitted_qepik - collected_qepik - adjustments_qepik), 0) FROM settlements
               WHERE partner_id = $1 AND environment = $2 AND status = 'SETTLED' AND overpayment_carried_to IS NULL

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../../errors.js';
 import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import { parseInstant } from '../../shared/instants.js';
 import { newEventId } from '../../shared/outbox.js';
-import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { type ApiKeyEnvironment, environmentName } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from '../orders/order-change.js';
 import { type PartnerOrderScope, scopeOf } from '../orders/visibility.js';
@@ -141,6 +141,16 @@ async function idempotent(
 
 // --- Partner reads -----------------------------------------------------------------------------------
 
+/** A payment-intent list's filters, the same for the partner's and the portal's list. */
+function intentFilters(query: ListPaymentIntentsQuery) {
+  return {
+    status: query.status,
+    method: query.method,
+    orderCode: query.orderCode,
+    updatedSince: query.updatedSince === undefined ? undefined : parseInstant('updatedSince', query.updatedSince),
+  };
+}
+
 export async function listPaymentIntents(
   deps: PaymentsDeps,
   key: ResolvedKey,
@@ -149,17 +159,7 @@ export async function listPaymentIntents(
 ): Promise<PageOfPaymentIntent> {
   const page = query.page ?? 1;
   const pageSize = query.pageSize ?? 20;
-  const found = await listVisibleIntents(
-    scopeOf(key, environment),
-    {
-      status: query.status,
-      method: query.method,
-      orderCode: query.orderCode,
-      updatedSince: query.updatedSince === undefined ? undefined : parseInstant('updatedSince', query.updatedSince),
-    },
-    { page, pageSize },
-    deps.db,
-  );
+  const found = await listVisibleIntents(scopeOf(key, environment), intentFilters(query), { page, pageSize }, deps.db);
   return { page, pageSize, total: found.total, items: found.items };
 }
 
@@ -169,7 +169,6 @@ export async function getPaymentIntent(deps: PaymentsDeps, key: ResolvedKey, env
   return intent;
 }
 
-/** The portal's read of an order's intent: orders assigned to any key of the user's partner. */
 /** The portal's list: the intents of every key of the partner in one environment (docs/payments.md, "Developer portal reads"). */
 export async function listPartnerPaymentIntents(
   deps: PaymentsDeps,
@@ -179,18 +178,7 @@ export async function listPartnerPaymentIntents(
 ): Promise<PageOfPaymentIntent> {
   const page = query.page ?? 1;
   const pageSize = query.pageSize ?? 20;
-  const found = await listPartnerIntents(
-    partnerId,
-    environment,
-    {
-      status: query.status,
-      method: query.method,
-      orderCode: query.orderCode,
-      updatedSince: query.updatedSince === undefined ? undefined : parseInstant('updatedSince', query.updatedSince),
-    },
-    { page, pageSize },
-    deps.db,
-  );
+  const found = await listPartnerIntents(partnerId, environment, intentFilters(query), { page, pageSize }, deps.db);
   return { page, pageSize, total: found.total, items: found.items };
 }
 
@@ -212,7 +200,7 @@ export async function getPartnerBalance(
 ): Promise<PartnerBalance> {
   const b = await partnerBalance(partnerId, environment, deps.db);
   return {
-    environment: environment === 'LIVE' ? 'live' : 'sandbox',
+    environment: environmentName(environment),
     codOnHandQepik: b.onHand,
     collectionsOnHand: b.count,
     awaitingRemittanceQepik: b.awaiting,

@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import { appendPartnerOutbox, type OutboxTx } from '../../shared/outbox.js';
-import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { type ApiKeyEnvironment, environmentOf } from '../../shared/schemas.js';
 import type { Settlement, SettlementLine, SettlementStatus } from './payments.schemas.js';
 
 /**
@@ -123,7 +123,7 @@ export async function lockSettlement(
     status: SettlementStatus;
     outstanding: string;
   }>(
-    `SELECT partner_id, environment, status, collected_qepik + adjustments_qepik - remitted_qepik AS outstanding
+    `SELECT partner_id, environment, status, outstanding_qepik AS outstanding
        FROM settlements WHERE id = $1 AND ($2::uuid IS NULL OR (partner_id = $2 AND ($3::text IS NULL OR environment = $3::text)))
         FOR UPDATE`,
     [id, owner?.partnerId ?? null, owner?.environment ?? null],
@@ -175,7 +175,7 @@ export async function settleIfPaid(id: string, now: Date, q: Queryable): Promise
   const rows = await q.query<{ j: Settlement; settled: boolean }>(
     `WITH s AS (
        UPDATE settlements SET status = 'SETTLED', settled_at = $2, updated_at = $2
-        WHERE id = $1 AND status <> 'SETTLED' AND collected_qepik + adjustments_qepik - remitted_qepik <= 0
+        WHERE id = $1 AND status <> 'SETTLED' AND outstanding_qepik <= 0
        RETURNING *
      ), p AS (
        UPDATE payment_intents p SET status = 'SETTLED', updated_at = $2
@@ -201,7 +201,7 @@ export async function appendSettlementEvents(
   tx: OutboxTx,
 ): Promise<void> {
   if (events.length === 0) return;
-  const environment = settlement.environment === 'live' ? 'LIVE' : 'SANDBOX';
+  const environment = environmentOf(settlement.environment);
   await appendPartnerOutbox(partnerId, environment, events, { settlement }, now, tx);
 }
 

@@ -36,8 +36,6 @@ import {
   settleIfPaid,
 } from './settlements.repo.js';
 
-export const envOf = (e: 'live' | 'sandbox'): ApiKeyEnvironment => (e === 'live' ? 'LIVE' : 'SANDBOX');
-
 /** What the settlement services need (AppContext satisfies it): a settlement touches no order. */
 export interface SettlementsDeps extends UnitOfWorkDeps {
   clock: { now(): Date; nowMs(): number };

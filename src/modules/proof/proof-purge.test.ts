@@ -1,6 +1,6 @@
 /**
  * Retention of tracking and proof on the test clock: the worker's periodic purge (purgeExpired,
- * src/worker/purge.ts) runs purgeTrackingAndProof.
+ * src/worker/purge.ts) runs purgeExpiredTracking and purgeExpiredProofAndUploads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';

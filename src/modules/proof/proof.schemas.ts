@@ -4,13 +4,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, Nullable, StringEnum } from '../../shared/schemas.js';
 
-export const PROOF_POLICIES = ['NONE', 'LOCATION', 'LOCATION_AND_PHOTO'] as const;
-export const ProofPolicy = StringEnum(PROOF_POLICIES, {
-  $id: 'ProofPolicy',
-  description: 'What a partner must send with DELIVERED and FAILED: nothing, a location, or a location and 1 to 5 photos',
-});
-export type ProofPolicy = Static<typeof ProofPolicy>;
-
 export const MAX_PHOTOS = 5;
 export const MAX_RECIPIENT_NAME = 120;
 
@@ -69,8 +62,3 @@ export const OrderProof = Type.Object(
   { $id: 'OrderProof', additionalProperties: false, description: "The proof of the order's latest event that carried one" },
 );
 export type OrderProof = Static<typeof OrderProof>;
-
-export const UpdateAdminPartnerDto = Type.Object(
-  { proofPolicy: Type.Optional(ProofPolicy) },
-  { $id: 'UpdateAdminPartnerDto', additionalProperties: false },
-);

@@ -30,7 +30,7 @@ import type { AppContext } from '../../context.js';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { isUuid } from '../../shared/ids.js';
 import type { ProcessedOutboxEvent } from '../../shared/outbox.js';
-import { PAYMENT_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '../../shared/schemas.js';
+import { environmentName, PAYMENT_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '../../shared/schemas.js';
 import { findKey } from '../keys/keys.repo.js';
 import { findOrderPlacements } from '../orders/order-reads.repo.js';
 import type { OrderPlacement } from '../orders/visibility.js';
@@ -173,7 +173,7 @@ export class ListenSessions {
     return {
       subscription: {
         apiKeyId: key.id,
-        environment: key.environment === 'LIVE' ? 'live' : 'sandbox',
+        environment: environmentName(key.environment),
         events,
       },
     };

@@ -4,7 +4,7 @@
  * partition, whatever its size.
  */
 import type { Queryable } from '../../db/db.js';
-import { daysEnding } from '../usage/usage-recorder.js';
+import { daysEnding } from '../../shared/days.js';
 import { deleteDaysBefore } from './request-log.repo.js';
 
 export const REQUEST_LOG_RETENTION_DAYS = 35;

@@ -6,6 +6,7 @@
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { notFound, validationError } from '../../errors.js';
+import { parseInstantMs } from '../../shared/instants.js';
 import { requestIdTime } from './request-id.js';
 import {
   findRequest,
@@ -57,8 +58,8 @@ function toDeveloperRequest(r: RequestRow): DeveloperRequest {
 
 /** `since` must not be after `until` (400 naming `since`). */
 function period(since: string | undefined, until: string | undefined): { since?: Date; until?: Date } {
-  const from = since === undefined ? undefined : new Date(since);
-  const to = until === undefined ? undefined : new Date(until);
+  const from = since === undefined ? undefined : new Date(parseInstantMs('since', since));
+  const to = until === undefined ? undefined : new Date(parseInstantMs('until', until));
   if (from && to && from.getTime() > to.getTime()) throw validationError('since', 'must not be after until');
   return { since: from, until: to };
 }

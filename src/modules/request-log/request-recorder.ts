@@ -32,8 +32,8 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { isUnavailableError } from '../../db/db-errors.js';
 import type { AppEventBus } from '../../events.js';
+import { dayOf } from '../../shared/days.js';
 import { PeriodicFlusher } from '../../shared/periodic-flusher.js';
-import { dayOf } from '../usage/usage-recorder.js';
 import { addMinuteCounts, ensureDayPartitions, insertEntries, type MinuteCounts } from './request-log.repo.js';
 import { type RequestLogEntry, type RequestLogged, summaryOf } from './request-log.types.js';
 

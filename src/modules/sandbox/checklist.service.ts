@@ -16,7 +16,7 @@ import { AppError, notFound } from '../../errors.js';
 import { isUuid } from '../../shared/ids.js';
 import type { WebhookEvent } from '../../shared/schemas.js';
 import { partnerEventStatus, platformMovesFrom } from '../orders/state-machine.js';
-import type { ProofPolicy } from '../proof/proof.schemas.js';
+import type { ProofPolicy } from '../partners/partners.schemas.js';
 import {
   type EventEvidence,
   type LineageMember,

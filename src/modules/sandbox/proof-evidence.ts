@@ -4,7 +4,7 @@
  * really did on its sandbox orders. Two statements for all lineages at once (the policy, the evidence).
  */
 import type { Queryable } from '../../db/db.js';
-import type { ProofPolicy } from '../proof/proof.schemas.js';
+import type { ProofPolicy } from '../partners/partners.schemas.js';
 
 export interface ProofEvidence {
   /** When a location of one of the lineage's sandbox orders was first stored. */

@@ -3,6 +3,7 @@
  */
 import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { parseInstantMs } from '../../shared/instants.js';
 import type { ApiKeyEnvironment, OrderStatus } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { scopeOf } from '../orders/visibility.js';
@@ -61,12 +62,6 @@ async function pingTarget(
   return target;
 }
 
-function parseTime(field: string, value: string): number {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw validationError(field, 'must be a date-time');
-  return ms;
-}
-
 /** POST /v1/partner/orders/{code}/locations. */
 export async function recordLocations(
   ctx: TrackingDeps,
@@ -78,12 +73,12 @@ export async function recordLocations(
 ): Promise<LocationsAccepted & { ignored: number }> {
   const latestAllowed = ctx.clock.nowMs() + MAX_FUTURE_MS;
   const points: StoredPoint[] = body.points.map((p, i) => {
-    const atMs = parseTime(`points.${i}.at`, p.at);
+    const atMs = parseInstantMs(`points.${i}.at`, p.at);
     if (atMs > latestAllowed)
       throw validationError(`points.${i}.at`, "must not be more than 5 minutes ahead of the server's clock");
     return { lat: p.lat, lng: p.lng, accuracyM: p.accuracyM ?? null, atMs };
   });
-  const etaAtMs = body.etaAt === undefined ? null : parseTime('etaAt', body.etaAt);
+  const etaAtMs = body.etaAt === undefined ? null : parseInstantMs('etaAt', body.etaAt);
   const target = await pingTarget(ctx, key, environment, code, version);
   if (!target) throw notFound('Order');
   if (target.assignedKeyId !== key.actsForKeyId) {

@@ -3,8 +3,9 @@
  * idempotent, and cheap when there is nothing to delete (api_key_usage is indexed by day).
  */
 import type { Db } from '../../db/db.js';
+import { daysEnding } from '../../shared/days.js';
 import { deleteUsageBefore } from './usage.repo.js';
-import { daysEnding, USAGE_RETENTION_DAYS } from './usage-recorder.js';
+import { USAGE_RETENTION_DAYS } from './usage-recorder.js';
 
 /**
  * Deletes the counters of days older than the 35 UTC days ending with the day of `now` (today and the

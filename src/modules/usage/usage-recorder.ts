@@ -20,6 +20,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
+import { DAY_MS, dayOf, daysEnding } from '../../shared/days.js';
 import { PeriodicFlusher } from '../../shared/periodic-flusher.js';
 import { markKeysUsed } from '../keys/keys.repo.js';
 import { addUsage, readUsageOfKeys, type UsageIncrement } from './usage.repo.js';
@@ -28,7 +29,6 @@ import type { DailyUsage, UsageRecorder } from './usage.types.js';
 const FLUSH_MS = 1_000;
 const SNAPSHOT_TTL_MS = 2_000;
 const MAX_SNAPSHOTS = 10_000;
-const DAY_MS = 86_400_000;
 /** Counters are kept, and can be read, for this many UTC days ending today (docs/decisions-log.md, 'API keys'). */
 export const USAGE_RETENTION_DAYS = 35;
 
@@ -36,33 +36,6 @@ interface Snapshot {
   epoch: number;
   expiresAt: number;
   rows: Map<string, DailyUsage>;
-}
-
-/** `YYYY-MM-DD` of a UTC day number (days since the epoch), memoised for the current day. */
-let memoDayNumber = Number.NaN;
-let memoDay = '';
-export function dayOf(dayNumber: number): string {
-  if (dayNumber === memoDayNumber) return memoDay;
-  const day = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
-  memoDayNumber = dayNumber;
-  memoDay = day;
-  return day;
-}
-
-/** The `count` UTC days ending with the day of `nowMs`, oldest first (memoised: /me asks on every request). */
-const dayLists = new Map<string, readonly string[]>();
-export function daysEnding(nowMs: number, count: number): readonly string[] {
-  const today = Math.floor(nowMs / DAY_MS);
-  const id = `${today}:${count}`;
-  let days = dayLists.get(id);
-  if (!days) {
-    const list: string[] = new Array(count);
-    for (let i = 0; i < count; i++) list[i] = new Date((today - (count - 1 - i)) * DAY_MS).toISOString().slice(0, 10);
-    if (dayLists.size >= 100) dayLists.clear();
-    dayLists.set(id, list);
-    days = list;
-  }
-  return days;
 }
 
 const counterId = (keyId: string, day: string) => `${keyId}|${day}`;

@@ -6,7 +6,7 @@
  * jsonb snapshots come back with their keys in jsonb's order, and bodies are read by people too.
  */
 import { randomBytes } from 'node:crypto';
-import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { type ApiKeyEnvironment, environmentName } from '../../shared/schemas.js';
 import { EVENT_SCHEMAS, isEventType } from './event-catalog.js';
 import { inSchemaOrder } from './schema-order.js';
 
@@ -41,7 +41,7 @@ export function buildEnvelope(input: EnvelopeInput): EventEnvelope {
     id: input.id,
     type: input.type,
     createdAt: input.createdAt.toISOString(),
-    environment: input.environment === 'LIVE' ? 'live' : 'sandbox',
+    environment: environmentName(input.environment),
     data: input.data,
   };
   return isEventType(input.type) ? (inSchemaOrder(EVENT_SCHEMAS[input.type], envelope) as EventEnvelope) : envelope;

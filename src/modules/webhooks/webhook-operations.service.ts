@@ -4,8 +4,10 @@
  * (webhooks.service.ts): the webhook's own key must carry webhooks:manage, anything of another partner
  * and any id that is not a UUID is not found (404).
  */
+import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
+import { parseInstantMs } from '../../shared/instants.js';
 import { generateSigningSecret, signingSecretForm } from './delivery/signature.js';
 import { toDeveloperDelivery } from './queue/delivery-rows.js';
 import { findDeliveryBody, listAttemptHeaders, listAttempts } from './queue/read-attempts.js';
@@ -35,21 +37,11 @@ export async function getDeliveryDetail(
   partnerId: string,
   deliveryId: string,
 ): Promise<DeveloperDeliveryDetail> {
-  if (!isUuid(deliveryId)) throw notFound('Delivery');
-  return deps.db.tx(
-    async (q) => {
-      const found = await findDeliveryWithKey(partnerId, deliveryId, q);
-      if (!found) throw notFound('Delivery');
-      requireManageScope(found.keyScopes);
-      const [payload, attempts] = [
-        await findDeliveryBody(partnerId, deliveryId, q),
-        await listAttempts(partnerId, deliveryId, q),
-      ];
-      if (payload === null) throw notFound('Delivery');
-      return { ...toDeveloperDelivery(found.delivery), payload, attempts };
-    },
-    { isolation: 'repeatable read', readOnly: true },
-  );
+  return readDelivery(deps, partnerId, deliveryId, async (found, q) => {
+    const [payload, attempts] = [await findDeliveryBody(partnerId, deliveryId, q), await listAttempts(partnerId, deliveryId, q)];
+    if (payload === null) throw notFound('Delivery');
+    return { ...toDeveloperDelivery(found.delivery), payload, attempts };
+  });
 }
 
 /** GET /v1/developer/deliveries/{id}/request-headers: every header each attempt sent (same rules as the detail). */
@@ -58,13 +50,29 @@ export async function getDeliveryRequestHeaders(
   partnerId: string,
   deliveryId: string,
 ): Promise<DeliveryRequestHeaders> {
+  return readDelivery(deps, partnerId, deliveryId, async (_found, q) => ({
+    deliveryId,
+    attempts: await listAttemptHeaders(partnerId, deliveryId, q),
+  }));
+}
+
+/**
+ * Reads a delivery of the partner in one snapshot: 404 for an id that is not a uuid or not the partner's,
+ * 403 unless the delivery's key may manage webhooks; then `read` runs in the same transaction.
+ */
+async function readDelivery<T>(
+  deps: WebhooksDeps,
+  partnerId: string,
+  deliveryId: string,
+  read: (found: NonNullable<Awaited<ReturnType<typeof findDeliveryWithKey>>>, q: Queryable) => Promise<T>,
+): Promise<T> {
   if (!isUuid(deliveryId)) throw notFound('Delivery');
   return deps.db.tx(
     async (q) => {
       const found = await findDeliveryWithKey(partnerId, deliveryId, q);
       if (!found) throw notFound('Delivery');
       requireManageScope(found.keyScopes);
-      return { deliveryId, attempts: await listAttemptHeaders(partnerId, deliveryId, q) };
+      return read(found, q);
     },
     { isolation: 'repeatable read', readOnly: true },
   );
@@ -79,13 +87,14 @@ export async function recoverDeliveries(
 ): Promise<RecoverQueued> {
   if (!isUuid(webhookId)) throw notFound('Webhook');
   const now = deps.clock.now();
-  const since = new Date(dto.since);
+  const since = new Date(parseInstantMs('since', dto.since));
+  const untilMs = dto.until === undefined ? null : parseInstantMs('until', dto.until);
   // A window that ends in the future ends now: deliveries created later are not this recovery's.
-  const until = new Date(Math.min(dto.until === undefined ? now.getTime() : Date.parse(dto.until), now.getTime()));
+  const until = new Date(Math.min(untilMs ?? now.getTime(), now.getTime()));
   if (since.getTime() < now.getTime() - RECOVER_MAX_AGE_DAYS * DAY_MS) {
     throw validationError('since', `must be within the last ${RECOVER_MAX_AGE_DAYS} days (deliveries are kept that long)`);
   }
-  if (dto.until !== undefined && since.getTime() >= Date.parse(dto.until)) throw validationError('since', 'must be before until');
+  if (untilMs !== null && since.getTime() >= untilMs) throw validationError('since', 'must be before until');
   const outcome = await deps.db.tx(async (q) => {
     const found = await findWebhookWithKey(partnerId, webhookId, q, { lock: 'share' });
     if (!found) throw notFound('Webhook');
