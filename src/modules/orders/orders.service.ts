@@ -18,6 +18,7 @@ import {
 } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { withdrawOpenOfferOfOrder } from '../offers/offers.repo.js';
+import { holdCollectionPeriodOfKey } from '../payments/collection-period-lock.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
 import { type AssignableKey, type LockedOrder, lockOrderByCode, lockOrderForAssignment } from './order-locks.repo.js';
@@ -312,10 +313,16 @@ export async function changeOrderStatus(
   by: PlatformMover = OPERATOR,
 ): Promise<AdminOrder> {
   return commitOrderChange(deps, async (tx) => {
-    const now = deps.clock.now();
+    let now = deps.clock.now();
     const order = await by.lock(code, tx);
     if (!order) throw notFound('Order');
     assertPlatformTransition(order.status, body.status);
+    if (body.status === 'DELIVERED' && order.assignedKeyId !== null) {
+      // A DELIVERED may collect cash for the order's partner: its instant is read once no settlement of
+      // that partner is being made (src/modules/payments/collection-period-lock.ts).
+      await holdCollectionPeriodOfKey(order.assignedKeyId, order.environment, tx);
+      now = deps.clock.now();
+    }
     const pieces = await recordStatusChange(
       statusChangeOf(order, body.status, { actor: by.actor, note: body.note ?? null }, now),
       tx,

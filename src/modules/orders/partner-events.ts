@@ -12,6 +12,7 @@
 import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
+import { holdCollectionPeriods } from '../payments/collection-period-lock.js';
 import { checkEventProof } from '../proof/proof-rules.js';
 import { commitOrderChange } from './order-change.js';
 import { lockVisibleOrder } from './order-locks.repo.js';
@@ -58,7 +59,10 @@ export async function recordPartnerEvent(
     requestHash: requestHash(`POST /v1/partner/orders/${code}/events`, body),
   };
 
-  const outcome = await commitOrderChange(deps, (tx) => {
+  const outcome = await commitOrderChange(deps, async (tx) => {
+    // A DELIVERED may collect cash: its instant is read once no settlement of its partner is being
+    // made (src/modules/payments/collection-period-lock.ts).
+    if (body.type === 'DELIVERED') await holdCollectionPeriods([{ partnerId: key.partnerId, environment }], tx);
     const now = deps.clock.now();
     return runIdempotentChange<PartnerEventResult['order']>(
       idem,

@@ -58,6 +58,7 @@ describe('GET /v1/developer/payments/balance', () => {
       codOnHandQepik: 0,
       collectionsOnHand: 0,
       awaitingRemittanceQepik: 0,
+      creditQepik: 0,
       oldestCollectionOnHandAt: null,
     });
     for (const url of ['/v1/developer/payments/balance', '/v1/developer/payments/balance?environment=sandbox']) {

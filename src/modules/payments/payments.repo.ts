@@ -281,8 +281,8 @@ export async function partnerBalance(
   partnerId: string,
   environment: ApiKeyEnvironment,
   q: Queryable,
-): Promise<{ onHand: number; count: number; oldest: string | null; awaiting: number }> {
-  const rows = await q.query<{ on_hand: string; n: string; oldest: string | null; awaiting: string }>(
+): Promise<{ onHand: number; count: number; oldest: string | null; awaiting: number; credit: number }> {
+  const rows = await q.query<{ on_hand: string; n: string; oldest: string | null; awaiting: string; credit: string }>(
     `SELECT (SELECT coalesce(sum(amount_received_qepik), 0) FROM payment_intents
               WHERE partner_id = $1 AND environment = $2 AND status = 'COLLECTED' AND settlement_id IS NULL) AS on_hand,
             (SELECT count(*) FROM payment_intents
@@ -290,9 +290,18 @@ export async function partnerBalance(
             (SELECT iso_utc(min(captured_at)) FROM payment_intents
               WHERE partner_id = $1 AND environment = $2 AND status = 'COLLECTED' AND settlement_id IS NULL) AS oldest,
             (SELECT coalesce(sum(outstanding_qepik), 0) FROM settlements
-              WHERE partner_id = $1 AND environment = $2 AND status <> 'SETTLED') AS awaiting`,
+              WHERE partner_id = $1 AND environment = $2 AND status <> 'SETTLED') AS awaiting,
+            (SELECT coalesce(sum(remitted_qepik - collected_qepik - adjustments_qepik), 0) FROM settlements
+              WHERE partner_id = $1 AND environment = $2 AND status = 'SETTLED' AND overpayment_carried_to IS NULL
+                AND collected_qepik + adjustments_qepik - remitted_qepik < 0) AS credit`,
     [partnerId, environment],
   );
   const r = rows[0];
-  return { onHand: Number(r.on_hand), count: Number(r.n), oldest: r.oldest, awaiting: Number(r.awaiting) };
+  return {
+    onHand: Number(r.on_hand),
+    count: Number(r.n),
+    oldest: r.oldest,
+    awaiting: Number(r.awaiting),
+    credit: Number(r.credit),
+  };
 }

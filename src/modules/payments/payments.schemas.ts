@@ -112,6 +112,9 @@ export const PartnerBalance = Type.Object(
     codOnHandQepik: Qepik('Cash collected and on no settlement yet'),
     collectionsOnHand: Type.Integer(),
     awaitingRemittanceQepik: Qepik('Σ outstanding of the settlements'),
+    creditQepik: Qepik(
+      'What the partner over-remitted on settled statements and is not on a later statement yet; the next statement carries it as an ADJUSTMENT line',
+    ),
     oldestCollectionOnHandAt: Nullable(DateTime()),
   },
   { $id: 'PartnerBalance', additionalProperties: false },

@@ -204,6 +204,7 @@ export async function getPartnerBalance(
     codOnHandQepik: b.onHand,
     collectionsOnHand: b.count,
     awaitingRemittanceQepik: b.awaiting,
+    creditQepik: b.credit,
     oldestCollectionOnHandAt: b.oldest,
   };
 }

@@ -77,6 +77,40 @@ export async function insertSettlement(
   return rows[0].j;
 }
 
+/**
+ * Carries the partner's overpayments in the environment (SETTLED statements with outstanding below 0,
+ * not carried yet) to the new settlement `id`, in ONE statement: each becomes an ADJUSTMENT line of
+ * the (negative) amount naming the statement it came from, the source is marked as carried, and the new
+ * settlement's adjustments grow by their sum. Runs in the creation's transaction, under its partner
+ * lock: an overpayment is carried once. Answers the sum carried (0 or below).
+ */
+export async function carryOverpayments(
+  partnerId: string,
+  environment: ApiKeyEnvironment,
+  id: string,
+  now: Date,
+  q: Queryable,
+): Promise<number> {
+  const rows = await q.query<{ carried: number }>(
+    `WITH src AS (
+       UPDATE settlements s SET overpayment_carried_to = $3
+        WHERE s.partner_id = $1 AND s.environment = $2 AND s.status = 'SETTLED' AND s.overpayment_carried_to IS NULL
+          AND s.collected_qepik + s.adjustments_qepik - s.remitted_qepik < 0 AND s.id <> $3
+       RETURNING s.id, s.period_end, s.collected_qepik + s.adjustments_qepik - s.remitted_qepik AS over
+     ), lines AS (
+       INSERT INTO settlement_lines (id, settlement_id, type, amount_qepik, note, at)
+       SELECT ${LINE_ID}, $3, 'ADJUSTMENT', src.over, 'Overpayment carried from ' || src.id, $4
+         FROM src ORDER BY src.period_end, src.id
+     ), target AS (
+       UPDATE settlements SET adjustments_qepik = adjustments_qepik + (SELECT sum(over) FROM src), updated_at = $4
+        WHERE id = $3 AND EXISTS (SELECT 1 FROM src)
+     )
+     SELECT coalesce(sum(over), 0)::bigint AS carried FROM src`,
+    [partnerId, environment, id, now],
+  );
+  return Number(rows[0]?.carried ?? 0);
+}
+
 /** A settlement locked for an adjustment or remittance (null: none of that id, or not this partner's). */
 export async function lockSettlement(
   id: string,

@@ -4,11 +4,13 @@
  * one transaction with its outbox rows; whenever an operation leaves nothing outstanding, the settlement
  * and its collections become SETTLED in that same transaction.
  */
+
 import { AppError, notFound, validationError } from '../../errors.js';
 import { parseInstant } from '../../shared/instants.js';
 import { newEventId } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import { type ChangeTx, commitChange, type UnitOfWorkDeps } from '../../shared/unit-of-work.js';
+import { closeCollectionPeriod } from './collection-period-lock.js';
 import type {
   AdjustmentDto,
   PageOfSettlement,
@@ -22,6 +24,7 @@ import { publicId } from './public-id.js';
 import {
   addSettlementLine,
   appendSettlementEvents,
+  carryOverpayments,
   findSettlement,
   insertSettlement,
   lastPeriodEnd,
@@ -61,12 +64,17 @@ export async function createSettlement(
   try {
     return await commitChange(deps, async (tx) => {
       if (!(await lockPartnerForSettlement(partnerId, tx))) throw notFound('Partner');
+      // Every DELIVERED of the partner in the environment has committed or waits: a collection is
+      // taken exactly when its capturedAt is before periodEnd (collection-period-lock.ts).
+      await closeCollectionPeriod(partnerId, environment, tx);
       const last = await lastPeriodEnd(partnerId, environment, tx);
       if (last !== null && periodEnd.getTime() <= last.getTime()) {
         throw new AppError('ERR_SETTLEMENT_EXISTS', `A settlement already covers the period up to ${last.toISOString()}`);
       }
       const id = publicId('stl_');
       await insertSettlement(partnerId, { id, environment, periodStart: last, periodEnd }, now, tx);
+      // What the partner over-remitted on earlier statements is owed back: it reduces this one.
+      await carryOverpayments(partnerId, environment, id, now, tx);
       const { settlement, settled } = await settleIfPaid(id, now, tx);
       await settlementEvents(
         partnerId,

@@ -83,6 +83,7 @@ describe('POST /v1/admin/partners/{id}/settlements', () => {
       codOnHandQepik: 0,
       collectionsOnHand: 0,
       awaitingRemittanceQepik: 14_850,
+      creditQepik: 0,
       oldestCollectionOnHandAt: null,
     });
   });
@@ -204,6 +205,60 @@ describe('adjustments and remittances', () => {
     });
   });
 
+  it('an over-remitted statement is a credit in the balance, carried to the next statement as an ADJUSTMENT line', async () => {
+    const { partner, key } = await paymentsPartner(t);
+    await collect(key, 1_000);
+    const first = await closePeriod(partner.id);
+    expect((await remit(first.id, { amountQepik: 800, reference: 'BANK-1' })).statusCode).toBe(201);
+    // The adjustment comes after the remittance: 177 due, 800 remitted.
+    expect((await adjust(first.id, { amountQepik: -823, note: 'refund to the customer' })).statusCode).toBe(201);
+    expect((await get(key, `/v1/partner/settlements/${first.id}`)).json()).toMatchObject({
+      dueQepik: 177,
+      remittedQepik: 800,
+      outstandingQepik: -623,
+      status: 'SETTLED',
+    });
+    expect((await get(key, '/v1/partner/balance')).json()).toMatchObject({ awaitingRemittanceQepik: 0, creditQepik: 623 });
+
+    await collect(key, 2_000);
+    const second = await closePeriod(partner.id);
+    expect(second).toMatchObject({
+      collectedQepik: 2_000,
+      adjustmentsQepik: -623,
+      dueQepik: 1_377,
+      outstandingQepik: 1_377,
+      status: 'AWAITING_REMITTANCE',
+    });
+    const lines = (await get(key, `/v1/partner/settlements/${second.id}/lines`)).json().items;
+    expect(lines.map((l: { type: string; amountQepik: number }) => [l.type, l.amountQepik])).toEqual([
+      ['COD_COLLECTION', 2_000],
+      ['ADJUSTMENT', -623],
+    ]);
+    expect(lines[1].note).toBe(`Overpayment carried from ${first.id}`);
+    // Carried once: the credit is gone from the balance, what the new statement awaits is net of it,
+    // and a third statement carries nothing more.
+    expect((await get(key, '/v1/partner/balance')).json()).toMatchObject({ awaitingRemittanceQepik: 1_377, creditQepik: 0 });
+    expect((await remit(second.id, { amountQepik: 1_377, reference: 'BANK-2' })).statusCode).toBe(201);
+    const third = await closePeriod(partner.id);
+    expect(third).toMatchObject({ adjustmentsQepik: 0, dueQepik: 0, status: 'SETTLED' });
+  });
+
+  it('a credit larger than the next statement settles it at once and is carried on to the one after', async () => {
+    const { partner, key } = await paymentsPartner(t);
+    await collect(key, 1_000);
+    const first = await closePeriod(partner.id);
+    expect((await remit(first.id, { amountQepik: 500, reference: 'BANK-1' })).statusCode).toBe(201);
+    expect((await adjust(first.id, { amountQepik: -900, note: 'written off' })).statusCode).toBe(201);
+    await collect(key, 300);
+    const second = await closePeriod(partner.id);
+    expect(second).toMatchObject({ adjustmentsQepik: -400, dueQepik: -100, outstandingQepik: -100, status: 'SETTLED' });
+    expect((await get(key, '/v1/partner/balance')).json()).toMatchObject({ creditQepik: 100 });
+    await collect(key, 1_000);
+    const third = await closePeriod(partner.id);
+    expect(third).toMatchObject({ adjustmentsQepik: -100, dueQepik: 900, status: 'AWAITING_REMITTANCE' });
+    expect((await get(key, '/v1/partner/balance')).json()).toMatchObject({ creditQepik: 0, awaitingRemittanceQepik: 900 });
+  });
+
   it.each([
     ['adjustments', { amountQepik: 0, note: 'x' }, 'amountQepik'],
     ['adjustments', { amountQepik: 1.5, note: 'x' }, 'amountQepik'],
@@ -264,6 +319,7 @@ describe('partner settlement reads', () => {
       codOnHandQepik: 4_900,
       collectionsOnHand: 2,
       awaitingRemittanceQepik: 0,
+      creditQepik: 0,
       oldestCollectionOnHandAt: expect.stringMatching(ISO),
     });
     expect(Date.parse((await get(key, '/v1/partner/balance')).json().oldestCollectionOnHandAt)).toBeGreaterThanOrEqual(

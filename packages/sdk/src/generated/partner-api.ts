@@ -2493,6 +2493,11 @@ export interface components {
              * @description Σ outstanding of the settlements, in qəpik
              */
             awaitingRemittanceQepik: number;
+            /**
+             * Format: int64
+             * @description What the partner over-remitted on settled statements and is not on a later statement yet; the next statement carries it as an ADJUSTMENT line, in qəpik
+             */
+            creditQepik: number;
             /** Format: date-time */
             oldestCollectionOnHandAt: string | null;
         };
