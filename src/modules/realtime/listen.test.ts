@@ -64,7 +64,12 @@ describe('realtime listen sessions (listen.subscribe → listen.event)', () => {
     const socket = await openRealtime(t, s.partner.token);
     const got = collect(socket);
     expect(await subscribe(socket, { apiKeyId: s.key.id })).toEqual({
-      subscription: { apiKeyId: s.key.id, environment: 'sandbox', events: ALL_EVENTS },
+      subscription: {
+        apiKeyId: s.key.id,
+        environment: 'sandbox',
+        // Every kind the key may receive: the order kinds, then the offers made to it.
+        events: [...ALL_EVENTS, 'offer.created', 'offer.expired', 'offer.withdrawn'],
+      },
     });
     const heard = await testOrder(t, s.key, 'PACKED');
     await waitFor(() => got.some((e) => e.event.data.order?.code === heard.code));
