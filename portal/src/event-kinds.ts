@@ -55,12 +55,13 @@ export function needsPaymentsScope(type: string): boolean {
 function groupOf(type: string): string {
   if (type === 'order.courier_location') return 'Courier tracking';
   if (type.startsWith('order.') || type.startsWith('batch.')) return 'Orders';
+  if (type.startsWith('offer.')) return 'Offers';
   if (type.startsWith('payment_intent.')) return 'Payments';
   if (type.startsWith('settlement.')) return 'Settlements';
   return 'Other events';
 }
 
-const GROUP_ORDER = ['Orders', 'Courier tracking', 'Payments', 'Settlements', 'Other events'];
+const GROUP_ORDER = ['Orders', 'Offers', 'Courier tracking', 'Payments', 'Settlements', 'Other events'];
 
 /** The first sentence of a catalog description. */
 export const firstSentence = (text: string) => text.split(/(?<=\.)\s/)[0] ?? text;

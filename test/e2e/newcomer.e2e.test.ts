@@ -61,8 +61,8 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     await signInWithCode(page, partner.phone, TEST_OTP);
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
 
-    // The keys page: both addresses.
-    expect(await page.getByTestId('base-url-live').textContent()).toBe(LIVE_URL);
+    // The keys page: both addresses, once the published document has given them ('…' until then).
+    await page.getByTestId('base-url-live').getByText(LIVE_URL).waitFor();
     expect(await page.getByTestId('base-url-sandbox').textContent()).toBe(SANDBOX_URL);
 
     await nav(page, 'Docs');

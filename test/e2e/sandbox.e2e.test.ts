@@ -112,7 +112,7 @@ describe.skipIf(!hasChromium)('from a new sandbox key to a complete go-live chec
     await group.getByRole('button', { name: /Add webhook/ }).click();
     const dialog = page.getByRole('dialog', { name: /Add a webhook/ });
     await dialog.getByLabel('Endpoint URL').fill(run.receiver.url);
-    for (const event of ['order.placed', 'order.delivered', 'order.cancelled', 'batch.completed']) {
+    for (const event of ['order.placed', 'order.delivered', 'order.cancelled', 'batch.completed', 'offer.created']) {
       await dialog.getByRole('checkbox', { name: new RegExp(event.replace('.', '\\.')) }).check();
     }
     await dialog.getByRole('button', { name: 'Create webhook' }).click();

@@ -74,7 +74,7 @@ describe.skipIf(!hasChromium)('webhook event kinds in the portal', { timeout: ST
     const groups = await dialog()
       .locator('fieldset.event-group')
       .evaluateAll((sets) => sets.map((s) => (s as unknown as { dataset: { group: string } }).dataset.group));
-    expect(groups).toEqual(['Orders', 'Courier tracking', 'Payments', 'Settlements']);
+    expect(groups).toEqual(['Orders', 'Offers', 'Courier tracking', 'Payments', 'Settlements']);
     await shotBoth('edit-every-kind');
   });
 
