@@ -5,6 +5,11 @@
  *  - no offline queue: a command sent while the connection is down fails at once (the caller falls
  *    back) instead of waiting in a queue for a reconnect;
  *  - `commandTimeout` 250 ms: a command Redis does not answer fails after 250 ms;
+ *  - except what is sent while a connection is still starting up (ioredis's handshake and ready check):
+ *    REDIS_HANDSHAKE_TIMEOUT_MS, 1 s. No request waits for it (request commands fail at once until the
+ *    connection is ready), and with 250 ms a loaded host could fail the handshake of every reconnect
+ *    after an outage (the reply read a little late), so the connection, and the Redis health, never
+ *    came back;
  *  - `socketTimeout` 1 s: a connection that answers nothing for a second while a command waits (a
  *    network partition) is dropped, so later commands fail at once rather than after 250 ms each;
  *  - `maxRetriesPerRequest` 0: commands caught by a disconnect fail instead of being sent again later;
@@ -21,13 +26,15 @@
  * The main (command) client also keeps `health` (dependencies.ts): a command failing because Redis is
  * unreachable marks it down, a later command answering (or a reconnect completing) marks it up.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { type Command, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { ConfigError } from './config.js';
 import { type DependencyHealth, isDependencyError, reasonOf } from './dependencies.js';
 
 /** docs/decisions-log.md, 'Dependency faults': every Redis call has a deadline of at most 250 ms. */
 export const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** The deadline of a connection's handshake commands (see the top of the file): the socket timeout's. */
+export const REDIS_HANDSHAKE_TIMEOUT_MS = 1_000;
 
 const COMMAND_OPTIONS: RedisOptions = {
   lazyConnect: true,
@@ -49,7 +56,7 @@ const SUBSCRIBER_OPTIONS: RedisOptions = {
 };
 
 interface Sending {
-  sendCommand(command: unknown, stream?: unknown): Promise<unknown>;
+  sendCommand(command: Command, stream?: unknown): Promise<unknown>;
 }
 
 /**
@@ -58,7 +65,12 @@ interface Sending {
  */
 function guardCommands(client: Redis, health?: DependencyHealth): void {
   const target = client as unknown as Sending;
-  const send = target.sendCommand.bind(client);
+  const sendNow = target.sendCommand.bind(client);
+  // A command's first deadline is the one it keeps (ioredis sets commandTimeout only on a command without one).
+  const send: Sending['sendCommand'] = (command, stream) => {
+    if (client.status === 'connect') command.setTimeout(REDIS_HANDSHAKE_TIMEOUT_MS);
+    return sendNow(command, stream);
+  };
   if (!health) {
     target.sendCommand = (command, stream) => {
       const sent = send(command, stream);
