@@ -74,13 +74,18 @@ describe('offer webhooks', () => {
     // No request after the deadline: the worker's sweep records and announces the expiry.
     t.clock.advance(60);
     await waitFor(() => unique(subscribed).some((b) => b.type === 'offer.expired'), { what: 'offer.expired delivered' });
-    const got = unique(subscribed).map((b) => [b.type, b.data.offer.id, b.data.offer.status]);
-    expect(got).toEqual([
-      ['offer.created', withdrawn.id, 'PENDING'],
-      ['offer.withdrawn', withdrawn.id, 'WITHDRAWN'],
-      ['offer.created', expiring.id, 'PENDING'],
-      ['offer.expired', expiring.id, 'EXPIRED'],
-    ]);
+    // Deliveries run concurrently, so the order of receipt is not the order of the changes.
+    const got = unique(subscribed)
+      .map((b) => [b.type, b.data.offer.id, b.data.offer.status])
+      .sort();
+    expect(got).toEqual(
+      [
+        ['offer.created', withdrawn.id, 'PENDING'],
+        ['offer.withdrawn', withdrawn.id, 'WITHDRAWN'],
+        ['offer.created', expiring.id, 'PENDING'],
+        ['offer.expired', expiring.id, 'EXPIRED'],
+      ].sort(),
+    );
     // The key that receives all orders got the orders' placement, but none of another key's offers.
     await waitFor(() => bodies(sees).filter((b) => b.type === 'order.placed').length === 2);
     expect(bodies(sees).filter((b) => b.type.startsWith('offer.'))).toEqual([]);
