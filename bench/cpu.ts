@@ -6,7 +6,10 @@
  *
  * The servers' figures come from /proc (Linux): the user + system time of every process named
  * `postgres` or `redis-server` on the machine, so run nothing else against them while benchmarking.
- * Without /proc they are null.
+ * Without /proc they are null. On a PostgreSQL server others use too, `--pg-cpu=own` (bench/run.ts)
+ * counts only the processes of the bench's database (its sessions and autovacuum workers, as
+ * pg_stat_activity lists them at the end of each measurement): the server's shared processes (WAL
+ * writer, checkpointer) are then left out, so those figures are a little lower than the machine-wide ones.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -87,13 +90,17 @@ function used(before: Map<string, number>, now: Map<string, number>): number {
   return sum;
 }
 
-/** Adds up the CPU used between `before` and now into `into` (a running total over rounds). */
-export function addCpu(into: CpuTotals, before: CpuSample): void {
+/**
+ * Adds up the CPU used between `before` and now into `into` (a running total over rounds); `postgresPids`:
+ * only these PostgreSQL processes are counted (`--pg-cpu=own`).
+ */
+export function addCpu(into: CpuTotals, before: CpuSample, postgresPids?: ReadonlySet<string>): void {
   const now = cpuSample();
   into.api += now.api - before.api;
   const b = before.servers;
   const n = now.servers;
-  into.postgres = b && n && into.postgres !== null ? into.postgres + used(b.postgres, n.postgres) : null;
+  const postgres = n && postgresPids ? new Map([...n.postgres].filter(([pid]) => postgresPids.has(pid))) : (n?.postgres ?? null);
+  into.postgres = b && postgres && into.postgres !== null ? into.postgres + used(b.postgres, postgres) : null;
   into.redis = b && n && into.redis !== null ? into.redis + used(b.redis, n.redis) : null;
 }
 

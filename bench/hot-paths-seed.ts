@@ -11,6 +11,7 @@ import {
   type SeededKey,
   seedDb,
   seededCode,
+  seedOffers,
   seedOrders,
   seedPartnersAndKeys,
   seedZone,
@@ -32,19 +33,23 @@ export interface Seeded {
   sample: { paths: string[]; apiKeys: string[] };
   eventCodes: string[];
   webhookCodes: string[];
+  /** The offers scenario: open offers to the first key, and the orders its events walk (also the first key's). */
+  offers: { ids: string[]; eventCodes: string[] };
   adminToken: string;
 }
 
 /**
  * Seeds PARTNERS × KEYS_EACH LIVE keys (every scope, no practical rate limit), ORDERS orders shared
  * among them (order g on key g mod keys), then the events' and webhooks' orders on the first key, in bulk
- * SQL (bench/seed.ts), and an operator.
+ * SQL (bench/seed.ts), and an operator; with `offers`, that many unassigned orders each offered to the
+ * first key, and `offers.eventOrders` more orders of the first key for the events measured beside them.
  */
 export async function seedHotPaths(
   ctx: Awaited<ReturnType<typeof createContext>>,
   url: string | null,
   orders: number,
   eventOrders: number,
+  offers: { offers: number; eventOrders: number } = { offers: 0, eventOrders: 0 },
 ): Promise<Seeded> {
   const t0 = Date.now();
   const now = ctx.clock.now();
@@ -56,6 +61,16 @@ export async function seedHotPaths(
     const zoneId = await seedZone(db, now);
     await seedOrders(db, { from: 1, to: orders }, { keyIds: keys.map((k) => k.id), zoneId, now, progress: true });
     await seedOrders(db, { from: orders + 1, to: orders + eventOrders + WEBHOOK_ORDERS }, { keyIds: [keys[0].id], zoneId, now });
+    // The offers scenario's orders: first the offered ones (unassigned), then those its events walk.
+    const offersFrom = orders + eventOrders + WEBHOOK_ORDERS + 1;
+    const offered = { from: offersFrom, to: offersFrom + offers.offers - 1 };
+    const offerEvents = { from: offered.to + 1, to: offered.to + offers.eventOrders };
+    let offerIds: string[] = [];
+    if (offers.offers > 0) {
+      await seedOrders(db, offered, { keyIds: [], zoneId, now });
+      offerIds = await seedOffers(db, offered, keys[0], now);
+    }
+    if (offers.eventOrders > 0) await seedOrders(db, offerEvents, { keyIds: [keys[0].id], zoneId, now });
     await checkSeededSample(db);
     await db.query('ANALYZE');
     const sampleOrders = Array.from({ length: 2000 }, (_, i) => 1 + Math.floor((i * orders) / 2000));
@@ -74,6 +89,10 @@ export async function seedHotPaths(
       },
       eventCodes,
       webhookCodes,
+      offers: {
+        ids: offerIds,
+        eventCodes: Array.from({ length: offers.eventOrders }, (_, i) => seededCode(offerEvents.from + i)),
+      },
       adminToken,
     };
   } finally {

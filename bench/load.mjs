@@ -4,7 +4,8 @@
 //     cycle?: { codes, steps, pathTemplate? }, create?: { body, apiKeyId } }
 //  - paths: each request takes the next path (and the next of apiKeys as x-api-key, when given);
 //  - cycle: a sequence of POSTs on one order per connection (pathTemplate, `{code}` replaced; partner
-//    events by default), each new cycle taking the next code; the run ends when the codes are used;
+//    events by default; a step of null is sent without a body), each new cycle taking the next code;
+//    the run ends when the codes are used;
 //  - create: POST /v1/admin/orders with `body`, then POST …/{code}/assign to `apiKeyId`, again and
 //    again; prints the codes it created (`codes`).
 import { readFileSync } from 'node:fs';
@@ -50,15 +51,18 @@ if (scenario.paths) {
     Math.floor(scenario.cycle.codes.length / scenario.connections) * scenario.connections,
   );
   const template = scenario.cycle.pathTemplate ?? '/v1/partner/orders/{code}/events';
+  // A step of null is a POST without a body (an offer's accept).
   options.requests = steps.map((step, index) => ({
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(scenario.headers ?? {}) },
+    headers:
+      step === null ? { ...(scenario.headers ?? {}) } : { 'content-type': 'application/json', ...(scenario.headers ?? {}) },
     setupRequest: (req, context) => {
       if (index === 0) {
         if (next >= codes.length) return null;
         context.code = codes[next++];
       }
-      return { ...req, path: template.replace('{code}', context.code), body: JSON.stringify(step) };
+      const path = template.replace('{code}', context.code);
+      return step === null ? { ...req, path } : { ...req, path, body: JSON.stringify(step) };
     },
   }));
   options.amount = codes.length * steps.length;

@@ -3,9 +3,10 @@
  * each scenario runs in several rounds, each right after a bare-route measurement (and its own limit's,
  * when it has one); the ratios are the medians of the per-round ratios. Within a round the path is
  * measured with the compared feature on and off (the request log, or the metrics), back to back in
- * alternating order, since the machine drifts within a round too.
+ * alternating order, since the machine drifts within a round too. Two different paths can be measured
+ * against each other the same way (`versus`: an offer's accept against a partner event).
  */
-import { addCpu, type CpuTotals, cpuSample, perRequest } from './cpu.js';
+import { addCpu, type CpuPerRequest, type CpuTotals, cpuSample, perRequest } from './cpu.js';
 import { type Compared, type Figure, figureLine } from './figures.js';
 import { type LoadResult, load } from './load-generator.js';
 import { startProfile } from './profile.js';
@@ -27,6 +28,15 @@ export interface RoundsOptions {
   droppedSoFar: () => Promise<number>;
   /** Writes whatever the request log still holds. */
   flushLog: () => Promise<void>;
+  /** The PostgreSQL processes to count (bench/cpu.ts, `--pg-cpu=own`); absent: every one on the machine. */
+  postgresPids?: () => Promise<ReadonlySet<string>>;
+}
+
+/** One of two paths measured against each other (Rounds.versus). */
+export interface Versus {
+  name: string;
+  scenario: (round: number) => Record<string, unknown>;
+  note?: string;
 }
 
 /** A path's own limit: a bare route measured in the same rounds. */
@@ -57,7 +67,8 @@ export class Rounds {
   private async measured(scenario: Record<string, unknown>, cpu: CpuTotals): Promise<LoadResult> {
     const before = cpuSample();
     const result = await load(scenario);
-    addCpu(cpu, before);
+    const pids = await this.o.postgresPids?.();
+    addCpu(cpu, before, pids);
     return result;
   }
 
@@ -84,14 +95,7 @@ export class Rounds {
     for (let round = 0; round < this.o.rounds; round++) {
       const bare = await this.measureBare();
       let limitRate: number | null = null;
-      if (limit) {
-        const own = this.limitCpu.get(limit.name) ?? { cpu: zeroCpu(), requests: 0 };
-        const l = await this.measured({ ...common, ...limit.scenario(round) }, own.cpu);
-        own.requests += l.total;
-        this.limitCpu.set(limit.name, own);
-        limitRate = l.requests;
-        this.limitRates.set(limit.name, [...(this.limitRates.get(limit.name) ?? []), l.requests]);
-      }
+      if (limit) limitRate = await this.measureLimit(limit, round);
       const runVariant = async (variant: 'on' | 'off') => {
         const profiling = this.o.profile && round === 0 ? await startProfile() : null;
         const r = await this.measured({ ...common, ...scenario(round, variant) }, variant === 'on' ? cpu : cpuOff);
@@ -145,6 +149,82 @@ export class Rounds {
       note,
     });
     this.print({ name: `${name} (${compare} off)`, ...summary('off', cpuOff), note: this.o.offNote });
+  }
+
+  /**
+   * Measures two paths in every round, back to back in alternating order after the bare route (and the
+   * limit's route), with the same settings (the request log on), and prints each against the bare
+   * route and the limit, the first also against the second: the median of the rounds' throughput
+   * ratios, and the ratio of their CPU per request (every process's, added up).
+   */
+  async versus(paths: [Versus, Versus], limit?: Limit): Promise<void> {
+    const { common } = this.o;
+    const rounds: Array<{ bare: number; limit: number | null; r: [LoadResult, LoadResult] }> = [];
+    const cpu: [CpuTotals, CpuTotals] = [zeroCpu(), zeroCpu()];
+    for (let round = 0; round < this.o.rounds; round++) {
+      const bare = await this.measureBare();
+      let limitRate: number | null = null;
+      if (limit) limitRate = await this.measureLimit(limit, round);
+      const run = async (i: 0 | 1) => {
+        const profiling = this.o.profile && round === 0 ? await startProfile() : null;
+        const r = await this.measured({ ...common, ...paths[i].scenario(round) }, cpu[i]);
+        if (profiling) await profiling.stop(paths[i].name);
+        return r;
+      };
+      let r: [LoadResult, LoadResult];
+      if (round % 2 === 0) {
+        const first = await run(0);
+        r = [first, await run(1)];
+      } else {
+        const second = await run(1);
+        r = [await run(0), second];
+      }
+      rounds.push({ bare, limit: limitRate, r });
+    }
+    const figures = ([0, 1] as const).map((i): Figure => {
+      const runs = rounds.map((x) => x.r[i]);
+      return {
+        name: paths[i].name,
+        requestsPerSec: Math.round(median(runs.map((x) => x.requests))),
+        p50: median(runs.map((x) => x.p50)),
+        p99: median(runs.map((x) => x.p99)),
+        ratio: median(rounds.map((x) => x.r[i].requests / x.bare)),
+        non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
+        cpu: perRequest(
+          cpu[i],
+          runs.reduce((n, x) => n + x.total, 0),
+          this.o.servers,
+        ),
+        ...(limit
+          ? {
+              limit: {
+                name: limit.name,
+                requestsPerSec: Math.round(median(rounds.map((x) => x.limit as number))),
+                ratio: median(rounds.map((x) => x.r[i].requests / (x.limit as number))),
+              },
+            }
+          : {}),
+        note: paths[i].note,
+      };
+    });
+    const total = (c: CpuPerRequest | null) => (c ? c.api + (c.postgres ?? 0) + (c.redis ?? 0) : 0);
+    const cpuB = total(figures[1].cpu);
+    figures[0].versus = {
+      name: paths[1].name,
+      ratio: median(rounds.map((x) => x.r[0].requests / x.r[1].requests)),
+      cpuRatio: cpuB > 0 ? total(figures[0].cpu) / cpuB : null,
+    };
+    for (const f of figures) this.print(f);
+  }
+
+  /** The limit's route once (round `round`), its rate kept for the limit's row; returns the rate. */
+  private async measureLimit(limit: Limit, round: number): Promise<number> {
+    const own = this.limitCpu.get(limit.name) ?? { cpu: zeroCpu(), requests: 0 };
+    const l = await this.measured({ ...this.o.common, ...limit.scenario(round) }, own.cpu);
+    own.requests += l.total;
+    this.limitCpu.set(limit.name, own);
+    this.limitRates.set(limit.name, [...(this.limitRates.get(limit.name) ?? []), l.requests]);
+    return l.requests;
   }
 
   /**

@@ -101,7 +101,7 @@ export const seededCode = (g: number) => `B${String(g).padStart(8, '0')}`;
 
 /**
  * Orders number `from` to `to` (codes `seededCode(g)`), PACKED, created one a second going back from
- * `now`, assigned to `keyIds` in turn (order g to keyIds[g % length]).
+ * `now`, assigned to `keyIds` in turn (order g to keyIds[g % length]); none assigned if `keyIds` is empty.
  */
 export async function seedOrders(
   db: SeedDb,
@@ -123,7 +123,8 @@ export async function seedOrders(
                 $4::timestamptz + interval '1 hour', $4::timestamptz + interval '3 hours',
                 jsonb_build_object('name', 'Customer ' || g, 'phone', '+99450' || lpad((g % 10000000)::text, 7, '0'),
                                    'address', jsonb_build_object('street', 'Nizami ' || g, 'details', null, 'lat', 40.4, 'lng', 49.8)),
-                ($5::uuid[])[1 + g % cardinality($5::uuid[])], $4, c.created_at, $4,
+                CASE WHEN cardinality($5::uuid[]) > 0 THEN ($5::uuid[])[1 + g % cardinality($5::uuid[])] END,
+                CASE WHEN cardinality($5::uuid[]) > 0 THEN $4::timestamptz END, c.created_at, $4,
                 '[' || ${item(1)} || ',' || ${item(2)} || ']',
                 '[' || timeline_entry_json('PLACED', c.created_at) || ',' || timeline_entry_json('PACKED', c.created_at + interval '1 minute') || ']'
            FROM generate_series($1::int, $2::int) g, LATERAL (SELECT $4::timestamptz - (g || ' seconds')::interval AS created_at) c`,
@@ -167,4 +168,43 @@ export async function checkSeededSample(q: Queryable): Promise<void> {
       WHERE o.pv_items <> order_items_json(o.id) OR o.pv_timeline <> order_timeline_json(o.id)`,
   );
   if (wrong > 0) throw new Error(`seeding: ${wrong} of 500 sampled orders differ from the read-model triggers' rendering`);
+}
+
+/**
+ * Open offers (docs/offers.md) of the unassigned orders number `from` to `to`, made to one key, open for
+ * a day; returns their ids in the orders' order.
+ */
+export async function seedOffers(
+  q: Queryable,
+  range: { from: number; to: number },
+  key: { id: string; partnerId: string },
+  now: Date,
+): Promise<string[]> {
+  const rows = await q.query<{ id: string; order_code: string }>(
+    `INSERT INTO offers (id, order_id, order_code, api_key_id, partner_id, environment, status, created_at, expires_at)
+     SELECT 'ofr_' || substr(md5(o.id::text), 1, 24), o.id, o.code, $3, $4, 'LIVE', 'PENDING', $5, $5::timestamptz + interval '1 day'
+       FROM orders o
+      WHERE o.code BETWEEN 'B' || lpad($1::text, 8, '0') AND 'B' || lpad($2::text, 8, '0')
+      ORDER BY o.code
+     RETURNING id, order_code`,
+    [range.from, range.to, key.id, key.partnerId, now],
+  );
+  return rows.sort((a, b) => (a.order_code < b.order_code ? -1 : 1)).map((r) => r.id);
+}
+
+/**
+ * The orders of `codes` made prepaid card orders (paid at checkout: their intents SUCCEEDED), as an
+ * order created so would be: a DELIVERED then moves no payment intent (docs/payments.md).
+ */
+export async function makePrepaid(q: Queryable, codes: string[]): Promise<void> {
+  await q.query(
+    `UPDATE orders SET payment_method = 'CARD', payment_status = 'PAID', cod_amount_qepik = 0 WHERE code = ANY($1::text[])`,
+    [codes],
+  );
+  await q.query(
+    `UPDATE payment_intents SET method = 'CARD', status = 'SUCCEEDED', amount_qepik = 5000, amount_received_qepik = 5000,
+                                captured_at = created_at
+      WHERE order_code = ANY($1::text[])`,
+    [codes],
+  );
 }
