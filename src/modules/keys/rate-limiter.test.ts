@@ -147,6 +147,26 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
     for (let i = 0; i < 5; i++) expect(a.hit(small, 2 / LEASE_SHARE - 1, WINDOW)).toBeInstanceOf(Promise);
   });
 
+  it('gives back what a lapsed slice left unused: the window counts only the requests admitted', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const id = newId();
+    const counted = async () => Number(await r1.get(`partner-api:ratelimit-runs:${id}:count`));
+    // A busy second: the key takes a slice sized on its rate, and uses part of it.
+    let inMemory = 0;
+    for (let i = 0; i < 12; i++) {
+      const outcome = a.hit(id, 600, WINDOW);
+      if (!(outcome instanceof Promise)) inMemory++;
+      expect(decided(await outcome).allowed).toBe(true);
+    }
+    expect(inMemory).toBeGreaterThan(0);
+    // The window counts the slice whole, used or not.
+    expect(await counted()).toBeGreaterThan(12);
+    // The key goes quiet past the slice's life: its next request gives the rest back.
+    clock.advance(LEASE_MS / 1000);
+    expect(decided(await a.hit(id, 600, WINDOW))).toMatchObject({ allowed: true, remaining: 600 - 13 });
+    expect(await counted()).toBe(13);
+  });
+
   it('answers stale, without counting, when the key-cache generation has moved', async () => {
     const a = new RedisRateLimiter(r1, clock, silent);
     const id = newId();

@@ -16,13 +16,16 @@
  * (see KeyResolver).
  *
  * Slices: a busy key does not cost a round trip per request. When a key's hits go to Redis, the call
- * also asks for as many admissions as the key used in the last second (at most LEASE_SHARE of its
- * limit), counted in the shared window at once; this process then admits the key's next requests from
- * that slice, in memory and synchronously, for at most LEASE_MS (service clock). A quiet key (one
- * request a second or fewer) or a key with a limit under 2 / LEASE_SHARE takes slices of one: exactly
- * today's round trip per request. What this costs in exactness, per key and process serving it: a
- * request admitted from a slice is counted in the window from the moment the slice was taken, up to
- * 1 s before it was made, so it may leave the window up to 1 s early; and admissions of a slice left
+ * also asks for as many admissions as the key's rate of the last second would use over LEASE_MS (at
+ * most LEASE_SHARE of its limit), counted in the shared window at once; this process then admits the
+ * key's next requests from that slice, in memory and synchronously, for at most LEASE_MS (service
+ * clock). So a key costs about one round trip per slice, whatever its rate: a process serving many
+ * moderately busy keys (hundreds of tenants) does not wait on Redis for a large share of its requests
+ * (docs/scale.md, "Tenants"). A quiet key (one request a second or fewer) or a key with a limit under
+ * 2 / LEASE_SHARE takes slices of one: exactly a round trip per request. What this costs in
+ * exactness, per key and process serving it: a request admitted from a slice is counted in the window
+ * from the moment the slice was taken, up to LEASE_MS before it was made, so it may leave the window up
+ * to LEASE_MS early; and admissions of a slice left
  * unused when it lapses stay counted for the window. In any window a key is therefore admitted at most
  * limit + P × S requests and refused at most P × S requests early, with P the processes serving it
  * and S = max(1, ⌊limit × LEASE_SHARE⌋) (30 of the default 600 a minute). The shared window stays the
@@ -45,7 +48,7 @@ export const DEFAULT_REDIS_PREFIX = 'partner-api';
 export const keyCacheGenerationKey = (prefix: string) => `${prefix}:keys:generation`;
 /** Hits of one key decided together at most (a larger group is split; the parts stay in order). */
 const MAX_BATCH = 500;
-/** Keys decided by one script call at most (its KEYS and ARGV grow by four each per key). */
+/** Keys decided by one script call at most (its KEYS grow by four and its ARGV by six per key). */
 const MAX_GROUPS_PER_CALL = 200;
 /**
  * Script calls under way at once. While one is answered, the hits that arrive meanwhile gather for the
@@ -56,8 +59,10 @@ const MAX_GROUPS_PER_CALL = 200;
 const MAX_CALLS_IN_FLIGHT = 1;
 /** The largest slice of a key's limit one process may hold (see "Slices" above). */
 export const LEASE_SHARE = 1 / 20;
-/** How long a slice may be used after it was taken (service clock), and the period demand is counted over. */
-export const LEASE_MS = 1_000;
+/** How long a slice may be used after it was taken (service clock). */
+export const LEASE_MS = 5_000;
+/** The period a key's demand is counted over (its requests per DEMAND_MS size its next slice). */
+const DEMAND_MS = 1_000;
 /** Past this many keys with a slice or a demand count, those lapsed are dropped. */
 const SWEEP_AT = 10_000;
 
@@ -67,9 +72,10 @@ const SWEEP_AT = 10_000;
 //              millisecond), oldest first, so a window holds at most one entry per millisecond whatever the rate
 //   KEYS[3+4g] the number of requests in the log (kept beside it: no walk over the log to count)
 //   KEYS[4+4g], KEYS[5+4g] counters to read and report (the order-cache versions of read-cache.ts), or ''
-// ARGV[1] now (ms, service clock)  ARGV[2] the number of groups, then four arguments per group:
-//   ARGV[3+4g] window (ms)  ARGV[4+4g] limit  ARGV[5+4g] the caller's key-cache generation ('' skips the
-//   check)  ARGV[6+4g] how many requests to decide
+// ARGV[1] now (ms, service clock)  ARGV[2] the number of groups, then six arguments per group:
+//   ARGV[3+6g] window (ms)  ARGV[4+6g] limit  ARGV[5+6g] the caller's key-cache generation ('' skips the
+//   check)  ARGV[6+6g] how many requests to decide  ARGV[7+6g], ARGV[8+6g] admissions of a lapsed slice
+//   given back: the ms its run was stamped with and how many (0 0: none)
 // Returns, per group, { admitted (-1: stale cache, nothing counted), requests in the window before them,
 // ms of the oldest entry after them (string), ms of the entry whose departure makes room for the first
 // refused one (string), generation, the watched counters ('<first>.<second>', '' when none) }.
@@ -86,7 +92,7 @@ local function run(entry)
   local sep = string.find(entry, ':', 1, true)
   return tonumber(string.sub(entry, 1, sep - 1)), tonumber(string.sub(entry, sep + 1))
 end
-local function decide(logKey, countKey, watchAll, watchScope, window, limit, cached, wanted)
+local function decide(logKey, countKey, watchAll, watchScope, window, limit, cached, wanted, givenAt, given)
   if cached ~= '' and cached ~= generation then
     return {-1, 0, '0', '0', generation, ''}
   end
@@ -100,6 +106,23 @@ local function decide(logKey, countKey, watchAll, watchScope, window, limit, cac
     head = redis.call('LINDEX', logKey, 0)
   end
   if not head then count = 0 end
+  -- A lapsed slice's unused admissions leave its run (still in the window, near the tail: looked for
+  -- among the newest 64 runs; not found, nothing is given back).
+  local givenBack = 0
+  if given > 0 and head then
+    for i = -1, -64, -1 do
+      local entry = redis.call('LINDEX', logKey, i)
+      if not entry then break end
+      local at, n = run(entry)
+      if at < givenAt then break end
+      if at == givenAt then
+        givenBack = math.min(n, given)
+        redis.call('LSET', logKey, i, at .. ':' .. (n - givenBack))
+        count = count - givenBack
+        break
+      end
+    end
+  end
   local admitted = math.max(0, math.min(wanted, limit - count))
   if admitted > 0 then
     local tail = redis.call('LINDEX', logKey, -1)
@@ -121,6 +144,8 @@ local function decide(logKey, countKey, watchAll, watchScope, window, limit, cac
     if not head then head = stamp .. ':' .. admitted end
   elseif not head then
     redis.call('DEL', countKey)
+  elseif givenBack > 0 then
+    redis.call('SET', countKey, count, 'KEEPTTL')
   end
   local oldest = tostring(now)
   if head then oldest = tostring(run(head)) end
@@ -151,9 +176,10 @@ end
 local replies = {}
 for g = 0, tonumber(ARGV[2]) - 1 do
   local k = 2 + 4 * g
-  local a = 3 + 4 * g
+  local a = 3 + 6 * g
   replies[g + 1] = decide(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3],
-    tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]))
+    tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]),
+    tonumber(ARGV[a + 5]))
 end
 return replies
 `;
@@ -181,6 +207,14 @@ interface PendingGroup extends Hit {
   hits: PendingHit[];
   /** Admissions asked for beyond the hits, to be held as a slice (0: none). */
   spare: number;
+  /** A lapsed slice's unused admissions given back by this call (null: none). */
+  giveBack: GiveBack | null;
+}
+
+/** Unused admissions of a lapsed slice: the ms its run was stamped with, and how many. */
+interface GiveBack {
+  at: number;
+  slots: number;
 }
 
 /** Admissions of a key held by this process, taken from the shared window (see "Slices" above). */
@@ -219,6 +253,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly generationKey: string;
   private readonly logKeyPrefix: string;
   private readonly leases = new Map<string, Lease>();
+  /** Unused admissions of lapsed slices, given back with their key's next script call. */
+  private readonly givingBack = new Map<string, GiveBack>();
   private readonly demand = new Map<string, Demand>();
 
   constructor(
@@ -269,6 +305,7 @@ export class RedisRateLimiter implements RateLimiter {
           };
         }
         this.leases.delete(keyId);
+        if (lease.slots > 0) this.givingBack.set(keyId, { at: lease.takenAtMs, slots: lease.slots });
       }
     }
     return this.batcher.add({ keyId, limit, windowMs, cacheGeneration, watch });
@@ -281,26 +318,30 @@ export class RedisRateLimiter implements RateLimiter {
       if (this.demand.size >= SWEEP_AT) this.sweep(now);
       demand = { startMs: now, count: 0, previous: 0 };
       this.demand.set(keyId, demand);
-    } else if (now - demand.startMs >= LEASE_MS || now < demand.startMs) {
-      demand.previous = now - demand.startMs < 2 * LEASE_MS && now >= demand.startMs ? demand.count : 0;
+    } else if (now - demand.startMs >= DEMAND_MS || now < demand.startMs) {
+      demand.previous = now - demand.startMs < 2 * DEMAND_MS && now >= demand.startMs ? demand.count : 0;
       demand.startMs = now;
       demand.count = 0;
     }
     demand.count++;
   }
 
-  /** Admissions to ask for beyond `waiting` hits of a key: its recent demand, within its share. */
+  /**
+   * Admissions to ask for beyond `waiting` hits of a key: what its recent demand would use over a
+   * slice's life, within its share. A key making fewer than two requests a second takes none.
+   */
   private spareFor(keyId: string, limit: number, waiting: number): number {
     const most = Math.floor(limit * LEASE_SHARE);
     if (most < 2) return 0;
     const demand = this.demand.get(keyId);
     const recent = demand ? Math.max(demand.count, demand.previous) : 0;
-    return recent < 2 ? 0 : Math.max(0, Math.min(most, recent) - waiting);
+    return recent < 2 ? 0 : Math.max(0, Math.min(most, recent * (LEASE_MS / DEMAND_MS)) - waiting);
   }
 
   private sweep(now: number): void {
-    for (const [keyId, demand] of this.demand) if (now - demand.startMs >= 2 * LEASE_MS) this.demand.delete(keyId);
+    for (const [keyId, demand] of this.demand) if (now - demand.startMs >= 2 * DEMAND_MS) this.demand.delete(keyId);
     for (const [keyId, lease] of this.leases) if (now - lease.takenAtMs >= LEASE_MS) this.leases.delete(keyId);
+    this.givingBack.clear();
   }
 
   /**
@@ -314,20 +355,28 @@ export class RedisRateLimiter implements RateLimiter {
       const id = `${keyId}|${limit}|${windowMs}|${cacheGeneration}|${watch ? watch[1] : ''}`;
       let group = byId.get(id);
       if (!group) {
-        group = { keyId, limit, windowMs, cacheGeneration, watch, hits: [], spare: 0 };
+        group = { keyId, limit, windowMs, cacheGeneration, watch, hits: [], spare: 0, giveBack: null };
         byId.set(id, group);
       }
       group.hits.push(hit);
     }
     const groups: PendingGroup[] = [];
     for (const group of byId.values()) {
-      // A slice for the key's next requests rides on its last group of this call (never on a watched one).
+      // A slice for the key's next requests rides on its last group of this call (never on a watched one),
+      // and what a lapsed slice left unused on its first.
       if (!group.watch) group.spare = this.spareFor(group.keyId, group.limit, group.hits.length);
+      group.giveBack = this.givingBack.get(group.keyId) ?? null;
+      this.givingBack.delete(group.keyId);
       if (group.hits.length <= MAX_BATCH) groups.push(group);
       else {
         for (let from = 0; from < group.hits.length; from += MAX_BATCH) {
           const last = from + MAX_BATCH >= group.hits.length;
-          groups.push({ ...group, hits: group.hits.slice(from, from + MAX_BATCH), spare: last ? group.spare : 0 });
+          groups.push({
+            ...group,
+            hits: group.hits.slice(from, from + MAX_BATCH),
+            spare: last ? group.spare : 0,
+            giveBack: from === 0 ? group.giveBack : null,
+          });
         }
       }
     }
@@ -343,10 +392,10 @@ export class RedisRateLimiter implements RateLimiter {
     const now = this.clock.nowMs();
     const keys: string[] = [this.generationKey];
     const args: Array<string | number> = [now, groups.length];
-    for (const { keyId, limit, windowMs, cacheGeneration, watch, hits, spare } of groups) {
+    for (const { keyId, limit, windowMs, cacheGeneration, watch, hits, spare, giveBack } of groups) {
       const log = this.logKeyPrefix + keyId;
       keys.push(log, `${log}:count`, watch ? watch[0] : '', watch ? watch[1] : '');
-      args.push(windowMs, limit, cacheGeneration, hits.length + spare);
+      args.push(windowMs, limit, cacheGeneration, hits.length + spare, giveBack?.at ?? 0, giveBack?.slots ?? 0);
     }
     let replies: ScriptReply[];
     try {
