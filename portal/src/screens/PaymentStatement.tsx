@@ -71,7 +71,7 @@ function LineRow({ line }: { line: SettlementLine }) {
       <th scope="row" data-label="Line">
         {carriedFrom ? 'Credit from an earlier statement' : LINE_TYPE_LABEL[line.type]}
       </th>
-      <td data-label="Order">
+      <td data-label="Order" className="one-line">
         {line.orderCode ? (
           <Link to={`/orders/${encodeURIComponent(line.orderCode)}`} className="mono">
             {line.orderCode}
@@ -80,8 +80,12 @@ function LineRow({ line }: { line: SettlementLine }) {
           '—'
         )}
       </td>
-      <td data-label="Expected">{line.expectedQepik === null ? '—' : formatManat(line.expectedQepik)}</td>
-      <td data-label="Amount">{formatManat(line.amountQepik)}</td>
+      <td data-label="Expected" className="one-line">
+        {line.expectedQepik === null ? '—' : formatManat(line.expectedQepik)}
+      </td>
+      <td data-label="Amount" className="one-line">
+        {formatManat(line.amountQepik)}
+      </td>
       <td data-label="Note">
         {carriedFrom ? (
           <>
@@ -121,7 +125,7 @@ function Lines({ settlementId }: { settlementId: string }) {
   return (
     <>
       <div className="table-wrap">
-        <table className="table cards-on-phone" data-testid="statement-lines">
+        <table className="table cards-on-phone statement-lines" data-testid="statement-lines">
           <caption className="visually-hidden">Statement lines, oldest first</caption>
           <thead>
             <tr>
