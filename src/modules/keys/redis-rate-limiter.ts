@@ -25,8 +25,9 @@
  * 2 / LEASE_SHARE takes slices of one: exactly a round trip per request. What this costs in
  * exactness, per key and process serving it: a request admitted from a slice is counted in the window
  * from the moment the slice was taken, up to LEASE_MS before it was made, so it may leave the window up
- * to LEASE_MS early; and admissions of a slice left
- * unused when it lapses stay counted for the window. In any window a key is therefore admitted at most
+ * to LEASE_MS early; and admissions of a slice left unused when it lapses stay counted until the key's
+ * next script call gives them back (found among the newest runs; a key that never calls again keeps
+ * them counted until they leave the window). In any window a key is therefore admitted at most
  * limit + P × S requests and refused at most P × S requests early, with P the processes serving it
  * and S = max(1, ⌊limit × LEASE_SHARE⌋) (30 of the default 600 a minute). The shared window stays the
  * truth: every slice is taken from it by the same atomic script. docs/performance.md has the figures.
