@@ -49,7 +49,7 @@ export const DEFAULT_REDIS_PREFIX = 'partner-api';
 export const keyCacheGenerationKey = (prefix: string) => `${prefix}:keys:generation`;
 /** Hits of one key decided together at most (a larger group is split; the parts stay in order). */
 const MAX_BATCH = 500;
-/** Keys decided by one script call at most (its KEYS grow by four and its ARGV by six per key). */
+/** Keys decided by one script call at most (its KEYS grow by two and its ARGV by six per key). */
 const MAX_GROUPS_PER_CALL = 200;
 /**
  * Script calls under way at once. While one is answered, the hits that arrive meanwhile gather for the
@@ -68,18 +68,17 @@ const DEMAND_MS = 1_000;
 const SWEEP_AT = 10_000;
 
 // One call decides the hits of one turn of the event loop, for every key at once:
-// KEYS[1] the shared key-cache generation, then four keys per group g (g = 0, 1, …):
-//   KEYS[2+4g] the key's sliding log: a list of "<ms>:<n>" runs (n requests admitted at that
+// KEYS[1] the shared key-cache generation, then two keys per group g (g = 0, 1, …):
+//   KEYS[2+2g] the key's sliding log: a list of "<ms>:<n>" runs (n requests admitted at that
 //              millisecond), oldest first, so a window holds at most one entry per millisecond whatever the rate
-//   KEYS[3+4g] the number of requests in the log (kept beside it: no walk over the log to count)
-//   KEYS[4+4g], KEYS[5+4g] counters to read and report (the order-cache versions of read-cache.ts), or ''
+//   KEYS[3+2g] the number of requests in the log (kept beside it: no walk over the log to count)
 // ARGV[1] now (ms, service clock)  ARGV[2] the number of groups, then six arguments per group:
 //   ARGV[3+6g] window (ms)  ARGV[4+6g] limit  ARGV[5+6g] the caller's key-cache generation ('' skips the
 //   check)  ARGV[6+6g] how many requests to decide  ARGV[7+6g], ARGV[8+6g] admissions of a lapsed slice
 //   given back: the ms its run was stamped with and how many (0 0: none)
 // Returns, per group, { admitted (-1: stale cache, nothing counted), requests in the window before them,
 // ms of the oldest entry after them (string), ms of the entry whose departure makes room for the first
-// refused one (string), generation, the watched counters ('<first>.<second>', '' when none) }.
+// refused one (string), generation }.
 //
 // The groups are decided one after the other, exactly as separate calls would be (a script runs
 // atomically: no other client's command comes between them). Each group drops the runs that left the
@@ -93,9 +92,9 @@ local function run(entry)
   local sep = string.find(entry, ':', 1, true)
   return tonumber(string.sub(entry, 1, sep - 1)), tonumber(string.sub(entry, sep + 1))
 end
-local function decide(logKey, countKey, watchAll, watchScope, window, limit, cached, wanted, givenAt, given)
+local function decide(logKey, countKey, window, limit, cached, wanted, givenAt, given)
   if cached ~= '' and cached ~= generation then
-    return {-1, 0, '0', '0', generation, ''}
+    return {-1, 0, '0', '0', generation}
   end
   local count = tonumber(redis.call('GET', countKey) or '0')
   local head = redis.call('LINDEX', logKey, 0)
@@ -168,24 +167,19 @@ local function decide(logKey, countKey, watchAll, watchScope, window, limit, cac
       i = i + 1
     end
   end
-  local watched = ''
-  if watchAll ~= '' then
-    watched = (redis.call('GET', watchAll) or '0') .. '.' .. (redis.call('GET', watchScope) or '0')
-  end
-  return {admitted, count, oldest, blocking, generation, watched}
+  return {admitted, count, oldest, blocking, generation}
 end
 local replies = {}
 for g = 0, tonumber(ARGV[2]) - 1 do
-  local k = 2 + 4 * g
+  local k = 2 + 2 * g
   local a = 3 + 6 * g
-  replies[g + 1] = decide(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3],
-    tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]),
-    tonumber(ARGV[a + 5]))
+  replies[g + 1] = decide(KEYS[k], KEYS[k + 1], tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2],
+    tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]))
 end
 return replies
 `;
 
-type ScriptReply = [number, number, string, string, string, string];
+type ScriptReply = [number, number, string, string, string];
 
 interface WithScript {
   /** numberOfKeys, then the keys, then the arguments (see SCRIPT). */
@@ -198,12 +192,11 @@ interface Hit {
   limit: number;
   windowMs: number;
   cacheGeneration: string;
-  watch: readonly [string, string] | undefined;
 }
 
 type PendingHit = BatchEntry<Hit, RateLimitOutcome>;
 
-/** Hits of one key with the same limit, window, key-cache generation and watched keys, in arrival order. */
+/** Hits of one key with the same limit, window and key-cache generation, in arrival order. */
 interface PendingGroup extends Hit {
   hits: PendingHit[];
   /** Admissions asked for beyond the hits, to be held as a slice (0: none). */
@@ -274,42 +267,33 @@ export class RedisRateLimiter implements RateLimiter {
     this.fallback = new MemoryRateLimiter(clock);
   }
 
-  hit(
-    keyId: string,
-    limit: number,
-    windowMs: number,
-    cacheGeneration = '',
-    watch?: readonly [string, string],
-  ): RateLimitOutcome | Promise<RateLimitOutcome> {
+  hit(keyId: string, limit: number, windowMs: number, cacheGeneration = ''): RateLimitOutcome | Promise<RateLimitOutcome> {
     const now = this.clock.nowMs();
     this.count(keyId, now);
-    // Watched counters must be read fresh: such a hit always goes to Redis.
-    if (!watch) {
-      const lease = this.leases.get(keyId);
-      if (lease) {
-        if (
-          lease.slots > 0 &&
-          lease.limit === limit &&
-          lease.windowMs === windowMs &&
-          (cacheGeneration === '' || cacheGeneration === lease.generation) &&
-          now >= lease.takenAtMs &&
-          now - lease.takenAtMs < LEASE_MS
-        ) {
-          lease.slots--;
-          const position = lease.next++;
-          return {
-            allowed: true,
-            limit,
-            remaining: Math.max(0, limit - lease.before - position - 1),
-            resetSec: Math.max(0, Math.ceil((lease.oldestMs + windowMs - now) / 1000)),
-            retryAfterSec: 0,
-          };
-        }
-        this.leases.delete(keyId);
-        if (lease.slots > 0) this.givingBack.set(keyId, { at: lease.takenAtMs, slots: lease.slots });
+    const lease = this.leases.get(keyId);
+    if (lease) {
+      if (
+        lease.slots > 0 &&
+        lease.limit === limit &&
+        lease.windowMs === windowMs &&
+        (cacheGeneration === '' || cacheGeneration === lease.generation) &&
+        now >= lease.takenAtMs &&
+        now - lease.takenAtMs < LEASE_MS
+      ) {
+        lease.slots--;
+        const position = lease.next++;
+        return {
+          allowed: true,
+          limit,
+          remaining: Math.max(0, limit - lease.before - position - 1),
+          resetSec: Math.max(0, Math.ceil((lease.oldestMs + windowMs - now) / 1000)),
+          retryAfterSec: 0,
+        };
       }
+      this.leases.delete(keyId);
+      if (lease.slots > 0) this.givingBack.set(keyId, { at: lease.takenAtMs, slots: lease.slots });
     }
-    return this.batcher.add({ keyId, limit, windowMs, cacheGeneration, watch });
+    return this.batcher.add({ keyId, limit, windowMs, cacheGeneration });
   }
 
   /** Counts a hit of `keyId` in the current period (what sizes its next slice). */
@@ -352,20 +336,20 @@ export class RedisRateLimiter implements RateLimiter {
   private async decideBatch(batch: PendingHit[]): Promise<void> {
     const byId = new Map<string, PendingGroup>();
     for (const hit of batch) {
-      const { keyId, limit, windowMs, cacheGeneration, watch } = hit.item;
-      const id = `${keyId}|${limit}|${windowMs}|${cacheGeneration}|${watch ? watch[1] : ''}`;
+      const { keyId, limit, windowMs, cacheGeneration } = hit.item;
+      const id = `${keyId}|${limit}|${windowMs}|${cacheGeneration}`;
       let group = byId.get(id);
       if (!group) {
-        group = { keyId, limit, windowMs, cacheGeneration, watch, hits: [], spare: 0, giveBack: null };
+        group = { keyId, limit, windowMs, cacheGeneration, hits: [], spare: 0, giveBack: null };
         byId.set(id, group);
       }
       group.hits.push(hit);
     }
     const groups: PendingGroup[] = [];
     for (const group of byId.values()) {
-      // A slice for the key's next requests rides on its last group of this call (never on a watched one),
-      // and what a lapsed slice left unused on its first.
-      if (!group.watch) group.spare = this.spareFor(group.keyId, group.limit, group.hits.length);
+      // A slice for the key's next requests rides on its last group of this call, and what a lapsed
+      // slice left unused on its first.
+      group.spare = this.spareFor(group.keyId, group.limit, group.hits.length);
       group.giveBack = this.givingBack.get(group.keyId) ?? null;
       this.givingBack.delete(group.keyId);
       if (group.hits.length <= MAX_BATCH) groups.push(group);
@@ -393,9 +377,9 @@ export class RedisRateLimiter implements RateLimiter {
     const now = this.clock.nowMs();
     const keys: string[] = [this.generationKey];
     const args: Array<string | number> = [now, groups.length];
-    for (const { keyId, limit, windowMs, cacheGeneration, watch, hits, spare, giveBack } of groups) {
+    for (const { keyId, limit, windowMs, cacheGeneration, hits, spare, giveBack } of groups) {
       const log = this.logKeyPrefix + keyId;
-      keys.push(log, `${log}:count`, watch ? watch[0] : '', watch ? watch[1] : '');
+      keys.push(log, `${log}:count`);
       args.push(windowMs, limit, cacheGeneration, hits.length + spare, giveBack?.at ?? 0, giveBack?.slots ?? 0);
     }
     let replies: ScriptReply[];
@@ -436,8 +420,8 @@ export class RedisRateLimiter implements RateLimiter {
 
 /** Answers a group's hits from its part of the script's reply; returns the slice admitted beyond them. */
 function settle(group: PendingGroup, reply: ScriptReply, now: number): Lease | null {
-  const { limit, windowMs, watch, hits } = group;
-  const [admitted, before, oldest, blocking, generation, watchedReply] = reply;
+  const { limit, windowMs, hits } = group;
+  const [admitted, before, oldest, blocking, generation] = reply;
   if (admitted === -1) {
     const stale = { stale: true as const, generation: String(generation) };
     for (const hit of hits) hit.resolve(stale);
@@ -445,12 +429,11 @@ function settle(group: PendingGroup, reply: ScriptReply, now: number): Lease | n
   }
   const resetSec = Math.max(0, Math.ceil((Number(oldest) + windowMs - now) / 1000));
   const wait = Math.max(1, Math.ceil((Number(blocking) + windowMs - now) / 1000));
-  const watched = watch ? String(watchedReply) : undefined;
   hits.forEach((hit, i) => {
     hit.resolve(
       i < admitted
-        ? { allowed: true, limit, remaining: Math.max(0, limit - before - i - 1), resetSec, retryAfterSec: 0, watched }
-        : { allowed: false, limit, remaining: 0, resetSec: wait, retryAfterSec: wait, watched },
+        ? { allowed: true, limit, remaining: Math.max(0, limit - before - i - 1), resetSec, retryAfterSec: 0 }
+        : { allowed: false, limit, remaining: 0, resetSec: wait, retryAfterSec: wait },
     );
   });
   if (admitted <= hits.length) return null;
