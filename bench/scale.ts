@@ -1,7 +1,7 @@
 /**
  * npm run bench -- --scale[=lists|tenants] [--duration=10] [--readers=8] [--log-rows=10000000]
  *                  [--scale-orders=1000000] [--scale-deliveries=1000000] [--tenant-seconds=30]
- *                  [--keep] [--reuse=<database url>]
+ *                  [--tenant-parts=fresh,random] [--keep] [--reuse=<database url>]
  *
  * The scale scenario (docs/scale.md), on the PostgreSQL server of DATABASE_URL (a throw-away database,
  * dropped at the end) with REDIS_URL:
@@ -36,6 +36,8 @@ import { freshServerDatabase } from './server-db.js';
 const DURATION = Number(arg('duration', '10'));
 const READERS = Number(arg('readers', '8'));
 const TENANT_SECONDS = Number(arg('tenant-seconds', '30'));
+/** Which tenant measurements run: `fresh` (a fresh API per phase), `random` (keys at random, one API). */
+const TENANT_PARTS = arg('tenant-parts', 'fresh,random').split(',');
 const KEEP = process.argv.includes('--keep');
 const REUSE = arg('reuse', '');
 
@@ -225,6 +227,14 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
     return { paths, apiKeys };
   };
   const phases = { 'one tenant (3 keys)': mix(one), '200 tenants (600 keys)': mix(many) };
+  if (TENANT_PARTS.includes('fresh')) await benchTenantsFresh(load, url, prefix, phases);
+  if (TENANT_PARTS.includes('random')) await benchTenantsRandom(load, url, prefix, phases);
+}
+
+type TenantPhases = Record<'one tenant (3 keys)' | '200 tenants (600 keys)', { paths: string[]; apiKeys: string[] }>;
+
+/** Each phase on a freshly started API (cold caches), its first 10 s and the rest measured apart. */
+async function benchTenantsFresh(load: Load, url: string, prefix: string, phases: TenantPhases): Promise<void> {
   const results: Record<string, Array<{ first: Measured; rest: Measured }>> = {};
   console.log(
     `\n200 tenants against one: ${READERS * 2} connections, first 10 s then ${TENANT_SECONDS - 10} s, fresh API each phase`,
@@ -252,7 +262,9 @@ async function benchTenants(load: Load, url: string, prefix: string): Promise<vo
       `${part === 'first' ? 'first 10 s' : 'after     '}: throughput ×${(mean(manyName, (r) => r.requestsPerSec) / mean(oneName, (r) => r.requestsPerSec)).toFixed(2)}, p99 ×${(mean(manyName, (r) => r.p99) / mean(oneName, (r) => r.p99)).toFixed(2)} (200 tenants / one)`,
     );
   }
+}
 
+async function benchTenantsRandom(load: Load, url: string, prefix: string, phases: TenantPhases): Promise<void> {
   // The same mixes in random order (each request's key drawn at random, as a probe from outside reads
   // them: no key's three requests in a row), phases many → one → many on ONE API process, so that what
   // the first phase left behind (per-key caches, windows, usage rows) is carried into the next.

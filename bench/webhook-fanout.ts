@@ -11,6 +11,8 @@ import { percentile } from './stats.js';
 
 const WEBHOOKS = Number(arg('webhooks', '5'));
 const LATENCY_CHANGES = Number(arg('latency-changes', '300'));
+/** Changes a second in the latency part, started on a timer whatever the answers (0: one at a time, 10 ms apart). */
+const LATENCY_RATE = Number(arg('latency-rate', '0'));
 const BURST_CHANGES = Number(arg('burst-changes', '1000'));
 const WEBHOOK_CHANGES = LATENCY_CHANGES + BURST_CHANGES;
 const PROFILE = process.argv.includes('--profile');
@@ -112,9 +114,22 @@ export async function benchWebhooks(
     let worker = startWorker(ctx);
     const latencyCodes = codes.slice(0, LATENCY_CHANGES);
     const start = received;
-    for (const code of latencyCodes) {
-      await change(api, code);
-      await new Promise((r) => setTimeout(r, 10));
+    if (LATENCY_RATE > 0) {
+      // Open loop: the i-th change starts at i / rate s, as a steady stream of operators' changes would.
+      const t0 = performance.now();
+      await Promise.all(
+        latencyCodes.map(async (code, i) => {
+          const due = t0 + (i * 1000) / LATENCY_RATE - performance.now();
+          if (due > 0) await new Promise((r) => setTimeout(r, due));
+          await change(api, code);
+        }),
+      );
+      console.log(`  paced: ${latencyCodes.length} changes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    } else {
+      for (const code of latencyCodes) {
+        await change(api, code);
+        await new Promise((r) => setTimeout(r, 10));
+      }
     }
     await waitFor(start + latencyCodes.length * hooks);
     const latencies: number[] = [];

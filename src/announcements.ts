@@ -10,9 +10,11 @@
  * the announcer resolves once as many acknowledgements as PUBLISH counted listeners have arrived, or
  * after `waitMs` (100 ms) at most: a process too busy or cut off to answer by then is bounded by the
  * safeguards of what it caches (the key-cache generation checked whenever a key takes a slice of its rate
- * limit, at most a second apart; an order answer's 10 s age limit; the subscription check).
+ * limit, at most five seconds apart; an order answer's 10 s age limit; the subscription check).
  * On the writer's side that is one PUBLISH and a round of acknowledgements, about a millisecond, paid by
- * the change, never by a read.
+ * the change, never by a read. The announcing process counts its own listener when its subscriber
+ * applies the message, without an acknowledgement through Redis: alone, an announcement costs the
+ * PUBLISH and the message's way back.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -61,7 +63,14 @@ export class Announcer {
     const space = message.indexOf(' ');
     if (space < 0) return;
     apply(message.slice(space + 1));
-    void this.redis.publish(this.ackChannel, message.slice(0, space)).catch(() => {});
+    const nonce = message.slice(0, space);
+    // This process's own announcement: it has been applied here, which needs no message to say so.
+    const own = this.waiting.get(nonce);
+    if (own) {
+      if (++own.got >= own.expected) own.done();
+      return;
+    }
+    void this.redis.publish(this.ackChannel, nonce).catch(() => {});
   }
 
   /**

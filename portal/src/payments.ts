@@ -38,6 +38,19 @@ export const LINE_TYPE_LABEL: Record<SettlementLine['type'], string> = {
   REMITTANCE: 'Remittance',
 };
 
+/** What the API writes as the note of the line carrying an overpayment (docs/payments.md, "Overpayment"). */
+const CARRIED_NOTE = /^Overpayment carried from (stl_[0-9A-Za-z]+)$/;
+
+/**
+ * The statement whose overpayment this line carries to its statement, or null: an ADJUSTMENT line the
+ * API made when the statement was created, its note naming the over-remitted statement. Its (negative)
+ * amount is the partner's credit, taken off what this statement asks.
+ */
+export function overpaymentCarriedFrom(line: Pick<SettlementLine, 'type' | 'note'>): string | null {
+  if (line.type !== 'ADJUSTMENT' || !line.note) return null;
+  return CARRIED_NOTE.exec(line.note)?.[1] ?? null;
+}
+
 export const INTENT_STATUS_LABEL: Record<PaymentIntent['status'], string> = {
   REQUIRES_CAPTURE: 'Card payment awaiting capture',
   SUCCEEDED: 'Paid by card',

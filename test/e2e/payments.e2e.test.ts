@@ -9,18 +9,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, hasChromium } from './chromium.js';
-import { AXE_WIDTHS, atBothWidths, nav, type SandboxKeyRun, signIn, startWithSandboxKey } from './portal-run.js';
+import { AXE_WIDTHS, atBothWidths, manat, nav, plain, type SandboxKeyRun, signIn, startWithSandboxKey } from './portal-run.js';
 
 const TIMEOUT = 180_000;
 
 if (!hasChromium) console.warn(`payments end-to-end test skipped: ${CHROMIUM} is absent`);
-
-/** Manat with two decimals from integer qəpik, by string surgery (independent of the portal's code). */
-function manat(qepik: number): string {
-  const digits = String(Math.abs(qepik)).padStart(3, '0');
-  return `${qepik < 0 ? '−' : ''}${digits.slice(0, -2)}.${digits.slice(-2)} AZN`;
-}
-const plain = (text: string) => text.replaceAll(',', '').trim();
 
 describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { timeout: TIMEOUT }, () => {
   let run: SandboxKeyRun;

@@ -241,3 +241,12 @@ export async function atBothWidths(
   if (options.axe) expect(await seriousFindings(page), `axe on ${name} at phone width`).toEqual([]);
   await page.setViewportSize(widths.desktop);
 }
+
+/** Manat with two decimals from integer qəpik, by string surgery (independent of the portal's code). */
+export function manat(qepik: number): string {
+  const digits = String(Math.abs(qepik)).padStart(3, '0');
+  return `${qepik < 0 ? '−' : ''}${digits.slice(0, -2)}.${digits.slice(-2)} AZN`;
+}
+
+/** A shown amount without its thousands separators, to compare with `manat`. */
+export const plain = (text: string) => text.replaceAll(',', '').trim();

@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createUser } from '../../../test/factories.js';
 import { run, runJson, sandboxKey, setUpCliApp, signedIn, TEST_TIMEOUT, t } from './cli.test-helpers.js';
 
 setUpCliApp();
@@ -91,5 +92,64 @@ describe('partner payments, balance and settlements', TEST_TIMEOUT, () => {
     expect(csv.code, csv.stderr).toBe(0);
     expect(csv.stdout.split('\r\n')[0]).toBe('id,type,orderCode,paymentIntentId,expectedQepik,amountQepik,note,reference,at');
     expect(csv.stdout).toContain(`,COD_COLLECTION,${order.code},`);
+  });
+
+  it('prints the credit of an over-remitted statement, and the line of the next statement that carries it', async () => {
+    const user = await signedIn();
+    const key = await runJson<{ id: string; key: string }>(user, [
+      'keys',
+      'create',
+      '--name',
+      'CLI credit key',
+      '--scopes',
+      'orders:read,logistics:write,payments:read',
+    ]);
+    const headers = { 'x-api-key': key.key };
+    const sandboxPost = async (url: string, payload?: unknown) => {
+      const res = await t.sandbox.inject({ method: 'POST', url, headers, payload: payload as never });
+      expect(res.statusCode, `${url}: ${res.body}`).toBeLessThan(300);
+      return res.json();
+    };
+    const deliveredCod = async () => {
+      const order = await sandboxPost('/v1/partner/sandbox/orders', { paymentMethod: 'COD' });
+      for (const type of ['PICKED_UP', 'EN_ROUTE', 'DELIVERED'])
+        await sandboxPost(`/v1/partner/orders/${order.code}/events`, { type });
+      return order;
+    };
+    await deliveredCod();
+    t.clock.advance(1);
+    const first = await sandboxPost('/v1/partner/sandbox/settlements');
+    expect(first.dueQepik).toBeGreaterThan(200);
+    await sandboxPost(`/v1/partner/sandbox/settlements/${first.id}/remittances`, {
+      amountQepik: first.dueQepik - 200,
+      reference: 'BANK-1',
+    });
+    const none = await run(user, ['balance', '--key', key.id]);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toMatch(/^Credit:\s+0\.00 AZN$/m);
+
+    // The operator takes 823 off a statement with 200 outstanding: 623 over-remitted.
+    const operator = await createUser(t.ctx, 'ADMIN');
+    const adjusted = await t.live.inject({
+      method: 'POST',
+      url: `/v1/admin/settlements/${first.id}/adjustments`,
+      headers: operator.auth,
+      payload: { amountQepik: -823, note: 'refund to the customer' },
+    });
+    expect(adjusted.statusCode, adjusted.body).toBe(201);
+    const human = await run(user, ['balance', '--key', key.id]);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^Credit:\s+6\.23 AZN, carried to your next statement$/m);
+    expect(human.stdout).toMatch(/^Awaiting remittance:\s+0\.00 AZN$/m);
+    const json = await runJson<{ creditQepik: number; awaitingRemittanceQepik: number }>(user, ['balance', '--key', key.id]);
+    expect(json).toMatchObject({ creditQepik: 623, awaitingRemittanceQepik: 0 });
+
+    await deliveredCod();
+    t.clock.advance(1);
+    const second = await sandboxPost('/v1/partner/sandbox/settlements');
+    expect(second.adjustmentsQepik).toBe(-623);
+    const lines = await run(user, ['settlements', 'lines', second.id, '--key', key.id]);
+    expect(lines.code, lines.stderr).toBe(0);
+    expect(lines.stdout).toMatch(new RegExp(`ADJUSTMENT\\s+-\\s+-6\\.23\\s+Overpayment carried from ${first.id}$`, 'm'));
   });
 });

@@ -1,10 +1,12 @@
 /**
  * One statement (settlement) of the partner: its period, status and sums, then its lines oldest first
  * (cash collected per order, the marketplace's adjustments, the partner's remittances). A collection
- * links to its order's page. The CSV is the same file the partner API gives. Live: a remittance or an
- * adjustment on it ('settlement.updated') shows without a reload.
+ * links to its order's page; a line carrying an earlier statement's overpayment says it is a credit and
+ * links to that statement, and an over-remitted statement says where its overpayment goes. The CSV is
+ * the same file the partner API gives. Live: a remittance or an adjustment on it ('settlement.updated')
+ * shows without a reload.
  */
-import type { Settlement } from '@partner-logistics/sdk/types';
+import type { Settlement, SettlementLine } from '@partner-logistics/sdk/types';
 import { useMutation } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { developer } from '../client';
@@ -13,7 +15,13 @@ import { Pager } from '../components/Pager';
 import { usePageTitle } from '../components/PageTitle';
 import { Badge, Empty, LoadError, Loading } from '../components/States';
 import { formatDateTime, formatNumber } from '../format';
-import { formatManat, LINE_TYPE_LABEL, SETTLEMENT_STATUS_LABEL, SETTLEMENT_STATUS_TONE } from '../payments';
+import {
+  formatManat,
+  LINE_TYPE_LABEL,
+  overpaymentCarriedFrom,
+  SETTLEMENT_STATUS_LABEL,
+  SETTLEMENT_STATUS_TONE,
+} from '../payments';
 import { invalidate, queryKeys, useApiQuery } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
@@ -33,14 +41,66 @@ function Sums({ s }: { s: Settlement }) {
     ['Outstanding', formatManat(s.outstandingQepik), 'outstanding'],
   ];
   return (
-    <dl className="facts" data-testid="statement-sums">
-      {facts.map(([label, value, testId]) => (
-        <div key={testId}>
-          <dt>{label}</dt>
-          <dd data-testid={`sum-${testId}`}>{value}</dd>
-        </div>
-      ))}
-    </dl>
+    <>
+      <dl className="facts" data-testid="statement-sums">
+        {facts.map(([label, value, testId]) => (
+          <div key={testId}>
+            <dt>{label}</dt>
+            <dd data-testid={`sum-${testId}`}>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      {s.outstandingQepik < 0 && (
+        <p className="hint" data-testid="statement-overpaid">
+          You remitted {formatManat(-s.outstandingQepik)} more than this statement asks. That overpayment is your credit: your
+          next statement takes it off what you owe, as an adjustment line.
+        </p>
+      )}
+    </>
+  );
+}
+
+/**
+ * One line. The line that carries an earlier statement's overpayment is said to be a credit, its note
+ * linking to that statement (docs/payments.md, "Overpayment").
+ */
+function LineRow({ line }: { line: SettlementLine }) {
+  const carriedFrom = overpaymentCarriedFrom(line);
+  return (
+    <tr data-line-type={line.type} data-credit-from={carriedFrom ?? undefined}>
+      <th scope="row" data-label="Line">
+        {carriedFrom ? 'Credit from an earlier statement' : LINE_TYPE_LABEL[line.type]}
+      </th>
+      <td data-label="Order" className="one-line">
+        {line.orderCode ? (
+          <Link to={`/orders/${encodeURIComponent(line.orderCode)}`} className="mono">
+            {line.orderCode}
+          </Link>
+        ) : (
+          '—'
+        )}
+      </td>
+      <td data-label="Expected" className="one-line">
+        {line.expectedQepik === null ? '—' : formatManat(line.expectedQepik)}
+      </td>
+      <td data-label="Amount" className="one-line">
+        {formatManat(line.amountQepik)}
+      </td>
+      <td data-label="Note">
+        {carriedFrom ? (
+          <>
+            Overpayment of{' '}
+            <Link to={`/payments/settlements/${encodeURIComponent(carriedFrom)}`} className="mono">
+              {carriedFrom}
+            </Link>
+            , taken off what this statement asks
+          </>
+        ) : (
+          [line.note, line.reference ? `Reference ${line.reference}` : null].filter(Boolean).join(' · ') || '—'
+        )}
+      </td>
+      <td data-label="When">{formatDateTime(line.at)}</td>
+    </tr>
   );
 }
 
@@ -65,7 +125,7 @@ function Lines({ settlementId }: { settlementId: string }) {
   return (
     <>
       <div className="table-wrap">
-        <table className="table cards-on-phone" data-testid="statement-lines">
+        <table className="table cards-on-phone statement-lines" data-testid="statement-lines">
           <caption className="visually-hidden">Statement lines, oldest first</caption>
           <thead>
             <tr>
@@ -79,26 +139,7 @@ function Lines({ settlementId }: { settlementId: string }) {
           </thead>
           <tbody>
             {data.items.map((line) => (
-              <tr key={line.id} data-line-type={line.type}>
-                <th scope="row" data-label="Line">
-                  {LINE_TYPE_LABEL[line.type]}
-                </th>
-                <td data-label="Order">
-                  {line.orderCode ? (
-                    <Link to={`/orders/${encodeURIComponent(line.orderCode)}`} className="mono">
-                      {line.orderCode}
-                    </Link>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-                <td data-label="Expected">{line.expectedQepik === null ? '—' : formatManat(line.expectedQepik)}</td>
-                <td data-label="Amount">{formatManat(line.amountQepik)}</td>
-                <td data-label="Note">
-                  {[line.note, line.reference ? `Reference ${line.reference}` : null].filter(Boolean).join(' · ') || '—'}
-                </td>
-                <td data-label="When">{formatDateTime(line.at)}</td>
-              </tr>
+              <LineRow key={line.id} line={line} />
             ))}
           </tbody>
         </table>

@@ -1,9 +1,10 @@
 /**
  * Payments (docs/portal.md, "Payments"): for live or sandbox, the cash the partner's couriers hold
- * (collected, on no statement yet), what its statements still await, the payment intents with the API's
- * filters, and the statements with their status; in the sandbox, closing the period. The page follows
- * the realtime channel ('payment_intent.updated', 'settlement.updated'). Amounts are integer qəpik shown
- * in manat (formatManat).
+ * (collected, on no statement yet), what its statements still await, its credit when it over-remitted
+ * a statement (carried to the next statement; shown only while there is one: docs/portal.md, "Money"),
+ * the payment intents with the API's filters, and the statements with their status; in the sandbox,
+ * closing the period. The page follows the realtime channel ('payment_intent.updated',
+ * 'settlement.updated'). Amounts are integer qəpik shown in manat (formatManat).
  *
  * Which environment: the address's (?environment=live|sandbox) when it names one; else the one last
  * chosen here (kept in this browser); else the one that has money, live first.
@@ -103,11 +104,21 @@ function Balance({ environment }: { environment: ApiKeyEnvironment }) {
           </span>
           <span className="total-label">Awaiting remittance</span>
         </li>
+        {b.creditQepik !== 0 && (
+          <li className="total-credit">
+            <span className="total-value" data-testid="credit">
+              {formatManat(b.creditQepik)}
+            </span>
+            <span className="total-label">Credit, carried to your next statement</span>
+          </li>
+        )}
       </ul>
       <p className="hint">
         Cash on hand is what your couriers collected at the door that is not on a statement yet
         {b.oldestCollectionOnHandAt ? ` (the oldest since ${formatDateTime(b.oldestCollectionOnHandAt)})` : ''}. Awaiting
         remittance is what your statements still ask you to pay to the marketplace.
+        {b.creditQepik !== 0 &&
+          ` Credit is what you remitted beyond what your settled statements ask: your next statement takes it off what you owe, as an adjustment line.`}
       </p>
     </>
   );
@@ -163,7 +174,10 @@ function Settlements({ environment }: { environment: ApiKeyEnvironment }) {
                 <td data-label="Collections">{formatNumber(s.collectionsCount)}</td>
                 <td data-label="Due">{formatManat(s.dueQepik)}</td>
                 <td data-label="Remitted">{formatManat(s.remittedQepik)}</td>
-                <td data-label="Outstanding">{formatManat(s.outstandingQepik)}</td>
+                <td data-label="Outstanding">
+                  {formatManat(s.outstandingQepik)}
+                  {s.outstandingQepik < 0 && <span className="muted"> (overpaid)</span>}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -15,11 +15,6 @@ export interface RateLimitDecision {
   resetSec: number;
   /** For a refused request: whole seconds after which a retry is admitted (honest, rounded up). */
   retryAfterSec: number;
-  /**
-   * The values of the `watch` keys, read by the same atomic call (Redis limiter only; absent when it
-   * fell back to per-process limits): the order-cache versions of read-cache.ts.
-   */
-  watched?: string;
 }
 
 /**
@@ -40,16 +35,9 @@ export interface RateLimiter {
    * Counts one request for `keyId` against `limit` per `windowMs` and decides it. A limiter shared by
    * several processes also checks `cacheGeneration` in the same round trip (see StaleKeyCache); an
    * in-process limiter ignores it and never answers stale. An in-process limiter answers at once (no
-   * promise: the partner hook then completes synchronously). A shared limiter also reads the Redis keys
-   * of `watch` in the same call and reports their values as `watched`; an in-process one ignores them.
+   * promise: the partner hook then completes synchronously).
    */
-  hit(
-    keyId: string,
-    limit: number,
-    windowMs: number,
-    cacheGeneration?: string,
-    watch?: readonly [string, string],
-  ): RateLimitOutcome | Promise<RateLimitOutcome>;
+  hit(keyId: string, limit: number, windowMs: number, cacheGeneration?: string): RateLimitOutcome | Promise<RateLimitOutcome>;
   /** Redis answers again after an outage: announce what could not be announced meanwhile. */
   recovered?(): Promise<void>;
 }

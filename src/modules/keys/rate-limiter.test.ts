@@ -96,27 +96,22 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
     };
     try {
       const [full, other, stale] = [newId(), newId(), newId()];
-      const all = `test:${full}:all`;
-      const scope = `test:${full}:scope`;
-      await r2.incr(scope);
       await r2.incr(`${prefix}:keys:generation`);
       const generation = await r2.get(`${prefix}:keys:generation`);
       const outcomes = await Promise.all([
-        a.hit(full, 1, WINDOW, generation ?? '0', [all, scope]),
+        a.hit(full, 1, WINDOW, generation ?? '0'),
         a.hit(other, 3, WINDOW),
-        a.hit(full, 1, WINDOW, generation ?? '0', [all, scope]),
+        a.hit(full, 1, WINDOW, generation ?? '0'),
         a.hit(stale, 3, WINDOW, 'not-the-generation'),
       ]);
       expect(scripts.filter((name) => name === 'evalsha' || name === 'eval')).toHaveLength(1);
-      expect(outcomes[0]).toMatchObject({ allowed: true, remaining: 0, resetSec: 60, watched: '0.1' });
+      expect(outcomes[0]).toMatchObject({ allowed: true, remaining: 0, resetSec: 60 });
       expect(outcomes[1]).toMatchObject({ allowed: true, remaining: 2, resetSec: 60 });
-      expect((outcomes[1] as RateLimitDecision).watched).toBeUndefined();
-      expect(outcomes[2]).toMatchObject({ allowed: false, retryAfterSec: 60, watched: '0.1' });
+      expect(outcomes[2]).toMatchObject({ allowed: false, retryAfterSec: 60 });
       expect(outcomes[3]).toEqual({ stale: true, generation: generation ?? '0' });
       // Nothing was counted for the stale one.
       expect(await r2.exists(`${prefix}:ratelimit-runs:${stale}`)).toBe(0);
       await dropRedisNamespace(r2, prefix);
-      await r2.del(all, scope);
     } finally {
       r1.sendCommand = send;
     }
@@ -145,6 +140,26 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
     expect(a.hit(newId(), limit, WINDOW)).toBeInstanceOf(Promise);
     const small = newId();
     for (let i = 0; i < 5; i++) expect(a.hit(small, 2 / LEASE_SHARE - 1, WINDOW)).toBeInstanceOf(Promise);
+  });
+
+  it('gives back what a lapsed slice left unused: the window counts only the requests admitted', async () => {
+    const a = new RedisRateLimiter(r1, clock, silent);
+    const id = newId();
+    const counted = async () => Number(await r1.get(`partner-api:ratelimit-runs:${id}:count`));
+    // A busy second: the key takes a slice sized on its rate, and uses part of it.
+    let inMemory = 0;
+    for (let i = 0; i < 12; i++) {
+      const outcome = a.hit(id, 600, WINDOW);
+      if (!(outcome instanceof Promise)) inMemory++;
+      expect(decided(await outcome).allowed).toBe(true);
+    }
+    expect(inMemory).toBeGreaterThan(0);
+    // The window counts the slice whole, used or not.
+    expect(await counted()).toBeGreaterThan(12);
+    // The key goes quiet past the slice's life: its next request gives the rest back.
+    clock.advance(LEASE_MS / 1000);
+    expect(decided(await a.hit(id, 600, WINDOW))).toMatchObject({ allowed: true, remaining: 600 - 13 });
+    expect(await counted()).toBe(13);
   });
 
   it('answers stale, without counting, when the key-cache generation has moved', async () => {
@@ -193,20 +208,6 @@ describe.skipIf(!process.env.REDIS_URL)('RedisRateLimiter', () => {
     const b = new RedisRateLimiter(r2, frozenAt(base - 5_000), silent);
     expect(decided(await b.hit(id, 2, WINDOW))).toMatchObject({ allowed: true, remaining: 0 });
     expect(await r1.lrange(`partner-api:ratelimit-runs:${id}`, 0, -1)).toEqual([`${base}:2`]);
-  });
-
-  it('reads the watched counters in the same call', async () => {
-    const a = new RedisRateLimiter(r1, clock, silent);
-    const id = newId();
-    const all = `test:${id}:all`;
-    const scope = `test:${id}:scope`;
-    expect(decided(await a.hit(id, 5, WINDOW, '', [all, scope])).watched).toBe('0.0');
-    await r1.incr(scope);
-    await r1.incr(scope);
-    await r1.incr(all);
-    expect(decided(await a.hit(id, 5, WINDOW, '', [all, scope])).watched).toBe('1.2');
-    expect(decided(await a.hit(id, 5, WINDOW)).watched).toBeUndefined();
-    await r1.del(all, scope);
   });
 
   it('falls back to per-process limits when Redis is unreachable', async () => {

@@ -16,14 +16,18 @@
  * (see KeyResolver).
  *
  * Slices: a busy key does not cost a round trip per request. When a key's hits go to Redis, the call
- * also asks for as many admissions as the key used in the last second (at most LEASE_SHARE of its
- * limit), counted in the shared window at once; this process then admits the key's next requests from
- * that slice, in memory and synchronously, for at most LEASE_MS (service clock). A quiet key (one
- * request a second or fewer) or a key with a limit under 2 / LEASE_SHARE takes slices of one: exactly
- * today's round trip per request. What this costs in exactness, per key and process serving it: a
- * request admitted from a slice is counted in the window from the moment the slice was taken, up to
- * 1 s before it was made, so it may leave the window up to 1 s early; and admissions of a slice left
- * unused when it lapses stay counted for the window. In any window a key is therefore admitted at most
+ * also asks for as many admissions as the key's rate of the last second would use over LEASE_MS (at
+ * most LEASE_SHARE of its limit), counted in the shared window at once; this process then admits the
+ * key's next requests from that slice, in memory and synchronously, for at most LEASE_MS (service
+ * clock). So a key costs about one round trip per slice, whatever its rate: a process serving many
+ * moderately busy keys (hundreds of tenants) does not wait on Redis for a large share of its requests
+ * (docs/scale.md, "Tenants"). A quiet key (one request a second or fewer) or a key with a limit under
+ * 2 / LEASE_SHARE takes slices of one: exactly a round trip per request. What this costs in
+ * exactness, per key and process serving it: a request admitted from a slice is counted in the window
+ * from the moment the slice was taken, up to LEASE_MS before it was made, so it may leave the window up
+ * to LEASE_MS early; and admissions of a slice left unused when it lapses stay counted until the key's
+ * next script call gives them back (found among the newest runs; a key that never calls again keeps
+ * them counted until they leave the window). In any window a key is therefore admitted at most
  * limit + P × S requests and refused at most P × S requests early, with P the processes serving it
  * and S = max(1, ⌊limit × LEASE_SHARE⌋) (30 of the default 600 a minute). The shared window stays the
  * truth: every slice is taken from it by the same atomic script. docs/performance.md has the figures.
@@ -45,7 +49,7 @@ export const DEFAULT_REDIS_PREFIX = 'partner-api';
 export const keyCacheGenerationKey = (prefix: string) => `${prefix}:keys:generation`;
 /** Hits of one key decided together at most (a larger group is split; the parts stay in order). */
 const MAX_BATCH = 500;
-/** Keys decided by one script call at most (its KEYS and ARGV grow by four each per key). */
+/** Keys decided by one script call at most (its KEYS grow by two and its ARGV by six per key). */
 const MAX_GROUPS_PER_CALL = 200;
 /**
  * Script calls under way at once. While one is answered, the hits that arrive meanwhile gather for the
@@ -56,23 +60,25 @@ const MAX_GROUPS_PER_CALL = 200;
 const MAX_CALLS_IN_FLIGHT = 1;
 /** The largest slice of a key's limit one process may hold (see "Slices" above). */
 export const LEASE_SHARE = 1 / 20;
-/** How long a slice may be used after it was taken (service clock), and the period demand is counted over. */
-export const LEASE_MS = 1_000;
+/** How long a slice may be used after it was taken (service clock). */
+export const LEASE_MS = 5_000;
+/** The period a key's demand is counted over (its requests per DEMAND_MS size its next slice). */
+const DEMAND_MS = 1_000;
 /** Past this many keys with a slice or a demand count, those lapsed are dropped. */
 const SWEEP_AT = 10_000;
 
 // One call decides the hits of one turn of the event loop, for every key at once:
-// KEYS[1] the shared key-cache generation, then four keys per group g (g = 0, 1, …):
-//   KEYS[2+4g] the key's sliding log: a list of "<ms>:<n>" runs (n requests admitted at that
+// KEYS[1] the shared key-cache generation, then two keys per group g (g = 0, 1, …):
+//   KEYS[2+2g] the key's sliding log: a list of "<ms>:<n>" runs (n requests admitted at that
 //              millisecond), oldest first, so a window holds at most one entry per millisecond whatever the rate
-//   KEYS[3+4g] the number of requests in the log (kept beside it: no walk over the log to count)
-//   KEYS[4+4g], KEYS[5+4g] counters to read and report (the order-cache versions of read-cache.ts), or ''
-// ARGV[1] now (ms, service clock)  ARGV[2] the number of groups, then four arguments per group:
-//   ARGV[3+4g] window (ms)  ARGV[4+4g] limit  ARGV[5+4g] the caller's key-cache generation ('' skips the
-//   check)  ARGV[6+4g] how many requests to decide
+//   KEYS[3+2g] the number of requests in the log (kept beside it: no walk over the log to count)
+// ARGV[1] now (ms, service clock)  ARGV[2] the number of groups, then six arguments per group:
+//   ARGV[3+6g] window (ms)  ARGV[4+6g] limit  ARGV[5+6g] the caller's key-cache generation ('' skips the
+//   check)  ARGV[6+6g] how many requests to decide  ARGV[7+6g], ARGV[8+6g] admissions of a lapsed slice
+//   given back: the ms its run was stamped with and how many (0 0: none)
 // Returns, per group, { admitted (-1: stale cache, nothing counted), requests in the window before them,
 // ms of the oldest entry after them (string), ms of the entry whose departure makes room for the first
-// refused one (string), generation, the watched counters ('<first>.<second>', '' when none) }.
+// refused one (string), generation }.
 //
 // The groups are decided one after the other, exactly as separate calls would be (a script runs
 // atomically: no other client's command comes between them). Each group drops the runs that left the
@@ -86,9 +92,9 @@ local function run(entry)
   local sep = string.find(entry, ':', 1, true)
   return tonumber(string.sub(entry, 1, sep - 1)), tonumber(string.sub(entry, sep + 1))
 end
-local function decide(logKey, countKey, watchAll, watchScope, window, limit, cached, wanted)
+local function decide(logKey, countKey, window, limit, cached, wanted, givenAt, given)
   if cached ~= '' and cached ~= generation then
-    return {-1, 0, '0', '0', generation, ''}
+    return {-1, 0, '0', '0', generation}
   end
   local count = tonumber(redis.call('GET', countKey) or '0')
   local head = redis.call('LINDEX', logKey, 0)
@@ -100,6 +106,23 @@ local function decide(logKey, countKey, watchAll, watchScope, window, limit, cac
     head = redis.call('LINDEX', logKey, 0)
   end
   if not head then count = 0 end
+  -- A lapsed slice's unused admissions leave its run (still in the window, near the tail: looked for
+  -- among the newest 64 runs; not found, nothing is given back).
+  local givenBack = 0
+  if given > 0 and head then
+    for i = -1, -64, -1 do
+      local entry = redis.call('LINDEX', logKey, i)
+      if not entry then break end
+      local at, n = run(entry)
+      if at < givenAt then break end
+      if at == givenAt then
+        givenBack = math.min(n, given)
+        redis.call('LSET', logKey, i, at .. ':' .. (n - givenBack))
+        count = count - givenBack
+        break
+      end
+    end
+  end
   local admitted = math.max(0, math.min(wanted, limit - count))
   if admitted > 0 then
     local tail = redis.call('LINDEX', logKey, -1)
@@ -121,6 +144,8 @@ local function decide(logKey, countKey, watchAll, watchScope, window, limit, cac
     if not head then head = stamp .. ':' .. admitted end
   elseif not head then
     redis.call('DEL', countKey)
+  elseif givenBack > 0 then
+    redis.call('SET', countKey, count, 'KEEPTTL')
   end
   local oldest = tostring(now)
   if head then oldest = tostring(run(head)) end
@@ -142,23 +167,19 @@ local function decide(logKey, countKey, watchAll, watchScope, window, limit, cac
       i = i + 1
     end
   end
-  local watched = ''
-  if watchAll ~= '' then
-    watched = (redis.call('GET', watchAll) or '0') .. '.' .. (redis.call('GET', watchScope) or '0')
-  end
-  return {admitted, count, oldest, blocking, generation, watched}
+  return {admitted, count, oldest, blocking, generation}
 end
 local replies = {}
 for g = 0, tonumber(ARGV[2]) - 1 do
-  local k = 2 + 4 * g
-  local a = 3 + 4 * g
-  replies[g + 1] = decide(KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3],
-    tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3]))
+  local k = 2 + 2 * g
+  local a = 3 + 6 * g
+  replies[g + 1] = decide(KEYS[k], KEYS[k + 1], tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2],
+    tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]))
 end
 return replies
 `;
 
-type ScriptReply = [number, number, string, string, string, string];
+type ScriptReply = [number, number, string, string, string];
 
 interface WithScript {
   /** numberOfKeys, then the keys, then the arguments (see SCRIPT). */
@@ -171,16 +192,23 @@ interface Hit {
   limit: number;
   windowMs: number;
   cacheGeneration: string;
-  watch: readonly [string, string] | undefined;
 }
 
 type PendingHit = BatchEntry<Hit, RateLimitOutcome>;
 
-/** Hits of one key with the same limit, window, key-cache generation and watched keys, in arrival order. */
+/** Hits of one key with the same limit, window and key-cache generation, in arrival order. */
 interface PendingGroup extends Hit {
   hits: PendingHit[];
   /** Admissions asked for beyond the hits, to be held as a slice (0: none). */
   spare: number;
+  /** A lapsed slice's unused admissions given back by this call (null: none). */
+  giveBack: GiveBack | null;
+}
+
+/** Unused admissions of a lapsed slice: the ms its run was stamped with, and how many. */
+interface GiveBack {
+  at: number;
+  slots: number;
 }
 
 /** Admissions of a key held by this process, taken from the shared window (see "Slices" above). */
@@ -219,6 +247,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly generationKey: string;
   private readonly logKeyPrefix: string;
   private readonly leases = new Map<string, Lease>();
+  /** Unused admissions of lapsed slices, given back with their key's next script call. */
+  private readonly givingBack = new Map<string, GiveBack>();
   private readonly demand = new Map<string, Demand>();
 
   constructor(
@@ -237,41 +267,33 @@ export class RedisRateLimiter implements RateLimiter {
     this.fallback = new MemoryRateLimiter(clock);
   }
 
-  hit(
-    keyId: string,
-    limit: number,
-    windowMs: number,
-    cacheGeneration = '',
-    watch?: readonly [string, string],
-  ): RateLimitOutcome | Promise<RateLimitOutcome> {
+  hit(keyId: string, limit: number, windowMs: number, cacheGeneration = ''): RateLimitOutcome | Promise<RateLimitOutcome> {
     const now = this.clock.nowMs();
     this.count(keyId, now);
-    // Watched counters must be read fresh: such a hit always goes to Redis.
-    if (!watch) {
-      const lease = this.leases.get(keyId);
-      if (lease) {
-        if (
-          lease.slots > 0 &&
-          lease.limit === limit &&
-          lease.windowMs === windowMs &&
-          (cacheGeneration === '' || cacheGeneration === lease.generation) &&
-          now >= lease.takenAtMs &&
-          now - lease.takenAtMs < LEASE_MS
-        ) {
-          lease.slots--;
-          const position = lease.next++;
-          return {
-            allowed: true,
-            limit,
-            remaining: Math.max(0, limit - lease.before - position - 1),
-            resetSec: Math.max(0, Math.ceil((lease.oldestMs + windowMs - now) / 1000)),
-            retryAfterSec: 0,
-          };
-        }
-        this.leases.delete(keyId);
+    const lease = this.leases.get(keyId);
+    if (lease) {
+      if (
+        lease.slots > 0 &&
+        lease.limit === limit &&
+        lease.windowMs === windowMs &&
+        (cacheGeneration === '' || cacheGeneration === lease.generation) &&
+        now >= lease.takenAtMs &&
+        now - lease.takenAtMs < LEASE_MS
+      ) {
+        lease.slots--;
+        const position = lease.next++;
+        return {
+          allowed: true,
+          limit,
+          remaining: Math.max(0, limit - lease.before - position - 1),
+          resetSec: Math.max(0, Math.ceil((lease.oldestMs + windowMs - now) / 1000)),
+          retryAfterSec: 0,
+        };
       }
+      this.leases.delete(keyId);
+      if (lease.slots > 0) this.givingBack.set(keyId, { at: lease.takenAtMs, slots: lease.slots });
     }
-    return this.batcher.add({ keyId, limit, windowMs, cacheGeneration, watch });
+    return this.batcher.add({ keyId, limit, windowMs, cacheGeneration });
   }
 
   /** Counts a hit of `keyId` in the current period (what sizes its next slice). */
@@ -281,26 +303,30 @@ export class RedisRateLimiter implements RateLimiter {
       if (this.demand.size >= SWEEP_AT) this.sweep(now);
       demand = { startMs: now, count: 0, previous: 0 };
       this.demand.set(keyId, demand);
-    } else if (now - demand.startMs >= LEASE_MS || now < demand.startMs) {
-      demand.previous = now - demand.startMs < 2 * LEASE_MS && now >= demand.startMs ? demand.count : 0;
+    } else if (now - demand.startMs >= DEMAND_MS || now < demand.startMs) {
+      demand.previous = now - demand.startMs < 2 * DEMAND_MS && now >= demand.startMs ? demand.count : 0;
       demand.startMs = now;
       demand.count = 0;
     }
     demand.count++;
   }
 
-  /** Admissions to ask for beyond `waiting` hits of a key: its recent demand, within its share. */
+  /**
+   * Admissions to ask for beyond `waiting` hits of a key: what its recent demand would use over a
+   * slice's life, within its share. A key making fewer than two requests a second takes none.
+   */
   private spareFor(keyId: string, limit: number, waiting: number): number {
     const most = Math.floor(limit * LEASE_SHARE);
     if (most < 2) return 0;
     const demand = this.demand.get(keyId);
     const recent = demand ? Math.max(demand.count, demand.previous) : 0;
-    return recent < 2 ? 0 : Math.max(0, Math.min(most, recent) - waiting);
+    return recent < 2 ? 0 : Math.max(0, Math.min(most, recent * (LEASE_MS / DEMAND_MS)) - waiting);
   }
 
   private sweep(now: number): void {
-    for (const [keyId, demand] of this.demand) if (now - demand.startMs >= 2 * LEASE_MS) this.demand.delete(keyId);
+    for (const [keyId, demand] of this.demand) if (now - demand.startMs >= 2 * DEMAND_MS) this.demand.delete(keyId);
     for (const [keyId, lease] of this.leases) if (now - lease.takenAtMs >= LEASE_MS) this.leases.delete(keyId);
+    this.givingBack.clear();
   }
 
   /**
@@ -310,24 +336,32 @@ export class RedisRateLimiter implements RateLimiter {
   private async decideBatch(batch: PendingHit[]): Promise<void> {
     const byId = new Map<string, PendingGroup>();
     for (const hit of batch) {
-      const { keyId, limit, windowMs, cacheGeneration, watch } = hit.item;
-      const id = `${keyId}|${limit}|${windowMs}|${cacheGeneration}|${watch ? watch[1] : ''}`;
+      const { keyId, limit, windowMs, cacheGeneration } = hit.item;
+      const id = `${keyId}|${limit}|${windowMs}|${cacheGeneration}`;
       let group = byId.get(id);
       if (!group) {
-        group = { keyId, limit, windowMs, cacheGeneration, watch, hits: [], spare: 0 };
+        group = { keyId, limit, windowMs, cacheGeneration, hits: [], spare: 0, giveBack: null };
         byId.set(id, group);
       }
       group.hits.push(hit);
     }
     const groups: PendingGroup[] = [];
     for (const group of byId.values()) {
-      // A slice for the key's next requests rides on its last group of this call (never on a watched one).
-      if (!group.watch) group.spare = this.spareFor(group.keyId, group.limit, group.hits.length);
+      // A slice for the key's next requests rides on its last group of this call, and what a lapsed
+      // slice left unused on its first.
+      group.spare = this.spareFor(group.keyId, group.limit, group.hits.length);
+      group.giveBack = this.givingBack.get(group.keyId) ?? null;
+      this.givingBack.delete(group.keyId);
       if (group.hits.length <= MAX_BATCH) groups.push(group);
       else {
         for (let from = 0; from < group.hits.length; from += MAX_BATCH) {
           const last = from + MAX_BATCH >= group.hits.length;
-          groups.push({ ...group, hits: group.hits.slice(from, from + MAX_BATCH), spare: last ? group.spare : 0 });
+          groups.push({
+            ...group,
+            hits: group.hits.slice(from, from + MAX_BATCH),
+            spare: last ? group.spare : 0,
+            giveBack: from === 0 ? group.giveBack : null,
+          });
         }
       }
     }
@@ -343,10 +377,10 @@ export class RedisRateLimiter implements RateLimiter {
     const now = this.clock.nowMs();
     const keys: string[] = [this.generationKey];
     const args: Array<string | number> = [now, groups.length];
-    for (const { keyId, limit, windowMs, cacheGeneration, watch, hits, spare } of groups) {
+    for (const { keyId, limit, windowMs, cacheGeneration, hits, spare, giveBack } of groups) {
       const log = this.logKeyPrefix + keyId;
-      keys.push(log, `${log}:count`, watch ? watch[0] : '', watch ? watch[1] : '');
-      args.push(windowMs, limit, cacheGeneration, hits.length + spare);
+      keys.push(log, `${log}:count`);
+      args.push(windowMs, limit, cacheGeneration, hits.length + spare, giveBack?.at ?? 0, giveBack?.slots ?? 0);
     }
     let replies: ScriptReply[];
     try {
@@ -386,8 +420,8 @@ export class RedisRateLimiter implements RateLimiter {
 
 /** Answers a group's hits from its part of the script's reply; returns the slice admitted beyond them. */
 function settle(group: PendingGroup, reply: ScriptReply, now: number): Lease | null {
-  const { limit, windowMs, watch, hits } = group;
-  const [admitted, before, oldest, blocking, generation, watchedReply] = reply;
+  const { limit, windowMs, hits } = group;
+  const [admitted, before, oldest, blocking, generation] = reply;
   if (admitted === -1) {
     const stale = { stale: true as const, generation: String(generation) };
     for (const hit of hits) hit.resolve(stale);
@@ -395,12 +429,11 @@ function settle(group: PendingGroup, reply: ScriptReply, now: number): Lease | n
   }
   const resetSec = Math.max(0, Math.ceil((Number(oldest) + windowMs - now) / 1000));
   const wait = Math.max(1, Math.ceil((Number(blocking) + windowMs - now) / 1000));
-  const watched = watch ? String(watchedReply) : undefined;
   hits.forEach((hit, i) => {
     hit.resolve(
       i < admitted
-        ? { allowed: true, limit, remaining: Math.max(0, limit - before - i - 1), resetSec, retryAfterSec: 0, watched }
-        : { allowed: false, limit, remaining: 0, resetSec: wait, retryAfterSec: wait, watched },
+        ? { allowed: true, limit, remaining: Math.max(0, limit - before - i - 1), resetSec, retryAfterSec: 0 }
+        : { allowed: false, limit, remaining: 0, resetSec: wait, retryAfterSec: wait },
     );
   });
   if (admitted <= hits.length) return null;

@@ -8,6 +8,7 @@
 import type { Queryable } from '../../db/db.js';
 import { prepared } from '../../db/prepared.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod } from '../../shared/schemas.js';
+import { collectionPeriodPairs, collectionPeriodsHeldCte } from '../payments/collection-period-lock.js';
 import { type PartnerOrderScope, scopeConditions } from './visibility.js';
 
 /** The columns the rules need, read with a row lock (SELECT … FOR UPDATE) for the rest of the transaction. */
@@ -102,23 +103,33 @@ export async function lockVisibleOrder(scope: PartnerOrderScope, code: string, q
  * Locks several orders, each through its own scope (as lockVisibleOrder; codes distinct), in code order:
  * the order every multi-row locker uses, batches.repo.ts included, so two of them never wait for each
  * other in a cycle. Returns the locked orders by code; a code its scope does not see is left out.
+ *
+ * `collecting`: partners and environments whose collection periods are held shared by the same
+ * statement (src/modules/payments/collection-period-lock.ts), before any of the rows is locked (the
+ * rows are all read and sorted before the first is locked): a group of events with a DELIVERED pays
+ * no round trip for it.
  */
 export async function lockVisibleOrders(
   wanted: ReadonlyArray<{ scope: PartnerOrderScope; code: string }>,
   q: Queryable,
+  collecting: ReadonlyArray<{ partnerId: string; environment: ApiKeyEnvironment }> = [],
 ): Promise<Map<string, LockedOrder>> {
+  const params: unknown[] = [wanted.map((w) => w.code), wanted.map((w) => w.scope.environment), wanted.map((w) => w.scope.keyId)];
+  const held = collecting.length > 0;
+  if (held) params.push(...collectionPeriodPairs(collecting));
   // Planned on every call (not `prepared`): a generic plan for a set of codes, made while the table
   // was small, can be a sequential scan. The codes are probed on the unique index (`code = ANY`); the
   // scopes are joined to the rows found.
   const rows = await q.query<LockedRow>(
-    `SELECT ${LOCKED_COLUMNS}
-       FROM orders o
+    `${held ? `WITH ${collectionPeriodsHeldCte('periods', '$4', '$5')}` : ''}
+     SELECT ${LOCKED_COLUMNS}
+       FROM ${held ? 'periods, ' : ''}orders o
        JOIN unnest($1::text[], $2::text[], $3::uuid[]) AS s(code, environment, key_id)
          ON s.code = o.code AND o.environment = s.environment AND (s.key_id IS NULL OR o.assigned_key_id = s.key_id)
       WHERE o.code = ANY($1::text[])
       ORDER BY o.code
         FOR UPDATE OF o`,
-    [wanted.map((w) => w.code), wanted.map((w) => w.scope.environment), wanted.map((w) => w.scope.keyId)],
+    params,
   );
   return new Map(rows.map((r) => [r.code, lockedOrder(r)]));
 }

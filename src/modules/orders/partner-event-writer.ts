@@ -15,7 +15,6 @@ import { AppError } from '../../errors.js';
 import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
-import { holdCollectionPeriods } from '../payments/collection-period-lock.js';
 import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
 import { type LockedOrder, lockVisibleOrders } from './order-locks.repo.js';
@@ -105,16 +104,13 @@ export class PartnerEventWriter {
   /** The group's transaction: its orders locked in one statement (each through its event's key scope), then written. */
   private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
     // A DELIVERED may collect cash: its instant (read below) is read once no settlement of its partner
-    // is being made (src/modules/payments/collection-period-lock.ts).
-    await holdCollectionPeriods(
-      group
-        .filter((e) => e.item.body.type === 'DELIVERED')
-        .map((e) => ({ partnerId: e.item.key.partnerId, environment: e.item.environment })),
-      tx,
-    );
+    // is being made (src/modules/payments/collection-period-lock.ts); the same statement locks the orders.
     const locked = await lockVisibleOrders(
       group.map(({ item: e }) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
       tx,
+      group
+        .filter((e) => e.item.body.type === 'DELIVERED')
+        .map((e) => ({ partnerId: e.item.key.partnerId, environment: e.item.environment })),
     );
     const { outcomes, written } = await applyPartnerEvents(
       group.map((e) => e.item),

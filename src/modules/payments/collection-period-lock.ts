@@ -24,6 +24,27 @@ import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 const COLLECTION_PERIOD_LOCK = 0x5e7c;
 const KEY = `hashtext(partner_id::text || ':' || environment)`;
 
+/**
+ * The shared locks of (partner, environment) pairs, as a common table expression `name` that takes
+ * them when it is read, for a statement that does other work in the same round trip (the group-commit
+ * writer locks its orders with it). `$partners` and `$environments` are the placeholders of two text
+ * arrays of the same length, built by collectionPeriodPairs.
+ */
+export function collectionPeriodsHeldCte(name: string, partners: string, environments: string): string {
+  return `${name} AS MATERIALIZED (
+    SELECT count(pg_advisory_xact_lock_shared(${COLLECTION_PERIOD_LOCK}, ${KEY})) AS held
+      FROM unnest(${partners}::text[], ${environments}::text[]) AS c(partner_id, environment)
+  )`;
+}
+
+/** The distinct pairs of `collecting`, as the two arrays collectionPeriodsHeldCte reads. */
+export function collectionPeriodPairs(
+  collecting: ReadonlyArray<{ partnerId: string; environment: ApiKeyEnvironment }>,
+): [string[], string[]] {
+  const pairs = [...new Set(collecting.map((c) => `${c.partnerId} ${c.environment}`))].sort();
+  return [pairs.map((p) => p.split(' ')[0]), pairs.map((p) => p.split(' ')[1])];
+}
+
 /** Takes the shared lock of each (partner, environment) collecting; nothing when there is none. */
 export async function holdCollectionPeriods(
   collecting: ReadonlyArray<{ partnerId: string; environment: ApiKeyEnvironment }>,
@@ -32,11 +53,10 @@ export async function holdCollectionPeriods(
   if (collecting.length === 0) return;
   // In one order, whatever the group's (shared locks do not conflict among themselves, but a fixed
   // order costs nothing).
-  const pairs = [...new Set(collecting.map((c) => `${c.partnerId} ${c.environment}`))].sort();
   await q.query(
     `SELECT pg_advisory_xact_lock_shared(${COLLECTION_PERIOD_LOCK}, ${KEY})
        FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS c(partner_id, environment, n) ORDER BY n`,
-    [pairs.map((p) => p.split(' ')[0]), pairs.map((p) => p.split(' ')[1])],
+    collectionPeriodPairs(collecting),
   );
 }
 

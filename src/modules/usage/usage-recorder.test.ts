@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { BatchedUsageRecorder } from './usage-recorder.js';
 
@@ -89,5 +90,29 @@ describe('BatchedUsageRecorder', () => {
     await recorder.flush();
     expect((await recorder.series(key.id, 1, { fresh: true }))[0]).toMatchObject({ requests: 3, serverErrors: 1 });
     await recorder.stop();
+  });
+
+  it("shows another process's flushed counts once its snapshot is renewed, renewing it behind a served read", async () => {
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const here = new BatchedUsageRecorder(t.ctx.db, t.clock, silent);
+    const there = new BatchedUsageRecorder(t.ctx.db, t.clock, silent);
+    here.record(key.id, 200, true);
+    expect((await here.series(key.id, 1))[0].requests).toBe(1);
+    there.record(key.id, 200, true);
+    there.record(key.id, 404, true);
+    await there.flush();
+    // Within the snapshot's life (about two seconds, served up to 3.5 s while renewed) the other
+    // process's rows show; until then, this process's own count is exact.
+    await waitFor(
+      async () => {
+        const [today] = await here.series(key.id, 1);
+        expect(today.requests).toBeGreaterThanOrEqual(1);
+        return today.requests === 3 && today.clientErrors === 1;
+      },
+      { what: "the other process's two requests in this process's series" },
+    );
+    await here.stop();
+    await there.stop();
   });
 });

@@ -13,9 +13,11 @@
  * A snapshot is read again only when it expires, whatever the number of keys, and the keys whose
  * snapshots are wanted while a read waits for its turn are read together in that one statement: a
  * process serving 600 keys reads about as often as one serving three (docs/scale.md, "Tenants").
+ * An expired snapshot (SNAPSHOT_TTL_MS) is still served, for at most SNAPSHOT_SERVE_MS after it was
+ * read, while its new reading is under way in the background, so a key in use never waits for it.
  * Snapshots are only taken on the same queue as flushes, so none is ever read while a flush is half
- * done. Rows flushed by other processes show once the snapshot expires (about two seconds; the contract
- * allows five).
+ * done. Rows flushed by other processes show within SNAPSHOT_SERVE_MS of their flush (3.5 s; the
+ * contract allows five for the usage routes, which read fresh).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
@@ -27,14 +29,18 @@ import { addUsage, readUsageOfKeys, type UsageIncrement } from './usage.repo.js'
 import type { DailyUsage, UsageRecorder } from './usage.types.js';
 
 const FLUSH_MS = 1_000;
+/** A snapshot older than this is read again, in the background while it may still be served. */
 const SNAPSHOT_TTL_MS = 2_000;
+/** A snapshot is served at most this long after it was read; past it, a read waits for a new one. */
+const SNAPSHOT_SERVE_MS = 3_500;
 const MAX_SNAPSHOTS = 10_000;
 /** Counters are kept, and can be read, for this many UTC days ending today (docs/decisions-log.md, 'API keys'). */
 export const USAGE_RETENTION_DAYS = 35;
 
 interface Snapshot {
   epoch: number;
-  expiresAt: number;
+  /** When it was read (real time). */
+  readAt: number;
   rows: Map<string, DailyUsage>;
 }
 
@@ -47,6 +53,8 @@ export class BatchedUsageRecorder implements UsageRecorder {
   /** Advances each time a flush commits. */
   private epoch = 0;
   private readonly snapshots = new Map<string, Snapshot>();
+  /** Keys whose snapshot is being read again in the background. */
+  private readonly refreshing = new Set<string>();
   /** Flushes and snapshot reads run one after another on this queue (it never rejects). */
   private queue: Promise<unknown> = Promise.resolve();
   /** Writes every FLUSH_MS (src/shared/periodic-flusher.ts: one at a time, outages logged once). */
@@ -89,7 +97,16 @@ export class BatchedUsageRecorder implements UsageRecorder {
 
   series(keyId: string, days: number, options: { fresh?: boolean } = {}): DailyUsage[] | Promise<DailyUsage[]> {
     const snapshot = this.snapshots.get(keyId);
-    if (!options.fresh && snapshot && snapshot.epoch === this.epoch && snapshot.expiresAt > Date.now()) {
+    const age = snapshot ? Date.now() - snapshot.readAt : Number.POSITIVE_INFINITY;
+    if (!options.fresh && snapshot && snapshot.epoch === this.epoch && age < SNAPSHOT_SERVE_MS) {
+      // Past its lifetime it is still served while a new one is read for the key's next requests: a
+      // busy key's /me never waits for the database (docs/scale.md, "Tenants").
+      if (age >= SNAPSHOT_TTL_MS && !this.refreshing.has(keyId)) {
+        this.refreshing.add(keyId);
+        this.readSnapshot(keyId)
+          .catch(() => {})
+          .finally(() => this.refreshing.delete(keyId));
+      }
       return this.compose(keyId, snapshot.rows, days);
     }
     return this.readSnapshot(keyId).then((rows) => this.compose(keyId, rows, days));
@@ -107,12 +124,12 @@ export class BatchedUsageRecorder implements UsageRecorder {
         const byKey = await readUsageOfKeys([...keys], from, dayOf(Math.floor(nowMs / DAY_MS)), this.db);
         if (this.snapshots.size + keys.size > MAX_SNAPSHOTS) this.snapshots.clear();
         // Real time, not the test clock: this is cache freshness, not a business rule.
-        const expiresAt = Date.now() + SNAPSHOT_TTL_MS;
+        const readAt = Date.now();
         const read = new Map<string, Map<string, DailyUsage>>();
         for (const [id, rows] of byKey) {
           const byDay = new Map(rows.map((r) => [r.day, r]));
           read.set(id, byDay);
-          this.snapshots.set(id, { epoch: this.epoch, expiresAt, rows: byDay });
+          this.snapshots.set(id, { epoch: this.epoch, readAt, rows: byDay });
         }
         return read;
       });

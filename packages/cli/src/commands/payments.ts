@@ -106,8 +106,13 @@ export const paymentCommands: Command[] = [
   ),
   {
     path: ['balance'],
-    summary: 'Cash on hand (collected, on no settlement) and what your settlements await',
+    summary:
+      'Cash on hand (collected, on no settlement), what your settlements await, and your credit (over-remitted, carried to your next statement)',
     options: KEY_OPTION,
+    examples: [
+      'partner balance --key 3f1c…',
+      'partner balance --key 3f1c… --json   # amounts in qəpik: creditQepik is the credit',
+    ],
     async run(ctx, values) {
       const b = await ctx.partner(stringOption(values, 'key')).GET('/v1/partner/balance');
       ctx.out.result(b, () =>
@@ -116,6 +121,7 @@ export const paymentCommands: Command[] = [
           ['Cash on hand', `${azn(b.codOnHandQepik)} AZN in ${b.collectionsOnHand} collections`],
           ['Oldest on hand', localTime(b.oldestCollectionOnHandAt)],
           ['Awaiting remittance', `${azn(b.awaitingRemittanceQepik)} AZN`],
+          ['Credit', `${azn(b.creditQepik)} AZN${b.creditQepik === 0 ? '' : ', carried to your next statement'}`],
         ]),
       );
     },
