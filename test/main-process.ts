@@ -1,6 +1,12 @@
 /**
- * `src/main.ts` in a child process, owned by the test that starts it (test/child-processes.ts): its
- * output read line by line, its exit awaited.
+ * The server's entry point in a child process, owned by the test that starts it (test/child-processes.ts):
+ * its output read line by line, its exit awaited.
+ *
+ * The child runs the compiled build (`dist/src/main.js`, what `npm start` runs; the e2e tier's set-up,
+ * test/stale-builds.ts, rebuilds it when a source is newer), not `src/main.ts` through tsx: loading the
+ * app's TypeScript through tsx's loader cost a start three times the CPU (about 11 s against 3.4 s, of
+ * which 4.5 s in the loader's own thread), and on a shared 2-core host under load the start alone then
+ * outlasted the deadlines of the tests that wait for it.
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawnOwned } from './child-processes.js';
@@ -18,11 +24,11 @@ export interface SpawnedChild {
 const CHILD_DEADLINE_MS = 60_000;
 
 /**
- * `src/main.ts` in a child process with `env` over this one's. The child is killed when the test ends,
+ * The server's entry point in a child process with `env` over this one's. The child is killed when the test ends,
  * whatever happened (a failed expectation must not leave a server running), and at its deadline.
  */
 export function spawnChild(args: string[], env: Record<string, string>): SpawnedChild {
-  const child = spawnOwned(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  const child = spawnOwned(process.execPath, ['dist/src/main.js', ...args], {
     env: { ...process.env, DATA_DIR: 'memory://', ...env },
     deadlineMs: CHILD_DEADLINE_MS,
   });

@@ -14,6 +14,7 @@ import { createLogger } from '../src/logger.js';
 import { expectError } from './expect-error.js';
 import { createPartner } from './factories.js';
 import { createTestApp, freshDatabase, type TestApp } from './harness.js';
+import { waitFor } from './wait.js';
 
 const serverMode = Boolean(process.env.DATABASE_URL);
 
@@ -136,5 +137,42 @@ describe.skipIf(!serverMode)('the bulk lane (large writes: an upload’s bytes)'
     expect(outages).toEqual([]);
     expect(await bulk.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});
+
+describe.skipIf(!serverMode)('a deadline that passes while the process is busy', () => {
+  it('keeps an answer that arrived in time: the statement succeeds, no outage, the same connection', async () => {
+    const fresh = await freshDatabase();
+    await fresh.db.close();
+    onTestFinished(() => fresh.drop());
+    const deadlineMs = 3_000;
+    const db = await openDb({ databaseUrl: fresh.url, dataDir: '', poolSize: 1, timeoutMs: deadlineMs });
+    onTestFinished(() => db.close());
+    const outages: unknown[] = [];
+    onTestFinished(db.health.onChange((change) => outages.push(change)));
+    await db.query('CREATE TABLE gate (a int)');
+    const [{ pid }] = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const locker = new pg.Client({ connectionString: fresh.url ?? undefined });
+    await locker.connect();
+    onTestFinished(() => locker.end());
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
+
+    const started = Date.now();
+    const answer = db.query<{ n: number }>('SELECT count(*)::int AS n FROM gate');
+    // The statement is on the server, waiting for the lock; let go, it is answered at once…
+    await waitFor(async () => (await locker.query('SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted', [pid])).rowCount, {
+      timeoutMs: 1_000,
+      what: 'the statement waiting for the lock',
+    });
+    // (ROLLBACK is sent, not awaited: its answer and the statement's come while the thread is blocked.)
+    const rollback = locker.query('ROLLBACK');
+    // …while this process is busy (its thread blocked, as by a long task) until past the deadline.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, started + deadlineMs + 300 - Date.now()));
+    await rollback;
+    expect(await answer).toEqual([{ n: 0 }]);
+    expect(db.health.available).toBe(true);
+    expect(outages).toEqual([]);
+    expect(await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).toEqual([{ pid }]);
   });
 });

@@ -11,7 +11,8 @@
  *    getting a connection too: past it the connection is destroyed (the server rolls the transaction
  *    back) and the caller gets 503 ERR_DEPENDENCY_UNAVAILABLE. A request needing the database is so
  *    answered within 2 s even when the server stops answering without closing anything (a network
- *    partition), where only a deadline can tell;
+ *    partition), where only a deadline can tell. An answer already received when the deadline passes
+ *    (the process was busy) is kept: see `arm`;
  *  - a server that answers but is slow to finish one statement is not a partition: each statement has
  *    a server-side `statement_timeout` (statementTimeoutOf: 1 s of the 1.5 s) that falls before the deadline, so
  *    the server cancels it (SQLSTATE 57014) and the connection stays in use; the caller gets 503
@@ -227,7 +228,7 @@ class PoolDb implements Db {
     const token = this.health.begin();
     const startedMs = Date.now();
     const client = await this.checkout(token);
-    const timer = this.arm(client, startedMs);
+    const deadline = this.arm(client, startedMs);
     let failure: unknown;
     try {
       await this.setStatementTimeout(client);
@@ -238,7 +239,7 @@ class PoolDb implements Db {
       failure = err;
       throw this.failed(err, token);
     } finally {
-      if (timer) clearTimeout(timer);
+      deadline?.cancel();
       client.release(this.kind === 'server' && failure !== undefined && clientBroken(client, failure));
     }
   }
@@ -300,18 +301,34 @@ class PoolDb implements Db {
     return translated;
   }
 
-  /** The deadline of work that began at `startedMs` on `client`: past it, the connection is destroyed. */
-  private arm(client: pg.PoolClient, startedMs: number): NodeJS.Timeout | null {
+  /**
+   * The deadline of work that began at `startedMs` on `client`: past it, the connection is destroyed,
+   * unless its answer is already here. A process that was busy (a burst of uploads, an overloaded host)
+   * runs its due timers before it reads the sockets that became readable meanwhile, so an answer that
+   * came in time would be thrown away with its connection and the request answered 503. The timer
+   * therefore yields to the loop's I/O once (setImmediate runs after it), and cuts off only work still
+   * unanswered then: a real partition is cut off one turn of the loop later, nothing more.
+   */
+  private arm(client: pg.PoolClient, startedMs: number): { cancel(): void } | null {
     if (!this.deadlines) return null;
     const left = Math.max(MIN_STATEMENT_MS, startedMs + this.timeoutMs - Date.now());
-    return setTimeout(() => destroyConnection(client, deadlineError(this.timeoutMs)), left);
+    let check: NodeJS.Immediate | undefined;
+    const timer = setTimeout(() => {
+      check = setImmediate(() => destroyConnection(client, deadlineError(this.timeoutMs)));
+    }, left);
+    return {
+      cancel: () => {
+        clearTimeout(timer);
+        if (check) clearImmediate(check);
+      },
+    };
   }
 
   async tx<T>(fn: (q: Queryable) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const token = this.health.begin();
     const startedMs = Date.now();
     const client = await this.checkout(token);
-    const timer = this.arm(client, startedMs);
+    const deadline = this.arm(client, startedMs);
     const q: Queryable = { query: (text, params) => run(client, text, params) };
     const begin =
       options.isolation || options.readOnly
@@ -322,12 +339,12 @@ class PoolDb implements Db {
       await run(client, begin);
       const result = await fn(q);
       await run(client, 'COMMIT');
-      if (timer) clearTimeout(timer);
+      deadline?.cancel();
       client.release();
       this.health.succeeded(token);
       return result;
     } catch (err) {
-      if (timer) clearTimeout(timer);
+      deadline?.cancel();
       if (this.kind === 'server' && clientBroken(client, err)) {
         // The connection is gone or past its deadline: nothing to roll back on it (the server rolls the
         // transaction back when the connection ends), and a ROLLBACK would only wait behind it.

@@ -13,7 +13,7 @@ import { apiKeyOf } from '../../plugins/api-key-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { sendUpload } from './upload-reply.js';
 import { PhotoBytes, Upload, UploadIdParams } from './uploads.schemas.js';
-import { createUpload, getUpload } from './uploads.service.js';
+import { createUpload, getUpload, type UploadsDeps } from './uploads.service.js';
 
 /**
  * A body answered before its end (refused, or past its deadline). Past its deadline, the connection goes
@@ -46,7 +46,7 @@ const UPLOAD_LIMITS_TEXT =
   'the connection is closed. (The figures are the defaults; an operator may set others.)';
 
 export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const ctx = app.ctx;
+  const deps: UploadsDeps = app.ctx;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   // Fastify refuses a malformed Content-Type (`undefined`, `image/`) before any parser runs; here the
@@ -88,8 +88,8 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // The request log keeps a note of the body, never its bytes (refused uploads included).
       const declared = request.headers['content-length'];
       request.receivedBody = `[photo upload: ${declared === undefined ? 'chunked' : `${declared} bytes`}]`;
-      reply.raw.once('finish', () => settleUnreadBody(request.raw, reply.raw, ctx.config.uploads.bodyTimeoutMs));
-      const upload = await createUpload(ctx, apiKeyOf(request).partnerId, request.body, declared);
+      reply.raw.once('finish', () => settleUnreadBody(request.raw, reply.raw, deps.config.uploads.bodyTimeoutMs));
+      const upload = await createUpload(deps, apiKeyOf(request).partnerId, request.body, declared);
       request.receivedBody = `[${upload.contentType}: ${upload.bytes} bytes]`;
       return reply.code(201).send(upload);
     },
@@ -115,7 +115,7 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!key.scopes.includes('orders:read') && !key.scopes.includes('logistics:write')) {
         throw new AppError('ERR_API_KEY_SCOPE', 'This API key lacks the scope orders:read or logistics:write');
       }
-      return sendUpload(reply, await getUpload(ctx, key.partnerId, request.params.id));
+      return sendUpload(reply, await getUpload(deps, key.partnerId, request.params.id));
     },
   );
 };

@@ -5,11 +5,23 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { AppContext } from '../../context.js';
+import type { UploadLimits } from '../../config.js';
+import type { Db } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
-import { isRefusal, type Refusal } from './upload-limiter.js';
+import { isRefusal, type Refusal, type UploadLimiter } from './upload-limiter.js';
 import { findUploadBytes, insertUpload } from './uploads.repo.js';
 import { MAX_UPLOAD_BYTES, type Upload, type UploadContentType } from './uploads.schemas.js';
+
+/** What the upload services need (AppContext satisfies it). */
+export interface UploadsDeps {
+  /** Uploads are stored through its bulk lane (`withTimeout(…, { bulk: true })`). */
+  db: Db;
+  clock: { now(): Date };
+  /** This process's upload limits (upload-limiter.ts). */
+  uploads: Pick<UploadLimiter, 'admit'>;
+  /** The body deadline (UPLOAD_BODY_TIMEOUT_MS). */
+  config: { uploads: Pick<UploadLimits, 'bodyTimeoutMs'> };
+}
 
 /** How long storing one upload's bytes may take (the bulk lane's deadline). */
 const UPLOAD_WRITE_TIMEOUT_MS = 15_000;
@@ -98,7 +110,7 @@ function readChunks(body: Readable, max: number, deadlineMs: number, onChunk: (c
  * moment they arrive until stored, and the admission is given back however the upload ends.
  */
 export async function createUpload(
-  ctx: AppContext,
+  deps: UploadsDeps,
   partnerId: string,
   body: unknown,
   declaredLength: string | undefined,
@@ -107,12 +119,12 @@ export async function createUpload(
   const expected = declaredLength === undefined ? null : Number(declaredLength);
   if (expected !== null && expected > MAX_UPLOAD_BYTES) throw validationError('body', 'must be at most 5 MiB');
   const sized = expected !== null && Number.isInteger(expected) && expected >= 0 ? expected : null;
-  const pass = ctx.uploads.admit(partnerId, sized);
+  const pass = deps.uploads.admit(partnerId, sized);
   if (isRefusal(pass)) throw refused(pass);
   let received = 0;
   try {
     const hash = createHash('sha256');
-    const chunks = await readChunks(body, sized ?? MAX_UPLOAD_BYTES, ctx.config.uploads.bodyTimeoutMs, (chunk) => {
+    const chunks = await readChunks(body, sized ?? MAX_UPLOAD_BYTES, deps.config.uploads.bodyTimeoutMs, (chunk) => {
       if (sized !== null && received + chunk.length > sized) throw validationError('body', 'is longer than its Content-Length');
       received += chunk.length;
       const over = pass.charge(chunk.length);
@@ -133,11 +145,11 @@ export async function createUpload(
       contentType,
       bytes: received,
       sha256: hash.digest('hex'),
-      createdAt: ctx.clock.now().toISOString(),
+      createdAt: deps.clock.now().toISOString(),
     };
     // The bytes go in through the bulk lane: connections of its own and a deadline of its own, so a
     // burst of uploads neither holds the connections other requests wait on nor looks like an outage.
-    await insertUpload(partnerId, upload, data, ctx.db.withTimeout(UPLOAD_WRITE_TIMEOUT_MS, { bulk: true }));
+    await insertUpload(partnerId, upload, data, deps.db.withTimeout(UPLOAD_WRITE_TIMEOUT_MS, { bulk: true }));
     return upload;
   } finally {
     pass.release(received);
@@ -145,8 +157,12 @@ export async function createUpload(
 }
 
 /** GET /v1/partner/uploads/{id}: the partner's own upload with its bytes; any other id 404. */
-export async function getUpload(ctx: AppContext, partnerId: string, id: string): Promise<Upload & { data: Buffer }> {
-  const found = UPLOAD_ID.test(id) ? await findUploadBytes(partnerId, id, ctx.db) : null;
+export async function getUpload(
+  deps: Pick<UploadsDeps, 'db'>,
+  partnerId: string,
+  id: string,
+): Promise<Upload & { data: Buffer }> {
+  const found = UPLOAD_ID.test(id) ? await findUploadBytes(partnerId, id, deps.db) : null;
   if (!found) throw notFound('Upload');
   return found;
 }
