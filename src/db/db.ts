@@ -70,13 +70,14 @@ export interface Db extends Queryable {
   /** A dedicated connection (advisory locks, migrations); release it when done. No deadline applies. */
   connect(): Promise<pg.PoolClient>;
   /**
-   * Server only: runs `copy` (a `COPY … FROM STDIN` statement) with `data` in COPY's text format, under
+   * Server only: runs `copy` (a `COPY … FROM STDIN` statement) with `data` in the statement's format (a
+   * string in COPY's text format, or buffers written one after another as they are, never joined), under
    * the same deadline and fault handling as a statement. Many rows cost far less than through INSERT
    * (the server writes them with multi-row inserts, a fraction of the WAL). The embedded database
    * cannot: COPY FROM STDIN through PGlite's node-postgres adapter ends its WASM program (seen with
    * PGlite 0.5.16), so callers keep an INSERT for it.
    */
-  copyFrom(copy: string, data: string): Promise<void>;
+  copyFrom(copy: string, data: string | readonly Buffer[]): Promise<void>;
   /**
    * The same database (same pool, same health) with another deadline per statement and transaction:
    * background work (the worker) may wait longer than a request. Closing the view closes nothing.
@@ -248,11 +249,13 @@ class PoolDb implements Db {
     return this.checkout();
   }
 
-  async copyFrom(copy: string, data: string): Promise<void> {
+  async copyFrom(copy: string, data: string | readonly Buffer[]): Promise<void> {
     if (this.kind !== 'server') throw new Error('COPY FROM STDIN is not available on the embedded database');
     // A COPY the server refuses (a missing partition, a bad value) fails the stream with the server's
     // error, SQLSTATE included, and leaves the connection usable, as a failed statement does.
-    await this.withClient((client) => pipeline(Readable.from([data]), client.query(copyStreamFrom(copy))));
+    await this.withClient((client) =>
+      pipeline(Readable.from(typeof data === 'string' ? [data] : data), client.query(copyStreamFrom(copy))),
+    );
   }
 
   /**

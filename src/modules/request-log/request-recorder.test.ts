@@ -51,7 +51,7 @@ function failingLog(): { wrap: (db: Db) => Db; mode: 'up' | 'down' | 'refusing' 
             };
           }
           if (prop === 'copyFrom') {
-            return (copy: string, data: string) => {
+            return (copy: string, data: string | readonly Buffer[]) => {
               const err = failure(copy);
               return err ? Promise.reject(err) : target.copyFrom(copy, data);
             };

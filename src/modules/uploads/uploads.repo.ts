@@ -1,7 +1,7 @@
 /**
  * Upload SQL: partner id first, the Queryable last. The bytes are read only by `findUploadBytes`.
  */
-import type { Queryable } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import type { Upload, UploadContentType } from './uploads.schemas.js';
 
 interface UploadRow {
@@ -20,11 +20,68 @@ const toUpload = (r: UploadRow): Upload => ({
   createdAt: r.created_at.toISOString(),
 });
 
-export async function insertUpload(partnerId: string, upload: Upload, data: Buffer, q: Queryable): Promise<void> {
-  await q.query(
+/**
+ * Stores an upload whose bytes are `chunks` (as they arrived; `upload.bytes` in all). On a PostgreSQL
+ * server: one binary `COPY … FROM STDIN` that writes the chunks to the connection as they are, a
+ * chunk at a time as the socket takes them, so the bytes are never joined into one buffer nor copied
+ * into a statement's parameters (docs/performance.md, "Uploads beside other partners"). The embedded
+ * database cannot COPY from a client (db.ts): one INSERT with the bytes joined.
+ */
+export async function insertUpload(partnerId: string, upload: Upload, chunks: readonly Buffer[], db: Db): Promise<void> {
+  if (db.kind === 'server') {
+    await db.copyFrom(
+      'COPY uploads (id, partner_id, content_type, bytes, sha256, created_at, data) FROM STDIN (FORMAT binary)',
+      binaryCopyRow(partnerId, upload, chunks),
+    );
+    return;
+  }
+  const data = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, upload.bytes);
+  await db.query(
     `INSERT INTO uploads (id, partner_id, content_type, bytes, sha256, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     [upload.id, partnerId, upload.contentType, upload.bytes, upload.sha256, data, new Date(upload.createdAt)],
   );
+}
+
+/** COPY's binary file header: its signature, no flags, no header extension. */
+const COPY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+/** timestamptz in binary: microseconds since 2000-01-01 00:00 UTC. */
+const PG_EPOCH_MS = Date.UTC(2000, 0, 1);
+
+/**
+ * One row of `COPY uploads (id, partner_id, content_type, bytes, sha256, created_at, data)` in COPY's
+ * binary format: the header and every field before the bytes in one small buffer, the chunks as they
+ * are, then the end-of-data marker.
+ */
+function binaryCopyRow(partnerId: string, upload: Upload, chunks: readonly Buffer[]): Buffer[] {
+  const text = (value: string) => Buffer.from(value, 'utf8');
+  const int4 = Buffer.alloc(4);
+  int4.writeInt32BE(upload.bytes);
+  const createdAt = Buffer.alloc(8);
+  createdAt.writeBigInt64BE(BigInt(Date.parse(upload.createdAt) - PG_EPOCH_MS) * 1000n);
+  const fields = [
+    text(upload.id),
+    Buffer.from(partnerId.replace(/-/g, ''), 'hex'),
+    text(upload.contentType),
+    int4,
+    text(upload.sha256),
+    createdAt,
+  ];
+  const parts: Buffer[] = [COPY_HEADER, u16(fields.length + 1)];
+  for (const field of fields) parts.push(u32(field.length), field);
+  parts.push(u32(upload.bytes));
+  return [Buffer.concat(parts), ...chunks, u16(0xffff)];
+}
+
+function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n);
+  return b;
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
 }
 
 /** The partner's upload `id` with its bytes; null when the partner has none of that id. */

@@ -1,7 +1,7 @@
 /**
  * Photo uploads (docs/tracking-and-proof.md, "Uploads" and "Upload limits"): admitted by the upload
- * limits, the body read as a stream under a deadline, hashed as it arrives, joined once, judged by its
- * bytes, then stored.
+ * limits, the body read as a stream under a deadline, hashed as it arrives, judged by its first bytes,
+ * then stored as the chunks it came in.
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -46,6 +46,14 @@ export function imageTypeOf(data: Buffer): UploadContentType | null {
   if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
   if (data.length >= PNG_SIGNATURE.length && data.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) return 'image/png';
   return null;
+}
+
+/** The first `n` bytes of `chunks` (fewer if there are fewer), without joining the rest. */
+function firstBytes(chunks: readonly Buffer[], n: number): Buffer {
+  const first = chunks[0];
+  if (first === undefined) return Buffer.alloc(0);
+  if (first.length >= n || chunks.length === 1) return first;
+  return Buffer.concat(chunks, n).subarray(0, n);
 }
 
 function isReadable(body: unknown): body is Readable {
@@ -135,10 +143,8 @@ export async function createUpload(
     if (sized !== null && received !== sized) {
       throw validationError('body', `was cut short: ${received} of ${sized} bytes arrived`);
     }
-    // One copy, once every byte is here (a single chunk is kept as it is).
-    const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
-    chunks.length = 0;
-    const contentType = imageTypeOf(data);
+    // The type is judged by the first bytes; the chunks are stored as they came (uploads.repo.ts).
+    const contentType = imageTypeOf(firstBytes(chunks, PNG_SIGNATURE.length));
     if (!contentType) throw validationError('body', 'must be a JPEG or PNG image (judged by its first bytes)');
     const upload: Upload = {
       id: newUploadId(),
@@ -149,7 +155,7 @@ export async function createUpload(
     };
     // The bytes go in through the bulk lane: connections of its own and a deadline of its own, so a
     // burst of uploads neither holds the connections other requests wait on nor looks like an outage.
-    await insertUpload(partnerId, upload, data, deps.db.withTimeout(UPLOAD_WRITE_TIMEOUT_MS, { bulk: true }));
+    await insertUpload(partnerId, upload, chunks, deps.db.withTimeout(UPLOAD_WRITE_TIMEOUT_MS, { bulk: true }));
     return upload;
   } finally {
     pass.release(received);

@@ -24,6 +24,11 @@ function upload(k: TestKey, body: Buffer | string, contentType = 'image/jpeg', h
     payload: body,
   });
 }
+/** The upload route's address on a real listener (opened once for the file). */
+async function uploadsUrl(): Promise<string> {
+  if (!t.live.server.listening) await t.live.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}/v1/partner/uploads`;
+}
 async function count(): Promise<number> {
   return (await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM uploads'))[0].n;
 }
@@ -57,10 +62,45 @@ describe('POST /v1/partner/uploads', () => {
     ]);
   });
 
+  it('stores a photo that arrives in many pieces, split inside its signature, and reads it back byte for byte', async () => {
+    const k = await key();
+    const base = await uploadsUrl();
+    const png = pngBytes(3 * 1024 * 1024);
+    png.fill(0x5a, 8, png.length - 12);
+    for (let i = 8; i < png.length - 12; i += 4099) png[i] = i % 251;
+    // Pieces of 3 bytes (inside the 8-byte signature), then of 64 KiB, sent as a stream.
+    const cuts = [0, 3, 5, ...Array.from({ length: Math.ceil(png.length / 65_536) }, (_, i) => 8 + i * 65_536), png.length];
+    const pieces = cuts
+      .slice(1)
+      .map((end, i) => png.subarray(cuts[i], Math.min(end, png.length)))
+      .filter((p) => p.length > 0);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const piece of pieces) controller.enqueue(new Uint8Array(piece));
+        controller.close();
+      },
+    });
+    const res = await fetch(base, { method: 'POST', headers: k.headers, body, duplex: 'half' } as RequestInit);
+    const created = (await res.json()) as { id: string; bytes: number; sha256: string; createdAt: string; contentType: string };
+    expect(res.status, JSON.stringify(created)).toBe(201);
+    expect(created).toMatchObject({
+      contentType: 'image/png',
+      bytes: png.length,
+      sha256: createHash('sha256').update(png).digest('hex'),
+    });
+    const read = await t.live.inject({ method: 'GET', url: `/v1/partner/uploads/${created.id}`, headers: k.headers });
+    expect(read.statusCode).toBe(200);
+    expect(read.rawPayload.equals(png)).toBe(true);
+    const stored = await t.ctx.db.query<{ created_at: Date; bytes: number; sha256: string }>(
+      'SELECT created_at, bytes, sha256 FROM uploads WHERE id = $1',
+      [created.id],
+    );
+    expect(stored[0]).toEqual({ created_at: new Date(created.createdAt), bytes: png.length, sha256: created.sha256 });
+  });
+
   it('judges by the magic bytes alone, whatever the Content-Type says (malformed included) or when there is none', async () => {
     const k = await key();
-    await t.live.listen({ port: 0, host: '127.0.0.1' });
-    const url = `http://127.0.0.1:${(t.live.server.address() as AddressInfo).port}/v1/partner/uploads`;
+    const url = await uploadsUrl();
     const stubs: [Buffer, string][] = [
       [Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 7)]), 'image/jpeg'],
       [Buffer.concat([pngBytes().subarray(0, 8), Buffer.alloc(64, 7)]), 'image/png'],
