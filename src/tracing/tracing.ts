@@ -124,7 +124,8 @@ export function traceDb(db: Db, tracing: Tracing): Db {
               ),
           );
       }
-      if (prop === 'copyFrom') return (copy: string, data: string | readonly Buffer[]) => statementSpan(copy, () => target.copyFrom(copy, data));
+      if (prop === 'copyFrom')
+        return (copy: string, data: string | readonly Buffer[]) => statementSpan(copy, () => target.copyFrom(copy, data));
       if (prop === 'withTimeout')
         return (timeoutMs: number, options?: { bulk?: boolean }) => traceDb(target.withTimeout(timeoutMs, options), tracing);
       const value = Reflect.get(target, prop, receiver);
