@@ -137,10 +137,14 @@ describe.skipIf(!serverMode)('a rolling restart under load', () => {
       OTP_FIXED_CODE: '',
     };
     let serial = 0;
-    /** `src/main.ts <args>` as a child; resolves once it logged `started` (with its live port). */
+    /**
+     * The built entry point (`dist/src/main.js <args>`, rebuilt by the e2e set-up when stale; see
+     * test/main-process.ts for why not src/main.ts through tsx) as a child; resolves once it logged
+     * `started` (with its live port).
+     */
     const start = async (args: string[]): Promise<Proc> => {
       const name = `${args[0]}-${++serial}`;
-      const child = spawnOwned(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { env, deadlineMs: 300_000 });
+      const child = spawnOwned(process.execPath, ['dist/src/main.js', ...args], { env, deadlineMs: 300_000 });
       let buffered = '';
       let errors = '';
       let started: ((port: number | null) => void) | null = null;
