@@ -10,7 +10,7 @@
  * the announcer resolves once as many acknowledgements as PUBLISH counted listeners have arrived, or
  * after `waitMs` (100 ms) at most: a process too busy or cut off to answer by then is bounded by the
  * safeguards of what it caches (the key-cache generation checked whenever a key takes a slice of its rate
- * limit, at most five seconds apart; an order answer's 10 s age limit; the subscription check).
+ * limit, at most five seconds apart; an order answer's 60 s age limit; the subscription checks).
  * On the writer's side that is one PUBLISH and a round of acknowledgements, about a millisecond, paid by
  * the change, never by a read. The announcing process counts its own listener when its subscriber
  * applies the message, without an acknowledgement through Redis: alone, an announcement costs the

@@ -143,6 +143,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
               mode: 'redis',
               redis,
               prefix: config.redisKeyPrefix,
+              db,
               log,
               health: redisHealth,
               announce: (channel, message) => announcer.announce(channel, message),
@@ -163,13 +164,14 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       const confirm = async () => {
         await subscriber.subscribe(...channels);
         keys.invalidateLocal();
-        orderCache.subscribed();
+        orderCache.subscribed('redis');
       };
       await confirm();
-      subscriber.on('close', () => orderCache.unsubscribed());
+      subscriber.on('close', () => orderCache.unsubscribed('redis'));
       subscriber.on('ready', () => {
         void confirm().catch((err) => log.debug({ err }, 'could not subscribe to change announcements'));
       });
+      if (orderCache.mode === 'redis') closers.push(await listenForFailedAnnouncements(db, orderCache));
       keys.setPublisher(() => announcer.announce(invalidations, '1'));
       // While Redis is out, no change can be announced: cached keys are re-read every 2 s instead.
       keys.setSharedInvalidation(redisHealth);
@@ -280,4 +282,30 @@ async function openConfiguredDb(config: Config): Promise<Db> {
     throw new ConfigError(variable, `cannot reach the database (${reasonOf(err)})`);
   }
   return db;
+}
+
+/**
+ * The LISTEN on the channel a process that cannot reach Redis announces its order changes on
+ * (src/modules/orders/read-cache.ts, "Failure bounds"). Start-up waits for the first attempt, so a
+ * process serves cached reads from its first request; db.listen keeps it up after that.
+ */
+async function listenForFailedAnnouncements(db: Db, orderCache: PartnerOrderCache): Promise<() => Promise<void>> {
+  let firstAttempt!: () => void;
+  const attempted = new Promise<void>((resolve) => {
+    firstAttempt = resolve;
+  });
+  const stop = db.listen(
+    [orderCache.pgChannel],
+    (_channel, instance) => orderCache.receiveFailedAnnouncement(instance),
+    () => {
+      orderCache.subscribed('postgres');
+      firstAttempt();
+    },
+    () => {
+      orderCache.unsubscribed('postgres');
+      firstAttempt();
+    },
+  );
+  await attempted;
+  return stop;
 }

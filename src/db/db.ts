@@ -88,13 +88,15 @@ export interface Db extends Queryable {
   /**
    * LISTENs on `channels` over a connection of its own (server only; embedded: nothing to hear), kept up
    * through outages: a lost connection is opened again with a short backoff, and `onListening` runs
-   * each time listening (re)starts, so the caller can catch up with what it may have missed. Returns
-   * a function that stops listening.
+   * each time listening (re)starts, so the caller can catch up with what it may have missed;
+   * `onNotListening` runs each time an attempt fails or an established connection is lost (notifications
+   * may be missed until the next `onListening`). Returns a function that stops listening.
    */
   listen(
     channels: readonly string[],
     onNotification: (channel: string, payload: string) => void,
     onListening?: () => void,
+    onNotListening?: () => void,
   ): () => Promise<void>;
   close(): Promise<void>;
 }
@@ -374,10 +376,11 @@ class PoolDb implements Db {
     channels: readonly string[],
     onNotification: (channel: string, payload: string) => void,
     onListening?: () => void,
+    onNotListening?: () => void,
   ): () => Promise<void> {
     const config = this.shared.clientConfig;
     if (!config) return async () => {};
-    return startListening(config, this.health, channels, onNotification, onListening);
+    return startListening(config, this.health, channels, onNotification, onListening, onNotListening);
   }
 
   async close(): Promise<void> {

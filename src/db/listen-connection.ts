@@ -8,7 +8,8 @@ import { isUnavailableError } from './db-errors.js';
 
 /**
  * A LISTEN connection that outlives outages. It is a client of its own, not one of the pool's (it is
- * held for the life of the process). Errors end it; a new one is opened after 250 ms, doubling up to 2 s.
+ * held for the life of the process). Errors end it (`onNotListening`); a new one is opened after 250 ms,
+ * doubling up to 2 s.
  */
 export function startListening(
   config: pg.ClientConfig,
@@ -16,11 +17,19 @@ export function startListening(
   channels: readonly string[],
   onNotification: (channel: string, payload: string) => void,
   onListening?: () => void,
+  onNotListening?: () => void,
 ): () => Promise<void> {
   let stopped = false;
   let client: pg.Client | null = null;
   let timer: NodeJS.Timeout | null = null;
   let backoffMs = 250;
+  const notify = (callback?: () => void) => {
+    try {
+      callback?.();
+    } catch {
+      // The caller's catch-up is its own business; listening goes on.
+    }
+  };
 
   const retry = () => {
     if (stopped || timer) return;
@@ -44,6 +53,7 @@ export function startListening(
       if (client === c) client = null;
       if (isUnavailableError(err)) health.failed(err, token);
       c.end().catch(() => {});
+      if (!stopped) notify(onNotListening);
       retry();
     };
     c.on('error', lose);
@@ -62,11 +72,7 @@ export function startListening(
     }
     health.succeeded(token);
     backoffMs = 250;
-    try {
-      onListening?.();
-    } catch {
-      // The caller's catch-up is its own business; listening goes on.
-    }
+    notify(onListening);
   };
 
   void open();

@@ -5,14 +5,15 @@
  */
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
 import { createSecondApp, type TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { TestClock } from '../../clock.js';
+import type { Queryable } from '../../db/db.js';
 import type { ApiKeyScope } from '../../shared/schemas.js';
 import { type Auth, adminStatus, assign, createOrder, orderFor } from './orders.test-helpers.js';
-import { MAX_AGE_MS, PartnerOrderCache } from './read-cache.js';
+import { MAX_AGE_MS, PartnerOrderCache, postgresChannelOf } from './read-cache.js';
 
 let t: TestApp;
 let admin: Auth;
@@ -274,18 +275,70 @@ describe('PartnerOrderCache', () => {
     expect(cache.versionOf(all)).not.toBe(after[1]);
   });
 
-  it('drops its own entries, and never throws, when a change cannot be announced through Redis', async () => {
+  /** A redis-mode cache on a Redis nobody answers at, both subscriptions confirmed; `db` receives its NOTIFYs. */
+  function unreachable(db: Queryable) {
     const down = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    onTestFinished(() => down.disconnect());
     const cache = new PartnerOrderCache(
-      { mode: 'redis', redis: down, prefix: 'test', log: pino({ level: 'silent' }) },
+      { mode: 'redis', redis: down, prefix: 'test', db, log: pino({ level: 'silent' }) },
       new TestClock(),
     );
-    cache.set('k', '1.1', '{}');
-    expect(cache.get('k', '1.1')?.toString()).toBe('{}');
+    cache.subscribed('redis');
+    cache.subscribed('postgres');
+    return cache;
+  }
+
+  it('drops its own entries, tells the others through PostgreSQL, and never throws, when a change cannot be announced through Redis', async () => {
+    const notified: unknown[][] = [];
+    const cache = unreachable({
+      query: async (_text, params) => {
+        notified.push([...(params ?? [])]);
+        return [];
+      },
+    });
+    const version = cache.versionOf(scope) as string;
+    cache.set('k', version, '{}');
+    expect(cache.get('k', version)?.toString()).toBe('{}');
     await expect(cache.changed({ environment: 'LIVE', keyIds: [scope.keyId] })).resolves.toBeUndefined();
-    expect(cache.get('k', '1.1')).toBeUndefined();
-    // Without a confirmed subscription to the announcements, nothing is cached.
-    expect(cache.versionOf(scope)).toBeNull();
-    down.disconnect();
+    expect(cache.get('k', version)).toBeUndefined();
+    expect(notified).toHaveLength(1);
+    const [channel, instance] = notified[0] as [string, string];
+    expect(channel).toBe(postgresChannelOf('test'));
+    expect(channel).toMatch(/^[a-z_][a-z0-9_]{0,62}$/);
+    // Another process takes it as a change of everything; the sender ignores its own.
+    const other = unreachable({ query: async () => [] });
+    const before = other.versionOf(scope);
+    other.receiveFailedAnnouncement(instance);
+    expect(other.versionOf(scope)).not.toBe(before);
+    const own = cache.versionOf(scope);
+    cache.receiveFailedAnnouncement(instance);
+    expect(cache.versionOf(scope)).toBe(own);
+    // PostgreSQL failing too: still no throw.
+    const isolated = unreachable({
+      query: async () => {
+        throw new Error('connection refused');
+      },
+    });
+    await expect(isolated.changed('all')).resolves.toBeUndefined();
+  });
+
+  it('serves only while both subscriptions are confirmed, and starts afresh after each', () => {
+    const cache = unreachable({ query: async () => [] });
+    const first = cache.versionOf(scope) as string;
+    cache.set('k', first, '{}');
+    for (const via of ['redis', 'postgres'] as const) {
+      cache.unsubscribed(via);
+      expect(cache.versionOf(scope)).toBeNull();
+      expect(cache.get('k', first)).toBeUndefined();
+      cache.subscribed(via);
+      const again = cache.versionOf(scope) as string;
+      expect(again).not.toBe(first); // a new epoch: nothing tagged before the gap matches
+      cache.set('k', again, '{}');
+    }
+  });
+
+  it('gives each Redis key prefix its own PostgreSQL channel', () => {
+    expect(postgresChannelOf('partner-api')).not.toBe(postgresChannelOf('partner-api:staging'));
+    expect(postgresChannelOf('x'.repeat(64))).toMatch(/^[a-z_][a-z0-9_]{0,62}$/);
   });
 });

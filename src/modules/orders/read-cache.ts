@@ -21,28 +21,48 @@
  *   versions, so nothing cached before a gap in which messages may have been missed is served after it.
  * - PostgreSQL server without Redis: processes could not tell each other, so nothing is cached.
  *
- * Failure bounds. If announcing fails (Redis unreachable after the COMMIT) this process drops its own
- * entries; another process could keep serving an entry tagged with the unchanged counter, so no entry
- * is served after MAX_AGE_MS whatever its tag. The same bound covers counters that Redis loses
- * While Redis is unreachable, or the subscription is down, reads go to the database (docs/decisions-log.md,
+ * Failure bounds. If announcing fails (Redis unreachable from this process after the COMMIT) this process
+ * drops its own entries and tells every other process through PostgreSQL instead, which it has just
+ * committed on: a NOTIFY on `pgChannel` (derived from the Redis key prefix) that every process LISTENs to
+ * (db.listen) and takes as a change of everything. A process serves its cache only while that LISTEN is
+ * established too; each (re)start of it begins a new epoch, as a resubscription does. What is left is a
+ * writer that dies between its COMMIT and its announcement (or cannot send the NOTIFY either): no entry
+ * is served after MAX_AGE_MS (60 s) whatever its tag, and a change written by hand in SQL is bounded the
+ * same way (docs/scale.md, "Tenants").
+ * While Redis is unreachable, or either subscription is down, reads go to the database (docs/decisions-log.md,
  * 'Dependency faults': never a stale answer during an outage). When Redis answers again (`recovered`) every process drops what it
  * cached before the outage, and a process that could not announce a change announces a change of
  * everything, so nothing cached anywhere before the outage is served after it.
  */
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { Queryable } from '../../db/db.js';
 import type { DependencyHealth } from '../../dependencies.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import { type PartnerOrderScope, type RequestKey, scopeOf } from './visibility.js';
 
 /** Bytes of answers kept per process (their UTF-8 JSON plus a little per entry). */
 export const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
-/** No entry is served past this age, even with a matching version (see "Failure bounds"). */
-export const MAX_AGE_MS = 10_000;
+/**
+ * No entry is served past this age, even with a matching version: the bound of a writer that died
+ * between its COMMIT and its announcement (see "Failure bounds").
+ */
+export const MAX_AGE_MS = 60_000;
 /** A single answer bigger than this is not kept (it would evict many small ones). */
 const MAX_ENTRY_BYTES = 1024 * 1024;
+
+/** Where the announcements of the processes sharing a Redis key prefix reach each other. */
+export type Subscription = 'redis' | 'postgres';
+
+/**
+ * The PostgreSQL channel a failed announcement falls back to: one per Redis key prefix (so deployments,
+ * and test apps, sharing a server do not hear each other), a lower-case identifier well under 63 bytes.
+ */
+export function postgresChannelOf(prefix: string): string {
+  return `orders_changed_${createHash('sha256').update(prefix).digest('hex').slice(0, 32)}`;
+}
 
 /** What changed, announced after COMMIT: some keys' orders of one environment, or anything at all. */
 export type OrderChange = { environment: ApiKeyEnvironment; keyIds: ReadonlyArray<string | null> } | 'all';
@@ -67,8 +87,10 @@ export class PartnerOrderCache {
   readonly channel: string;
   /** This cache's id in the messages it publishes (it has already applied its own changes). */
   private readonly instance = randomUUID();
-  /** Redis mode: whether the subscription is confirmed (set by subscribed / unsubscribed). */
-  private listening = false;
+  /** The PostgreSQL channel of failed announcements (redis mode; see "Failure bounds"). */
+  readonly pgChannel: string;
+  /** Redis mode: the subscriptions confirmed (set by subscribed / unsubscribed); both are needed. */
+  private readonly listening = new Set<Subscription>();
   /** Redis mode: one per confirmed subscription (see the module comment). */
   private epoch = 0;
   private readonly health: DependencyHealth | null;
@@ -82,6 +104,8 @@ export class PartnerOrderCache {
           mode: 'redis';
           redis: Redis;
           prefix: string;
+          /** The database changes are committed on: a failed announcement is sent there (NOTIFY). */
+          db: Queryable;
           log: Logger;
           health?: DependencyHealth;
           /** Publishes on `channel` and waits for the listeners (announcements.ts); default: a bare PUBLISH. */
@@ -93,7 +117,9 @@ export class PartnerOrderCache {
   ) {
     this.mode = options.mode;
     this.channel = options.mode === 'redis' ? `${options.prefix}:orders:changed` : '';
+    this.pgChannel = options.mode === 'redis' ? postgresChannelOf(options.prefix) : '';
     this.redis = options.mode === 'redis' ? options.redis : null;
+    this.db = options.mode === 'redis' ? options.db : null;
     this.log = options.mode === 'redis' ? options.log : null;
     this.health = options.mode === 'redis' ? (options.health ?? null) : null;
     const redis = this.redis;
@@ -108,6 +134,7 @@ export class PartnerOrderCache {
   private readonly announce: (channel: string, message: string) => Promise<void>;
 
   private readonly redis: Redis | null;
+  private readonly db: Queryable | null;
   private readonly log: Logger | null;
 
   /** versionOf for a partner request made with `key` on `environment`. */
@@ -118,22 +145,25 @@ export class PartnerOrderCache {
   /** The scope's version for one request, from this process's counters. Null: do not use the cache. */
   versionOf(scope: PartnerOrderScope): string | null {
     if (this.mode === 'local') return `${this.localAll}.${this.local.get(scopeId(scope)) ?? 0}`;
-    if (this.mode === 'redis' && this.listening && (this.health === null || this.health.available)) {
+    if (this.mode === 'redis' && this.listening.size === 2 && (this.health === null || this.health.available)) {
       return `${this.epoch}.${this.localAll}.${this.local.get(scopeId(scope)) ?? 0}`;
     }
     return null;
   }
 
-  /** Redis mode: the subscription to `channel` is confirmed (again): a new epoch begins. */
-  subscribed(): void {
+  /**
+   * Redis mode: the subscription to `channel` (redis) or the LISTEN on `pgChannel` (postgres) is
+   * established (again): a new epoch begins.
+   */
+  subscribed(via: Subscription): void {
     this.clear();
     this.epoch++;
-    this.listening = true;
+    this.listening.add(via);
   }
 
-  /** Redis mode: the subscription is lost (messages may be missed until `subscribed`). */
-  unsubscribed(): void {
-    this.listening = false;
+  /** Redis mode: a subscription is lost (messages may be missed until `subscribed`). */
+  unsubscribed(via: Subscription): void {
+    this.listening.delete(via);
     this.clear();
   }
 
@@ -142,6 +172,11 @@ export class PartnerOrderCache {
     const space = message.indexOf(' ');
     if (space < 0 || message.slice(0, space) === this.instance) return;
     this.bump(message.slice(space + 1).split(','));
+  }
+
+  /** Redis mode: a notification of `pgChannel`: another process could not announce a change. */
+  receiveFailedAnnouncement(instance: string): void {
+    if (instance !== this.instance) this.bump(['all']);
   }
 
   private bump(ids: readonly string[]): void {
@@ -199,6 +234,12 @@ export class PartnerOrderCache {
       this.clear();
       this.announcePending = true;
       this.log?.debug({ err }, 'could not announce an order change through Redis; it will be when Redis is back');
+      // Meanwhile the processes that still hear Redis hear PostgreSQL too (see "Failure bounds").
+      try {
+        await this.db?.query('SELECT pg_notify($1, $2)', [this.pgChannel, this.instance]);
+      } catch (notifyErr) {
+        this.log?.debug({ err: notifyErr }, 'could not announce an order change through PostgreSQL either');
+      }
     }
   }
 
