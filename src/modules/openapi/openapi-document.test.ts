@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/harness.js';
+import { waitFor } from '../../../test/wait.js';
 import { type Doc, operations, PUBLIC_URLS, setUpServedDocuments } from './openapi.test-helpers.js';
+import { REDOC_LOGO_URL } from './reference-page.js';
 
 /** The partner and developer operations, plus the sandbox helper (a /v1/partner operation; docs/decisions-log.md, 'Operator API'). */
 const SPEC_OPERATIONS = [
@@ -278,9 +280,43 @@ describe('GET /v1/developer/openapi.json', () => {
     const init = await t.live.inject({ method: 'GET', url: scripts[1] });
     expect(init.statusCode).toBe(200);
     expect(init.headers['content-type']).toMatch(/javascript/);
-    expect(init.body).toContain("Redoc.init(document.getElementById('redoc').getAttribute('data-spec')");
+    expect(init.body).toContain("Redoc.init(root.getAttribute('data-spec')");
+    expect(init.body).toContain('Redoc.hydrate(JSON.parse(state.textContent), root');
     expect(page.body).toContain('data-spec="/docs/partner.json"');
   });
+
+  it('serves each section rendered by the server once rendered, its state in a data block, no inline script', async () => {
+    for (const [path, heading] of [
+      ['/docs', 'Create a sandbox test order'],
+      ['/docs/developer', 'Rotate an API key'],
+    ]) {
+      // The first request starts the render; until it is done the browser renders the page.
+      const body = await waitFor(
+        async () => {
+          const page = await t.live.inject({ method: 'GET', url: path });
+          return page.body.includes('id="redoc-state"') && page.body;
+        },
+        { timeoutMs: 90_000, intervalMs: 200, what: `${path} rendered by the server` },
+      );
+      expect(body).toContain(heading);
+      expect(body).toMatch(/<style data-styled[^>]*>/);
+      // Every script either comes from this origin or is data (the policy allows no inline script).
+      const scripts = [...body.matchAll(/<script([^>]*)>/g)].map((m) => m[1].trim());
+      expect(scripts).toEqual([
+        'type="application/json" id="redoc-state"',
+        'src="/docs/redoc.standalone.js"',
+        'src="/docs/reference.js"',
+      ]);
+      const state = body.slice(
+        body.indexOf('id="redoc-state">') + 17,
+        body.indexOf('</script>', body.indexOf('id="redoc-state"')),
+      );
+      expect(JSON.parse(state)).toHaveProperty('spec.data.info.title', 'Partner Logistics and Developer API');
+      // Nothing is loaded from another origin (Redoc's sidebar logo is an empty image here too).
+      expect(body).not.toMatch(/\bsrc="https?:/);
+      expect(body).not.toContain(REDOC_LOGO_URL);
+    }
+  }, 120_000);
 
   it('splits the reference into sections: each page renders its part of the document, every operation in exactly one', async () => {
     const whole = (await t.live.inject({ method: 'GET', url: '/v1/developer/openapi.json' })).json();

@@ -8,12 +8,15 @@ import { generateOpenApi } from './openapi.generator.js';
 import {
   FAVICON,
   REDOC_LOGO_URL,
+  REDOC_OPTIONS,
   REFERENCE_CSP,
   REFERENCE_SCRIPT,
   REFERENCE_SECTIONS,
+  type ReferenceSection,
   referencePage,
   sectionDocument,
 } from './reference-page.js';
+import { createReferenceRenderer } from './reference-render.js';
 import { referenceTags } from './reference-sections.js';
 import { webhookEventsTag } from './webhook-events-section.js';
 
@@ -124,15 +127,39 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.type('application/javascript; charset=utf-8').send(REFERENCE_SCRIPT);
   });
 
+  const sectionDocuments = new Map<string, Record<string, unknown>>();
+  const sectionDocumentOf = (section: ReferenceSection) => {
+    let document = sectionDocuments.get(section.path);
+    if (!document) {
+      document = sectionDocument(reducedDocument(), section);
+      sectionDocuments.set(section.path, document);
+    }
+    return document;
+  };
+  const renderer = createReferenceRenderer({
+    jobs: (firstPath) =>
+      [...REFERENCE_SECTIONS]
+        .sort((a, b) => Number(b.path === firstPath) - Number(a.path === firstPath))
+        .map((s) => ({ path: s.path, specUrl: s.document, document: sectionDocumentOf(s), options: REDOC_OPTIONS })),
+    logoUrl: REDOC_LOGO_URL,
+    log: app.log,
+  });
+  app.addHook('onClose', () => renderer.close());
+
   for (const section of REFERENCE_SECTIONS) {
     const page = referencePage(section);
-    let document: Record<string, unknown> | null = null;
+    let renderedPage: string | null = null;
     app.get(section.path, { schema: { hide: true } }, async (_request, reply) => {
-      return reply.type('text/html; charset=utf-8').header('content-security-policy', REFERENCE_CSP).send(page);
+      if (!renderedPage) {
+        // The page the server rendered once it has one; until then the browser renders it.
+        const rendered = renderer.rendered(section.path);
+        if (rendered) renderedPage = referencePage(section, rendered);
+      }
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', REFERENCE_CSP)
+        .send(renderedPage ?? page);
     });
-    app.get(section.document, { schema: { hide: true } }, async () => {
-      document ??= sectionDocument(reducedDocument(), section);
-      return document;
-    });
+    app.get(section.document, { schema: { hide: true } }, async () => sectionDocumentOf(section));
   }
 };

@@ -5,6 +5,7 @@
  * the document reduced to its tags, and the banner links the sections. The whole document stays at
  * GET /v1/developer/openapi.json.
  */
+import type { RenderedReference } from './reference-render.js';
 import { COMPATIBILITY_TAG, SIGNATURES_TAG } from './reference-sections.js';
 import { WEBHOOK_EVENTS_TAG } from './webhook-events-section.js';
 
@@ -66,14 +67,9 @@ export const REDOC_LOGO_URL = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d4ed8"/><path d="M9 21a4 4 0 1 0 4-4M16 9a4 4 0 1 0-3.5 6l3.5 6M23 21a4 4 0 1 0-3.6-5.8H13" fill="none" stroke="#fff" stroke-width="2.4" stroke-linecap="round"/></svg>`;
 
 const FONTS = 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif';
-/**
- * Redoc with the page's own fonts, then what keyboard and screen-reader users need (checked with axe
- * in the browser tests): every code block Redoc renders (it renders lazily, so a mutation observer
- * follows it) can take focus, so a block wider than a phone can be scrolled with the keyboard; menu
- * entries are named by what they show; and the page has a banner with the way back to the developer
- * portal and a main landmark around Redoc.
- */
-export const REFERENCE_SCRIPT = `Redoc.init(document.getElementById('redoc').getAttribute('data-spec'), ${JSON.stringify({
+
+/** Redoc's options, the same for the page rendered by the server and the page rendered by the browser. */
+export const REDOC_OPTIONS = {
   hideDownloadButton: false,
   expandResponses: '200,201',
   theme: {
@@ -83,7 +79,31 @@ export const REFERENCE_SCRIPT = `Redoc.init(document.getElementById('redoc').get
       code: { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' },
     },
   },
-})}, document.getElementById('redoc'));
+};
+
+/** The id of the data block that carries the server render's state. */
+const STATE_ID = 'redoc-state';
+
+/**
+ * Redoc with the page's own fonts: taking over the page the server rendered (its state is in a data
+ * block, the policy allows no inline script), or rendering the section's document itself while the
+ * server has no render of it yet. Then what keyboard and screen-reader users need (checked with axe
+ * in the browser tests): every code block Redoc renders (it renders lazily, so a mutation observer
+ * follows it) can take focus, so a block wider than a phone can be scrolled with the keyboard; menu
+ * entries are named by what they show; and the page has a banner with the way back to the developer
+ * portal and a main landmark around Redoc.
+ */
+export const REFERENCE_SCRIPT = `(function () {
+  var root = document.getElementById('redoc');
+  var state = document.getElementById('${STATE_ID}');
+  if (state) {
+    Redoc.hydrate(JSON.parse(state.textContent), root, function (error) {
+      console.error('Redoc could not take over the rendered page: ' + (error && error.message));
+    });
+  } else {
+    Redoc.init(root.getAttribute('data-spec'), ${JSON.stringify(REDOC_OPTIONS)}, root);
+  }
+})();
 (function () {
   var root = document.getElementById('redoc');
   var fix = function () {
@@ -99,8 +119,11 @@ export const REFERENCE_SCRIPT = `Redoc.init(document.getElementById('redoc').get
 })();
 `;
 
-/** The page of one section: the banner (the way back, the sections), then Redoc on the section's document. */
-export function referencePage(current: ReferenceSection): string {
+/**
+ * The page of one section: the banner (the way back, the sections), then Redoc on the section's document:
+ * with `rendered`, the server's render of it and the state the browser's Redoc takes it over from.
+ */
+export function referencePage(current: ReferenceSection, rendered?: RenderedReference): string {
   const links = REFERENCE_SECTIONS.map((s) =>
     s === current
       ? `<li><a href="${s.path}" aria-current="page">${s.title}</a></li>`
@@ -121,7 +144,7 @@ export function referencePage(current: ReferenceSection): string {
       .reference-bar p, .reference-bar ul { margin: 0; }
       .reference-bar ul { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; list-style: none; padding: 0; }
       .reference-bar a[aria-current] { text-decoration: none; border-bottom: 2px solid #fff; }
-    </style>
+    </style>${rendered ? `\n    ${rendered.styles}` : ''}
   </head>
   <body>
     <header class="reference-bar">
@@ -130,7 +153,7 @@ export function referencePage(current: ReferenceSection): string {
       <nav aria-label="Reference sections"><ul>${links}</ul></nav>
       <p><a href="/v1/developer/openapi.json">The whole OpenAPI document</a></p>
     </header>
-    <main id="redoc" data-spec="${current.document}"></main>
+    <main id="redoc" data-spec="${current.document}">${rendered?.html ?? ''}</main>${rendered ? `\n    <script type="application/json" id="${STATE_ID}">${rendered.state}</script>` : ''}
     <script src="/docs/redoc.standalone.js"></script>
     <script src="/docs/reference.js"></script>
   </body>
