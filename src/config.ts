@@ -27,6 +27,11 @@ export interface Config {
   sandboxPublicUrl: string;
   /** Capture partner requests into the request log (docs/decisions-log.md, 'Request log'); `REQUEST_LOG=off` turns capture off. */
   requestLog: boolean;
+  /**
+   * Render the API reference pages on the server once, after their first request (docs/openapi.md, "The
+   * reference page"); `REFERENCE_SERVER_RENDER=off` leaves them to the reader's browser.
+   */
+  referenceServerRender: boolean;
   /** The gateway one-time codes are sent through (docs/operating.md, "SMS gateways"). */
   sms: SmsConfig;
   /** The port of this process's `/metrics` listener, or null for none (docs/operating.md, "Metrics"). */
@@ -299,6 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/+$/, ''),
     sandboxPublicUrl: sandboxPublicUrl.replace(/\/+$/, ''),
     requestLog: value(env, 'REQUEST_LOG') === undefined || flag(env, 'REQUEST_LOG'),
+    referenceServerRender: value(env, 'REFERENCE_SERVER_RENDER') === undefined || flag(env, 'REFERENCE_SERVER_RENDER'),
     sms: smsConfig(env, isProduction),
     metricsPort: metrics,
     otlpEndpoint: otlpEndpoint === null ? null : otlpEndpoint.replace(/\/+$/, ''),

@@ -83,6 +83,8 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     TEST_CLOCK: '1',
     LOG_LEVEL: 'silent',
     REDIS_URL: process.env.REDIS_URL,
+    // Rendering the reference pages takes a worker thread seconds of CPU; the tests that check it ask for it.
+    REFERENCE_SERVER_RENDER: 'off',
     ...env,
   });
 }

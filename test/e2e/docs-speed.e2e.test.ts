@@ -57,7 +57,7 @@ describe.skipIf(!hasChromium)('the API reference at /docs', { timeout: TIMEOUT }
   const measured: Record<string, unknown> = {};
 
   beforeAll(async () => {
-    run = await startPortalRun();
+    run = await startPortalRun({ env: { REFERENCE_SERVER_RENDER: 'on' } });
     // The service renders a section's page once, after its first request, off its event loop; until then
     // the browser renders it. Measured here is a reader's first visit to the page the server rendered.
     await waitFor(async () => (await (await fetch(run.url('/docs'))).text()).includes('id="redoc-state"'), {

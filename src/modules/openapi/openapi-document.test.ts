@@ -156,9 +156,13 @@ const SPEC_SCHEMAS = [
 
 let t: TestApp;
 let doc: Doc;
-setUpServedDocuments((served) => {
-  ({ t, doc } = served);
-});
+// This file checks the reference pages as the server renders them (the harness leaves them to the browser).
+setUpServedDocuments(
+  (served) => {
+    ({ t, doc } = served);
+  },
+  { ...PUBLIC_URLS, REFERENCE_SERVER_RENDER: 'on' },
+);
 
 describe('GET /v1/developer/openapi.json', () => {
   it('is public, OpenAPI 3.0.0, version 0.1.0, on both listeners', async () => {

@@ -152,7 +152,7 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     app.get(section.path, { schema: { hide: true } }, async (_request, reply) => {
       if (!renderedPage) {
         // The page the server rendered once it has one; until then the browser renders it.
-        const rendered = renderer.rendered(section.path);
+        const rendered = app.ctx.config.referenceServerRender ? renderer.rendered(section.path) : null;
         if (rendered) renderedPage = referencePage(section, rendered);
       }
       return reply
