@@ -79,10 +79,12 @@ describe.skipIf(!hasChromium)('the API reference at /docs', { timeout: TIMEOUT }
   it('shows its first heading after a bounded first render, at both widths, with no serious axe finding', async () => {
     const { page } = run;
     await page.addInitScript(NOTE_HEADING);
-    // Redoc in the browser takes over the rendered page; a mismatch would make it render it again.
+    // Redoc in the browser takes over the rendered page; a mismatch would make it render it again. Its
+    // React build is a production one: a mismatch is reported as "Minified React error #418" (or #423,
+    // #425), an uncaught error (pageErrors, below) or a console error (here).
     const takeovers: string[] = [];
     page.on('console', (msg) => {
-      if (msg.type() === 'error' && /take over|hydrat/i.test(msg.text())) takeovers.push(msg.text());
+      if (msg.type() === 'error' && /take over|hydrat|Minified React error/i.test(msg.text())) takeovers.push(msg.text());
     });
     for (const [width, size] of Object.entries(AXE_WIDTHS)) {
       await page.setViewportSize(size);
