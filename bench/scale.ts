@@ -19,6 +19,7 @@
  * printed) and `--reuse=<url>` measures on such a database again without seeding it; drop it when done.
  */
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type AppContext, createContext } from '../src/context.js';
@@ -276,8 +277,20 @@ async function benchTenantsRandom(load: Load, url: string, prefix: string, phase
     ['one tenant (3 keys), at random', shuffled(phases['one tenant (3 keys)'])],
     ['200 tenants (600 keys), at random, again', shuffled(phases['200 tenants (600 keys)'])],
   ] as const) {
+    // The API runs in this process and the load in a child: this process's CPU is the API's. Database
+    // transactions (each statement outside one counts as one) show what the caches did not answer.
+    const cpu = process.cpuUsage();
+    const xacts = await databaseTransactions(api.ctx);
     const r = measured(name, await load({ url: api.base, connections: READERS * 2, ...m, duration: TENANT_SECONDS }));
+    const spent = process.cpuUsage(cpu);
+    const requests = r.requestsPerSec * TENANT_SECONDS;
+    // Statistics reach pg_stat_database within a second of a transaction's end.
+    await sleep(1_000);
+    const transactions = (await databaseTransactions(api.ctx)) - xacts;
     printRow(r);
+    console.log(
+      `${''.padEnd(58)} API CPU ${Math.round((spent.user + spent.system) / requests)} µs/request, ${(transactions / requests).toFixed(3)} database transactions/request`,
+    );
     random.push(r);
   }
   await api.close();
@@ -289,6 +302,14 @@ async function benchTenantsRandom(load: Load, url: string, prefix: string, phase
       `at random, 200 tenants ${label} one: throughput ×${(random[i].requestsPerSec / random[1].requestsPerSec).toFixed(2)}, p99 ×${(random[i].p99 / random[1].p99).toFixed(2)}`,
     );
   }
+}
+
+/** Transactions committed in the API's database so far (PostgreSQL's statistics, flushed within a second). */
+async function databaseTransactions(ctx: AppContext): Promise<number> {
+  const rows = await ctx.db.query<{ n: number }>(
+    'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** The pairs of a mix in a fixed pseudo-random order (the same in every run). */
