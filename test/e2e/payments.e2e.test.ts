@@ -52,8 +52,9 @@ describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { time
     await expect.poll(() => page.getByRole('radio', { name: 'Sandbox' }).isChecked()).toBe(true);
     await expect.poll(async () => plain(await page.getByTestId('awaiting-remittance').innerText())).toBe(manat(due));
     expect(await page.getByTestId('cash-on-hand').innerText()).toBe('0.00 AZN');
+    // The statements are a query of their own: the totals above may show before the list does.
     const row = page.locator(`tr[data-settlement-id="${settlement.id}"]`);
-    expect(await row.getByText('Awaiting remittance').count()).toBe(1);
+    await expect.poll(() => row.getByText('Awaiting remittance').count()).toBe(1);
     await look('awaiting');
 
     await call(`/v1/partner/sandbox/settlements/${settlement.id}/remittances`, { amountQepik: due, reference: 'BANK-77' }, 201);
