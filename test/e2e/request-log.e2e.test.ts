@@ -146,10 +146,31 @@ describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeou
   it('tails the log live: a new request appears on top without a reload', async () => {
     await page.goto(url('/portal/requests'));
     await rows().first().waitFor();
+    // Turning the tail on reads the stored page again. Its answer is held back here until a request
+    // has arrived live, as happens on a busy machine: the page read before that request was stored
+    // must not push it off the table when it lands.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reread = false;
+    await page.route(/\/v1\/developer\/requests\?/, async (route) => {
+      const response = await route.fetch();
+      reread = true;
+      await held;
+      await route.fulfill({ response });
+    });
     await page.getByTestId('live-tail').check();
     await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
+    await expect.poll(() => reread).toBe(true);
     expect(await partnerCall('live', 'GET', '/v1/partner/orders?pageSize=1')).toBe(200);
     await page.locator(`tr[data-request-id="${sent.live}"]`).waitFor();
+    const landed = page.waitForResponse(/\/v1\/developer\/requests\?/);
+    release();
+    await landed;
+    await page.unroute(/\/v1\/developer\/requests\?/);
+    await page.locator('table.requests[aria-busy="false"]').waitFor();
+    expect(await rows().count()).toBe(5);
     expect(await rows().first().getAttribute('data-request-id')).toBe(sent.live);
     await shotBoth('live-tail');
   });

@@ -36,27 +36,39 @@ export function Requests() {
   const query = { ...filters, page, pageSize: PAGE_SIZE } as Parameters<typeof developer.requests.list>[0];
   const log = useApiQuery([...queryKeys.requests, filters, page], () => developer.requests.list(query), { live: true });
   const drops = useApiQuery(queryKeys.requestLogDrops, () => developer.GET('/v1/developer/requests/drops'));
-  const { setData, reload } = log;
+  const { reload } = log;
 
-  // Live tail: matching requests go on top of the first page as they arrive.
+  // Live tail: matching requests go on top of the first page as they arrive. They are kept beside the
+  // stored page rather than written into it: a request is stored up to a second after it is streamed, so
+  // a page read meanwhile (turning the tail on, a reconnection) would not hold it yet and would drop it.
+  // Each arrival shows until the stored page holds it too; arrivals belong to the filters and page they
+  // came under.
+  const view = `${JSON.stringify(filters)}|${page}`;
+  const [arrived, setArrived] = useState<{ view: string; items: DeveloperRequest[] }>({ view, items: [] });
   const onLogged = useCallback(
     ({ request }: { request: DeveloperRequest }) => {
       if (!matches(request, filters)) return;
-      setData((p) => {
-        if (!p || p.items.some((r) => r.id === request.id)) return p;
-        return { ...p, total: p.total + 1, items: [request, ...p.items].slice(0, p.pageSize) };
+      setArrived((a) => {
+        const items = a.view === view ? a.items : [];
+        if (items.some((r) => r.id === request.id)) return a;
+        return { view, items: [request, ...items].slice(0, PAGE_SIZE) };
       });
       setFresh((f) => ({ ...f, [request.id]: true }));
     },
-    [filters, setData],
+    [filters, view],
   );
   useEffect(() => (live && page === 1 ? subscribe('request.logged', onLogged) : undefined), [live, page, onLogged]);
   useEffect(() => (live ? onReconnect(() => void reload()) : undefined), [live, reload]);
   const toggleLive = (on: boolean) => {
     setLive(on);
+    setArrived({ view, items: [] });
     // Start from what is stored now; newer requests then arrive live.
     if (on) void reload();
   };
+  const shown = useMemo(
+    () => (live && arrived.view === view ? withArrivals(log, arrived.items) : log),
+    [live, arrived, view, log],
+  );
 
   const keyById = useMemo(() => new Map((keys.data ?? []).map((k) => [k.id, k])), [keys.data]);
   const filtered = Object.keys(filters).length > 0;
@@ -91,7 +103,7 @@ export function Requests() {
       <DropNotice drops={drops.data} />
 
       <PagedTable
-        log={log}
+        log={shown}
         page={page}
         loadingLabel="Loading requests…"
         empty={
@@ -141,6 +153,22 @@ export function Requests() {
       />
     </>
   );
+}
+
+/** The stored page with the live arrivals it does not hold yet on top, newest first, one page long. */
+function withArrivals<L extends { data?: { items: DeveloperRequest[]; total: number; pageSize: number } }>(
+  log: L,
+  arrived: DeveloperRequest[],
+): L {
+  const stored = log.data;
+  if (!stored || arrived.length === 0) return log;
+  const held = new Set(stored.items.map((r) => r.id));
+  const extra = arrived.filter((r) => !held.has(r.id));
+  if (extra.length === 0) return log;
+  const items = [...extra, ...stored.items]
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id))
+    .slice(0, stored.pageSize);
+  return { ...log, data: { ...stored, total: stored.total + extra.length, items } };
 }
 
 function LiveStatus({ paused }: { paused: boolean }) {
