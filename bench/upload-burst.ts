@@ -89,6 +89,9 @@ async function main() {
     DATABASE_URL: fresh.url,
     REDIS_URL: process.env.REDIS_URL,
     REDIS_KEY_PREFIX: prefix,
+    // The upload paces may be set to compare (0: unpaced); the defaults otherwise.
+    UPLOAD_BYTES_PER_SECOND: process.env.UPLOAD_BYTES_PER_SECOND,
+    UPLOAD_DRAIN_BYTES_PER_SECOND: process.env.UPLOAD_DRAIN_BYTES_PER_SECOND,
   });
   const ctx = await createContext({ ...config, isProduction: false, nodeEnv: 'development' });
   let outages = 0;
@@ -188,6 +191,7 @@ async function main() {
       photoBytes: PHOTO_BYTES,
       body: BODY,
       profiled: PROFILE,
+      pacing: { bytesPerSecond: config.uploads.bytesPerSecond, drainBytesPerSecond: config.uploads.drainBytesPerSecond },
       bystander: {
         quiet: { reads: quietMs.length, p50: percentile(quietMs, 50), p99: percentile(quietMs, 99) },
         during: { reads: duringMs.length, p50: percentile(duringMs, 50), p99: percentile(duringMs, 99) },

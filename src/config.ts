@@ -56,6 +56,10 @@ export interface UploadLimits {
   bytesPerPartnerPerMinute: number;
   /** The whole body must arrive within this: UPLOAD_BODY_TIMEOUT_MS, 30000. */
   bodyTimeoutMs: number;
+  /** Admitted bodies of all partners are read at most this fast: UPLOAD_BYTES_PER_SECOND, 16 MiB; 0: unpaced. */
+  bytesPerSecond: number;
+  /** Refused bodies (read and dropped) of all partners, at most this fast: UPLOAD_DRAIN_BYTES_PER_SECOND, 4 MiB; 0: unpaced. */
+  drainBytesPerSecond: number;
 }
 
 export type SmsConfig =
@@ -124,6 +128,15 @@ function positiveInteger(env: Env, name: string, fallback: number): number {
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
     throw new ConfigError(name, `must be a whole number of at least 1, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function wholeNumber(env: Env, name: string, fallback: number): number {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(name, `must be a whole number (0 or more), got "${raw}"`);
   }
   return Number(raw);
 }
@@ -314,6 +327,8 @@ export function loadConfig(env: Env = process.env): Config {
       inFlightPerProcess: positiveInteger(env, 'UPLOAD_IN_FLIGHT_PER_PROCESS', 16),
       bytesPerPartnerPerMinute: positiveInteger(env, 'UPLOAD_BYTES_PER_PARTNER_PER_MINUTE', 100 * 1024 * 1024),
       bodyTimeoutMs: positiveInteger(env, 'UPLOAD_BODY_TIMEOUT_MS', 30_000),
+      bytesPerSecond: wholeNumber(env, 'UPLOAD_BYTES_PER_SECOND', 16 * 1024 * 1024),
+      drainBytesPerSecond: wholeNumber(env, 'UPLOAD_DRAIN_BYTES_PER_SECOND', 4 * 1024 * 1024),
     },
   };
 }

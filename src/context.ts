@@ -29,6 +29,7 @@ import { type RequestLogOptions, RequestRecorder } from './modules/request-log/r
 import { PingTargetCache } from './modules/tracking/tracking.service.js';
 import { TrackingBuffer } from './modules/tracking/tracking-buffer.js';
 import { trackingRealtime } from './modules/tracking/tracking-realtime.js';
+import { createUploadPacing, type UploadPacing } from './modules/uploads/byte-pacer.js';
 import { UploadLimiter } from './modules/uploads/upload-limiter.js';
 import type { UsageRecorder } from './modules/usage/usage.types.js';
 import { BatchedUsageRecorder } from './modules/usage/usage-recorder.js';
@@ -60,6 +61,8 @@ export interface AppContext {
   orderCache: PartnerOrderCache;
   /** Uploads in flight and bytes per partner, this process's (src/modules/uploads/upload-limiter.ts). */
   uploads: UploadLimiter;
+  /** How fast this process reads upload bodies, admitted and refused (src/modules/uploads/byte-pacer.ts). */
+  uploadPacing: UploadPacing;
   /** Single-order partner reads, coalesced (src/modules/orders/order-reads.repo.ts). */
   orderLoader: VisibleOrderLoader;
   /** The group-commit writer of partner events (src/modules/orders/partner-event-writer.ts). */
@@ -181,6 +184,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     const usage = new BatchedUsageRecorder(db, clock, log);
     usage.start();
     const requestLog = new RequestRecorder(db, clock, log, events, overrides.requestLog);
+    const uploadPacing = createUploadPacing(config.uploads);
     requestLog.start();
     const metrics = config.metricsPort === null ? null : new Metrics();
     const untrack: Array<() => void> = [];
@@ -227,6 +231,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       requestLog,
       orderCache,
       uploads: new UploadLimiter(config.uploads, () => clock.now().getTime()),
+      uploadPacing,
       orderLoader,
       partnerEvents,
       outbox,
@@ -242,6 +247,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       async close() {
         for (const stop of untrack) stop();
         await realtime.close();
+        uploadPacing.close();
         await tracking.close();
         await usage.stop();
         await requestLog.stop();

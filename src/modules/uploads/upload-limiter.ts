@@ -38,7 +38,7 @@ export class UploadLimiter {
   private readonly charges = new Map<string, Charge[]>();
 
   constructor(
-    private readonly limits: UploadLimits,
+    private readonly limits: Pick<UploadLimits, 'inFlightPerPartner' | 'inFlightPerProcess' | 'bytesPerPartnerPerMinute'>,
     private readonly nowMs: () => number,
   ) {}
 

@@ -11,17 +11,18 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../errors.js';
 import { apiKeyOf } from '../../plugins/api-key-auth.js';
 import { errorResponses } from '../../shared/schemas.js';
+import type { BytePacer } from './byte-pacer.js';
 import { sendUpload } from './upload-reply.js';
 import { PhotoBytes, Upload, UploadIdParams } from './uploads.schemas.js';
 import { createUpload, getUpload, type UploadsDeps } from './uploads.service.js';
 
 /**
  * A body answered before its end (refused, or past its deadline). Past its deadline, the connection goes
- * with the answer. Refused (429, too long), the rest of the body is read and dropped as it comes (Node
- * discards it: nothing is kept), so the client reads its answer rather than a reset connection, and the
- * connection goes when the body has not ended by the body deadline either.
+ * with the answer. Refused (429, too long), the rest of the body is read and dropped as it comes (nothing
+ * is kept), at the pace of refused bodies (byte-pacer.ts), so the client reads its answer rather than a
+ * reset connection; the connection goes when the body has not ended by the body deadline.
  */
-function settleUnreadBody(request: IncomingMessage, response: ServerResponse, bodyTimeoutMs: number): void {
+function settleUnreadBody(request: IncomingMessage, response: ServerResponse, bodyTimeoutMs: number, pacer: BytePacer): void {
   if (request.complete) return;
   const socket = request.socket as Socket | undefined;
   if (!socket || typeof socket.destroy !== 'function') return;
@@ -29,13 +30,23 @@ function settleUnreadBody(request: IncomingMessage, response: ServerResponse, bo
     socket.destroy();
     return;
   }
-  request.resume();
+  const resume = () => request.resume();
+  const onData = (chunk: Buffer) => {
+    if (!pacer.take(chunk.length, resume)) request.pause();
+  };
   const timer = setTimeout(() => {
     if (!request.complete) socket.destroy();
   }, bodyTimeoutMs);
   timer.unref();
-  request.once('end', () => clearTimeout(timer));
-  socket.once('close', () => clearTimeout(timer));
+  const done = () => {
+    clearTimeout(timer);
+    pacer.forget(resume);
+    request.off('data', onData);
+  };
+  request.once('end', done);
+  socket.once('close', done);
+  request.on('data', onData);
+  request.resume();
 }
 
 /** The upload limits as the OpenAPI document and the route's description state them. */
@@ -43,7 +54,9 @@ const UPLOAD_LIMITS_TEXT =
   'Limits (429 ERR_RATE_LIMITED with Retry-After, before the body is read): at most 4 uploads of a partner ' +
   '(all its keys) in flight at once and 16 of all partners per API process, and 100 MiB of upload bytes per ' +
   'partner in any 60 s. The whole body must arrive within 30 s; past it the answer is 400 ERR_VALIDATION and ' +
-  'the connection is closed. (The figures are the defaults; an operator may set others.)';
+  'the connection is closed. Each API process reads upload bodies at a bounded rate (16 MiB/s of all partners’ ' +
+  'uploads together), so a burst arrives more slowly rather than being refused. (The figures are the defaults; ' +
+  'an operator may set others.)';
 
 export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const deps: UploadsDeps = app.ctx;
@@ -88,7 +101,9 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // The request log keeps a note of the body, never its bytes (refused uploads included).
       const declared = request.headers['content-length'];
       request.receivedBody = `[photo upload: ${declared === undefined ? 'chunked' : `${declared} bytes`}]`;
-      reply.raw.once('finish', () => settleUnreadBody(request.raw, reply.raw, deps.config.uploads.bodyTimeoutMs));
+      reply.raw.once('finish', () =>
+        settleUnreadBody(request.raw, reply.raw, deps.config.uploads.bodyTimeoutMs, deps.uploadPacing.drains),
+      );
       const upload = await createUpload(deps, apiKeyOf(request).partnerId, request.body, declared);
       request.receivedBody = `[${upload.contentType}: ${upload.bytes} bytes]`;
       return reply.code(201).send(upload);

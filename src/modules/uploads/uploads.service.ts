@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { UploadLimits } from '../../config.js';
 import type { Db } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
+import type { BytePacer, UploadPacing } from './byte-pacer.js';
 import { isRefusal, type Refusal, type UploadLimiter } from './upload-limiter.js';
 import { findUploadBytes, insertUpload } from './uploads.repo.js';
 import { MAX_UPLOAD_BYTES, type Upload, type UploadContentType } from './uploads.schemas.js';
@@ -19,6 +20,8 @@ export interface UploadsDeps {
   clock: { now(): Date };
   /** This process's upload limits (upload-limiter.ts). */
   uploads: Pick<UploadLimiter, 'admit'>;
+  /** How fast bodies are read, admitted and refused (byte-pacer.ts). */
+  uploadPacing: Pick<UploadPacing, 'bodies' | 'drains'>;
   /** The body deadline (UPLOAD_BODY_TIMEOUT_MS). */
   config: { uploads: Pick<UploadLimits, 'bodyTimeoutMs'> };
 }
@@ -76,12 +79,20 @@ function tooSlow(deadlineMs: number): AppError {
  * the body, or fails: at `deadlineMs` (the connection is then closed by the caller), past `max` bytes,
  * when `onChunk` throws, or when the client goes away. On failure the chunks are dropped at once.
  */
-function readChunks(body: Readable, max: number, deadlineMs: number, onChunk: (chunk: Buffer) => void): Promise<Buffer[]> {
+function readChunks(
+  body: Readable,
+  max: number,
+  deadlineMs: number,
+  pacer: BytePacer,
+  onChunk: (chunk: Buffer) => void,
+): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let size = 0;
+    const resume = () => body.resume();
     const finish = (err: unknown) => {
       clearTimeout(timer);
+      pacer.forget(resume);
       body.off('data', onData);
       body.off('end', onEnd);
       body.off('error', onBroken);
@@ -100,6 +111,7 @@ function readChunks(body: Readable, max: number, deadlineMs: number, onChunk: (c
       }
       chunks.push(chunk);
       size += chunk.length;
+      if (!pacer.take(chunk.length, resume)) body.pause();
     };
     const onEnd = () => finish(null);
     // The client went away or the connection broke mid-body: nothing is stored.
@@ -132,13 +144,19 @@ export async function createUpload(
   let received = 0;
   try {
     const hash = createHash('sha256');
-    const chunks = await readChunks(body, sized ?? MAX_UPLOAD_BYTES, deps.config.uploads.bodyTimeoutMs, (chunk) => {
-      if (sized !== null && received + chunk.length > sized) throw validationError('body', 'is longer than its Content-Length');
-      received += chunk.length;
-      const over = pass.charge(chunk.length);
-      if (over) throw refused(over);
-      hash.update(chunk);
-    });
+    const chunks = await readChunks(
+      body,
+      sized ?? MAX_UPLOAD_BYTES,
+      deps.config.uploads.bodyTimeoutMs,
+      deps.uploadPacing.bodies,
+      (chunk) => {
+        if (sized !== null && received + chunk.length > sized) throw validationError('body', 'is longer than its Content-Length');
+        received += chunk.length;
+        const over = pass.charge(chunk.length);
+        if (over) throw refused(over);
+        hash.update(chunk);
+      },
+    );
     if (received === 0) throw validationError('body', 'must be the photo’s bytes (a JPEG or PNG of at most 5 MiB)');
     if (sized !== null && received !== sized) {
       throw validationError('body', `was cut short: ${received} of ${sized} bytes arrived`);
