@@ -13,6 +13,12 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 export const DESKTOP = { width: 1280, height: 860 };
 export const PHONE = { width: 375, height: 812 };
+/**
+ * The deadline of a wait on the page: every locator's (page.setDefaultTimeout below) and the one to give
+ * `expect.poll`, whose own default is 1 s: a value the page reads again or receives live (a refetch after
+ * an action, a realtime update) can take longer than that on a busy machine.
+ */
+export const PAGE_DEADLINE = { timeout: 15_000 };
 
 export interface PortalBrowser {
   context: BrowserContext;
@@ -41,7 +47,7 @@ export async function openPortalBrowser(origin: string): Promise<PortalBrowser> 
   });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
   const page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(PAGE_DEADLINE.timeout);
   const pageErrors: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {

@@ -11,7 +11,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestKey, TestPartner } from '../factories.js';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
 import { bothWidths, LIVE_URL, type NewcomerRun, startNewcomerRun } from './newcomer-run.js';
 import { callJson, nav, sandboxCall, signIn } from './portal-run.js';
 
@@ -51,7 +51,8 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     await dialog.getByRole('button', { name: 'Create key' }).click();
     const reveal = page.getByRole('dialog', { name: 'Your new API key' });
     await reveal.waitFor();
-    expect(await reveal.getByTestId('key-base-url').textContent()).toBe(LIVE_URL);
+    // The address comes from the published document, read once per page load ('…' until it answers).
+    await expect.poll(() => reveal.getByTestId('key-base-url').textContent(), PAGE_DEADLINE).toBe(LIVE_URL);
     expect(await reveal.locator('pre').textContent()).toContain(`curl ${LIVE_URL}/v1/partner/me`);
     // Escape and a click on the backdrop leave it open, and say why.
     await page.keyboard.press('Escape');
@@ -85,7 +86,8 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     expect(await dialog.locator('.notice-error').count()).toBe(0);
     await bothWidths(page, 'webhook-url-error');
     await field.fill('http://example.com/hook2');
-    expect(await dialog.locator('[data-error-code]').count()).toBe(0);
+    // Typing drops the API's answer; the form hears of it a moment later.
+    await expect.poll(() => dialog.locator('[data-error-code]').count(), PAGE_DEADLINE).toBe(0);
     expect(await dialog.getByText(/must use https/).count()).toBe(0);
 
     await field.fill(run.receiver.url);
@@ -111,6 +113,8 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     await dialog.getByRole('button', { name: 'Create webhook' }).click();
     await reveal.getByRole('button', { name: 'I have copied it' }).click();
     await group.locator('li[data-webhook-id]').nth(1).waitFor();
+    // Each card reads its endpoint's health on its own, after the card shows.
+    await expect.poll(() => page.getByTestId('webhook-health').count(), PAGE_DEADLINE).toBe(2);
     const healthNames = await page
       .getByTestId('webhook-health')
       .evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')));
@@ -132,8 +136,9 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
 
     // Queued again and failed again: the note stays, saying when it was queued.
     await row.getByRole('button', { name: /Redeliver/ }).click();
-    await page.locator(`tr[data-delivery-id="${deliveryId}"][data-status="FAILED"]`).waitFor({ timeout: 30_000 });
+    // The note comes with the row's reset (PENDING, 0 attempts): the FAILED after it is the new attempt's.
     await row.getByTestId('delivery-requeued').waitFor();
+    await page.locator(`tr[data-delivery-id="${deliveryId}"][data-status="FAILED"]`).waitFor({ timeout: 30_000 });
     expect(await row.getByTestId('delivery-attempts').textContent()).toBe('1');
     // Queued again and delivered: recovered, the note goes.
     run.receiver.answerWith(200);
@@ -209,8 +214,8 @@ describe.skipIf(!hasChromium)('a new partner developer’s keys and webhooks in 
     });
     // A request of the log, opened.
     await page.locator('a.request-link').first().click();
-    await page.getByRole('heading', { level: 1 }).waitFor();
-    expect(page.url()).toMatch(/\/portal\/requests\/[^/]+$/);
+    await page.waitForURL(/\/portal\/requests\/[^/]+$/);
+    await page.locator('h1.request-title').waitFor();
     await bothWidths(page, 'request-detail');
   });
 

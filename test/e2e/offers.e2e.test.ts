@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner } from '../factories.js';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, nav, type SandboxKeyRun, signIn, startPortalRun } from './portal-run.js';
 
 const TIMEOUT = 180_000;
@@ -75,7 +75,7 @@ describe.skipIf(!hasChromium)('sandbox offers in the Offers page', { timeout: TI
       .click();
     await card(first).waitFor({ state: 'detached' });
     const history = (o: { id: string }) => page.locator(`tr[data-offer-id="${o.id}"]`);
-    await expect.poll(() => history(first).getAttribute('data-status')).toBe('ACCEPTED');
+    await expect.poll(() => history(first).getAttribute('data-status'), PAGE_DEADLINE).toBe('ACCEPTED');
     expect(await history(first).getByRole('link', { name: first.orderCode }).count()).toBe(1);
     expect(await read(first.id)).toMatchObject({ status: 'ACCEPTED', decidedAt: expect.any(String) });
 
@@ -95,7 +95,7 @@ describe.skipIf(!hasChromium)('sandbox offers in the Offers page', { timeout: TI
     await dialog.getByRole('button', { name: 'Decline offer' }).click();
     await dialog.waitFor({ state: 'hidden' });
     await card(second).waitFor({ state: 'detached' });
-    await expect.poll(() => history(second).getAttribute('data-status')).toBe('DECLINED');
+    await expect.poll(() => history(second).getAttribute('data-status'), PAGE_DEADLINE).toBe('DECLINED');
     expect(await history(second).innerText()).toContain('Van in repair until Monday');
     expect(await read(second.id)).toMatchObject({
       status: 'DECLINED',
@@ -106,7 +106,7 @@ describe.skipIf(!hasChromium)('sandbox offers in the Offers page', { timeout: TI
     // A new offer appears without a reload (realtime offer.created).
     const [third] = await offer(1);
     await card(third).waitFor();
-    await expect.poll(() => history(third).getAttribute('data-status')).toBe('PENDING');
+    await expect.poll(() => history(third).getAttribute('data-status'), PAGE_DEADLINE).toBe('PENDING');
     await look('history');
     expect(run.browser.pageErrors).toEqual([]);
   });

@@ -16,7 +16,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
 const TIMEOUT = 120_000;
@@ -180,7 +180,7 @@ describe.skipIf(!hasChromium)('the order page, payments and headers in the porta
     await page.getByTestId('request-order-link').click();
     await page.getByRole('heading', { name: `Order ${cod.code}`, level: 1 }).waitFor();
     expect(await page.getByTestId('order-status').innerText()).toContain('DELIVERED');
-    await expect.poll(() => page.getByTestId('proof-event').innerText()).toContain('DELIVERED');
+    await expect.poll(() => page.getByTestId('proof-event').innerText(), PAGE_DEADLINE).toContain('DELIVERED');
     expect(await page.getByTestId('proof-recipient').innerText()).toBe('Nigar Əliyeva');
     expect(await page.getByTestId('proof-distance').innerText()).toBe('0 m');
     await page.locator(`figure[data-photo-id="${photo.id}"] img`).waitFor();
@@ -198,7 +198,7 @@ describe.skipIf(!hasChromium)('the order page, payments and headers in the porta
     const waiting = (await sandbox('/v1/partner/sandbox/orders', { paymentMethod: 'CARD' })).code as string;
     await nav(page, 'Payments');
     await page.getByRole('heading', { name: 'Payments', level: 1 }).waitFor();
-    await expect.poll(() => page.getByRole('radio', { name: 'Sandbox' }).isChecked()).toBe(true);
+    await expect.poll(() => page.getByRole('radio', { name: 'Sandbox' }).isChecked(), PAGE_DEADLINE).toBe(true);
     const intents = page.getByTestId('payment-intents');
     await intents.waitFor();
     expect(await intents.locator('tbody tr').count()).toBe(3);
@@ -213,10 +213,10 @@ describe.skipIf(!hasChromium)('the order page, payments and headers in the porta
 
     // The API's filters.
     await page.getByLabel('Method').selectOption('COD');
-    await expect.poll(() => intents.locator('tbody tr').count()).toBe(1);
+    await expect.poll(() => intents.locator('tbody tr').count(), PAGE_DEADLINE).toBe(1);
     await page.getByLabel('Method').selectOption('');
     await page.getByLabel('Status').selectOption('SUCCEEDED');
-    await expect.poll(() => intents.locator('tbody tr').count()).toBe(2);
+    await expect.poll(() => intents.locator('tbody tr').count(), PAGE_DEADLINE).toBe(2);
     await page.getByLabel('Status').selectOption('');
 
     // The sandbox's own period close: a statement of the cash collected, then remitted elsewhere, live.
@@ -232,13 +232,13 @@ describe.skipIf(!hasChromium)('the order page, payments and headers in the porta
       note: 'All of it',
     });
     await expect.poll(() => statement.first().innerText(), { timeout: 15_000 }).toContain('Settled');
-    await expect.poll(() => page.getByTestId('awaiting-remittance').innerText()).toBe('0.00 AZN');
+    await expect.poll(() => page.getByTestId('awaiting-remittance').innerText(), PAGE_DEADLINE).toBe('0.00 AZN');
     await look('payments-live-settled');
 
     // The choice is remembered: a later visit opens where it was left.
     await page.getByRole('radio', { name: 'Live' }).check();
     await page.goto(run.url('/portal/payments'));
-    await expect.poll(() => page.getByRole('radio', { name: 'Live' }).isChecked()).toBe(true);
+    await expect.poll(() => page.getByRole('radio', { name: 'Live' }).isChecked(), PAGE_DEADLINE).toBe(true);
   });
 
   it('a delivery shows every header its endpoint got, the Standard Webhooks ones and User-Agent included', async () => {
@@ -249,7 +249,7 @@ describe.skipIf(!hasChromium)('the order page, payments and headers in the porta
     const attempt = page.locator('[data-testid="attempt"][data-attempt="1"]');
     await attempt.waitFor();
     const table = attempt.locator('table', { has: page.locator('caption', { hasText: 'Request headers as sent' }) });
-    await expect.poll(() => table.locator('tbody tr').count()).toBe(Object.keys(got.headers).length);
+    await expect.poll(() => table.locator('tbody tr').count(), PAGE_DEADLINE).toBe(Object.keys(got.headers).length);
     for (const [name, value] of Object.entries(got.headers)) {
       const row = table.locator('tr', { has: page.locator('th', { hasText: new RegExp(`^${name}$`) }) });
       expect(await row.locator('td').innerText(), name).toBe(String(value));

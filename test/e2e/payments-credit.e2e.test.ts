@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../factories.js';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
 import {
   AXE_WIDTHS,
   atBothWidths,
@@ -70,15 +70,15 @@ describe.skipIf(!hasChromium)("the partner's credit in the Payments page", { tim
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await nav(page, 'Payments');
     await page.getByRole('heading', { name: 'Payments', level: 1 }).waitFor();
-    await expect.poll(() => page.getByRole('radio', { name: 'Sandbox' }).isChecked()).toBe(true);
+    await expect.poll(() => page.getByRole('radio', { name: 'Sandbox' }).isChecked(), PAGE_DEADLINE).toBe(true);
     const credit = page.getByTestId('credit');
-    await expect.poll(async () => plain(await credit.innerText().catch(() => ''))).toBe(manat(623));
+    await expect.poll(async () => plain(await credit.innerText().catch(() => '')), PAGE_DEADLINE).toBe(manat(623));
     const tile = page.getByTestId('payments-balance').locator('li', { has: credit });
     expect(await tile.innerText()).toContain('Credit, carried to your next statement');
     expect(await page.getByTestId('awaiting-remittance').innerText()).toBe('0.00 AZN');
     expect(await page.locator('#balance-heading ~ .hint').innerText()).toContain('your next statement takes it off what you owe');
     const firstRow = page.locator(`tr[data-settlement-id="${first.id}"]`);
-    await expect.poll(() => firstRow.getByText('Settled', { exact: true }).count()).toBe(1);
+    await expect.poll(() => firstRow.getByText('Settled', { exact: true }).count(), PAGE_DEADLINE).toBe(1);
     expect(plain(await firstRow.locator('td[data-label="Outstanding"]').innerText())).toBe(`${manat(-623)} (overpaid)`);
     await look('balance');
 
@@ -96,14 +96,17 @@ describe.skipIf(!hasChromium)("the partner's credit in the Payments page", { tim
     await nav(page, 'Payments');
     await page.getByTestId('close-sandbox-period').click();
     await page.getByText(/^Period closed: a statement of 1 collection/).waitFor();
-    await expect.poll(() => page.getByTestId('credit').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('credit').count(), PAGE_DEADLINE).toBe(0);
     await expect
-      .poll(async () => plain(await page.getByTestId('awaiting-remittance').innerText()))
+      .poll(async () => plain(await page.getByTestId('awaiting-remittance').innerText()), PAGE_DEADLINE)
       .toBe(manat(second.codAmountQepik - 623));
     expect(await page.locator('#balance-heading ~ .hint').innerText()).not.toContain('Credit');
     expect(await page.getByTestId('payments-balance').locator('li').count()).toBe(3);
 
-    const newest = page.getByTestId('settlements').locator('tbody tr').first();
+    // The statements are a query of their own, read again after the close: wait for the new one.
+    const statements = page.getByTestId('settlements').locator('tbody tr');
+    await expect.poll(() => statements.count(), PAGE_DEADLINE).toBe(2);
+    const newest = statements.first();
     expect(await newest.getAttribute('data-settlement-id')).not.toBe(first.id);
     await newest.getByRole('link').click();
     await page.getByRole('heading', { name: /^Statement / }).waitFor();
@@ -120,7 +123,7 @@ describe.skipIf(!hasChromium)("the partner's credit in the Payments page", { tim
     await look('carried');
 
     await carried.getByRole('link', { name: first.id }).click();
-    await expect.poll(() => page.getByTestId('statement-overpaid').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('statement-overpaid').count(), PAGE_DEADLINE).toBe(1);
     expect(run.browser.pageErrors).toEqual([]);
   });
 });

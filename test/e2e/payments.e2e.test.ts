@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, manat, nav, plain, type SandboxKeyRun, signIn, startWithSandboxKey } from './portal-run.js';
 
 const TIMEOUT = 180_000;
@@ -49,18 +49,20 @@ describe.skipIf(!hasChromium)('a sandbox statement in the Payments page', { time
     await nav(page, 'Payments');
     await page.getByRole('heading', { name: 'Payments', level: 1 }).waitFor();
     // All this partner's money is in the sandbox: the page opens there.
-    await expect.poll(() => page.getByRole('radio', { name: 'Sandbox' }).isChecked()).toBe(true);
-    await expect.poll(async () => plain(await page.getByTestId('awaiting-remittance').innerText())).toBe(manat(due));
+    await expect.poll(() => page.getByRole('radio', { name: 'Sandbox' }).isChecked(), PAGE_DEADLINE).toBe(true);
+    await expect
+      .poll(async () => plain(await page.getByTestId('awaiting-remittance').innerText()), PAGE_DEADLINE)
+      .toBe(manat(due));
     expect(await page.getByTestId('cash-on-hand').innerText()).toBe('0.00 AZN');
     // The statements are a query of their own: the totals above may show before the list does.
     const row = page.locator(`tr[data-settlement-id="${settlement.id}"]`);
-    await expect.poll(() => row.getByText('Awaiting remittance').count()).toBe(1);
+    await expect.poll(() => row.getByText('Awaiting remittance').count(), PAGE_DEADLINE).toBe(1);
     await look('awaiting');
 
     await call(`/v1/partner/sandbox/settlements/${settlement.id}/remittances`, { amountQepik: due, reference: 'BANK-77' }, 201);
     await page.reload();
-    await expect.poll(() => row.getByText('Settled', { exact: true }).count()).toBe(1);
-    await expect.poll(() => page.getByTestId('awaiting-remittance').innerText()).toBe('0.00 AZN');
+    await expect.poll(() => row.getByText('Settled', { exact: true }).count(), PAGE_DEADLINE).toBe(1);
+    await expect.poll(() => page.getByTestId('awaiting-remittance').innerText(), PAGE_DEADLINE).toBe('0.00 AZN');
     await look('settled-list');
 
     await row.getByRole('link').click();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { createPartner, type TestPartner } from '../factories.js';
 import { TEST_OTP } from '../harness.js';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
 import { atBothWidths, nav, type PortalRun, screenshot, startPortalRun } from './portal-run.js';
 
 // Browser globals used inside page.evaluate callbacks, typed just enough: this file is compiled with
@@ -83,8 +83,8 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/portal/keys');
     expect(await page.getByTestId('partner-name').textContent()).toBe('Caspian Couriers');
-    // Signing in moves focus to the new page's heading (announced by screen readers).
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('API keys');
+    // Signing in moves focus to the new page's heading (announced by screen readers), once it has rendered.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), PAGE_DEADLINE).toBe('API keys');
     await page.getByText('You have no active keys yet.').waitFor();
     await atBothWidths(page, 'keys-empty');
   });

@@ -4,7 +4,7 @@
  * opens the delivery's detail (payload and attempts). Rows follow the realtime channel
  * ('delivery.updated'): an attempt updates its row in place and a new delivery appears at the top of
  * page 1, without reloading. After a reconnect the page is reloaded, since events sent while offline
- * are not replayed.
+ * are not replayed; what arrived live stays shown until a read that started after it lands.
  *
  * Redeliver shows itself: the row is reset at once (PENDING, 0 attempts) and keeps a "queued again at"
  * line, so an attempt that fails again a moment later does not look as if nothing happened; the line
@@ -26,12 +26,21 @@ import { WebhookHealthCard } from '../components/WebhookHealthCard';
 import { WebhookStatus } from '../components/WebhookStatus';
 import { DELIVERY_STATUS_TONE, upsert } from '../delivery-log';
 import { formatDateTime, formatTime } from '../format';
-import { queryKeys, useApiQuery, useKeysAndWebhooks } from '../query';
+import { queryKeys, type Resource, useApiQuery, useKeysAndWebhooks } from '../query';
 import { onReconnect, subscribe } from '../realtime';
 import { Link } from '../router';
-import { DELIVERY_STATUSES } from '../types';
+import { DELIVERY_STATUSES, type Page } from '../types';
 
 const PAGE_SIZE = 20;
+
+/** A page of the log as read, with the number of live changes that had arrived when the read started. */
+type StoredPage = Page<DeveloperDelivery> & { readAfter: number };
+
+/** A delivery's newest state that arrived live (an event, an action's answer, a redeliver's reset), numbered. */
+interface LiveChange {
+  delivery: DeveloperDelivery;
+  number: number;
+}
 
 export function Deliveries({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState<WebhookDeliveryStatus | ''>('');
@@ -44,35 +53,51 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
   const filterId = useId();
 
   const hook = useKeysAndWebhooks();
+  // What arrives live is kept beside the page as read, not written into it: a read that started before
+  // a change (coming back to the tab, a reconnection, another filter or page) can land after it and
+  // would put the row back as it was. A change is shown over the page until a read that started after
+  // it lands; that read holds it, or something newer (an event is sent once its change has committed).
+  const arrived = useRef(0);
+  const [changes, setChanges] = useState<ReadonlyMap<string, LiveChange>>(new Map());
   const deliveries = useApiQuery(
     [...queryKeys.webhookDeliveries(webhookId), status, page],
-    () => developer.webhooks.listDeliveries(webhookId, { status: status || undefined, page, pageSize: PAGE_SIZE }),
+    async (): Promise<StoredPage> => {
+      const readAfter = arrived.current;
+      const read = await developer.webhooks.listDeliveries(webhookId, { status: status || undefined, page, pageSize: PAGE_SIZE });
+      return { ...read, readAfter };
+    },
     { live: true },
   );
-  const { setData, reload } = deliveries;
+  const { reload } = deliveries;
+  const readAfter = deliveries.data?.readAfter;
+  useEffect(() => {
+    if (readAfter === undefined) return;
+    setChanges((c) => {
+      const pending = [...c].filter(([, change]) => change.number > readAfter);
+      return pending.length === c.size ? c : new Map(pending);
+    });
+  }, [readAfter]);
   usePageTitle('Delivery log');
 
   // Realtime events arrive in order for a delivery; an HTTP answer (test ping, redeliver) can be
   // overtaken by the events of the attempt it started. So events always apply, and an answer applies
   // only when no event for that delivery arrived while the request was in flight.
   const eventsSeen = useRef(new Map<string, number>());
-  const show = useCallback(
-    (d: DeveloperDelivery) => {
-      setData((p) => p && upsert(p, d, status));
-      setChanged((c) => ({ ...c, [d.id]: (c[d.id] ?? 0) + 1 }));
-      // The "queued again" line explains the reset and the first attempt after it; once the delivery is
-      // delivered, or a later attempt of the new round is made, it has done its job.
-      if (d.status === 'DELIVERED' || d.attempts > 1) {
-        setRequeuedAt((r) => {
-          if (!(d.id in r)) return r;
-          const { [d.id]: _done, ...rest } = r;
-          return rest;
-        });
-        setNote((n) => (n?.startsWith('Delivery of ') ? null : n));
-      }
-    },
-    [status, setData],
-  );
+  const show = useCallback((d: DeveloperDelivery) => {
+    const number = ++arrived.current;
+    setChanges((c) => new Map(c).set(d.id, { delivery: d, number }));
+    setChanged((c) => ({ ...c, [d.id]: (c[d.id] ?? 0) + 1 }));
+    // The "queued again" line explains the reset and the first attempt after it; once the delivery is
+    // delivered, or a later attempt of the new round is made, it has done its job.
+    if (d.status === 'DELIVERED' || d.attempts > 1) {
+      setRequeuedAt((r) => {
+        if (!(d.id in r)) return r;
+        const { [d.id]: _done, ...rest } = r;
+        return rest;
+      });
+      setNote((n) => (n?.startsWith('Delivery of ') ? null : n));
+    }
+  }, []);
   const applyAnswer = (d: DeveloperDelivery, seenBefore: number) => {
     if ((eventsSeen.current.get(d.id) ?? 0) === seenBefore) show(d);
   };
@@ -193,7 +218,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
       </p>
       <ErrorNotice error={redeliver.error} />
       <PagedTable
-        log={deliveries}
+        log={withChanges(deliveries, changes, status)}
         page={page}
         loadingLabel="Loading deliveries…"
         empty={<p>{status ? `No ${status} deliveries.` : 'No deliveries yet. Send a test ping to see one arrive.'}</p>}
@@ -274,4 +299,22 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
       />
     </>
   );
+}
+
+/**
+ * The page as read with the live changes it may not hold yet put over it (`upsert`: a row replaced, a
+ * new delivery on top of page 1), oldest change first.
+ */
+function withChanges(
+  log: Resource<StoredPage>,
+  changes: ReadonlyMap<string, LiveChange>,
+  filter: WebhookDeliveryStatus | '',
+): Omit<Resource<Page<DeveloperDelivery>>, 'setData'> {
+  const read = log.data;
+  if (!read) return log;
+  let shown: Page<DeveloperDelivery> = read;
+  for (const change of changes.values()) {
+    if (change.number > read.readAfter) shown = upsert(shown, change.delivery, filter);
+  }
+  return shown === read ? log : { ...log, data: shown };
 }
