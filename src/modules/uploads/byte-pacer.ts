@@ -12,6 +12,7 @@
  * other requests keep their latency (docs/performance.md, "Uploads beside other partners").
  */
 
+import type { Readable } from 'node:stream';
 import type { UploadLimits } from '../../config.js';
 
 export interface BytePacerOptions {
@@ -57,6 +58,22 @@ export class BytePacer {
     this.waiting.push(resume);
     this.schedule();
     return false;
+  }
+
+  /**
+   * Paces a stream read in flowing mode: after each chunk it is paused while the bucket is in debt, and
+   * resumed on its turn. Returns what stops pacing it (call it however the stream ends).
+   */
+  pace(stream: Readable): () => void {
+    const resume = () => stream.resume();
+    const onData = (chunk: Buffer) => {
+      if (!this.take(chunk.length, resume)) stream.pause();
+    };
+    stream.on('data', onData);
+    return () => {
+      stream.off('data', onData);
+      this.forget(resume);
+    };
   }
 
   /** A paused reader that went away (its body ended, failed or was cut): it is not resumed. */

@@ -30,22 +30,17 @@ function settleUnreadBody(request: IncomingMessage, response: ServerResponse, bo
     socket.destroy();
     return;
   }
-  const resume = () => request.resume();
-  const onData = (chunk: Buffer) => {
-    if (!pacer.take(chunk.length, resume)) request.pause();
-  };
   const timer = setTimeout(() => {
     if (!request.complete) socket.destroy();
   }, bodyTimeoutMs);
   timer.unref();
+  const unpace = pacer.pace(request);
   const done = () => {
     clearTimeout(timer);
-    pacer.forget(resume);
-    request.off('data', onData);
+    unpace();
   };
   request.once('end', done);
   socket.once('close', done);
-  request.on('data', onData);
   request.resume();
 }
 

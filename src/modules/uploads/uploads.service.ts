@@ -89,10 +89,9 @@ function readChunks(
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let size = 0;
-    const resume = () => body.resume();
     const finish = (err: unknown) => {
       clearTimeout(timer);
-      pacer.forget(resume);
+      unpace();
       body.off('data', onData);
       body.off('end', onEnd);
       body.off('error', onBroken);
@@ -111,13 +110,13 @@ function readChunks(
       }
       chunks.push(chunk);
       size += chunk.length;
-      if (!pacer.take(chunk.length, resume)) body.pause();
     };
     const onEnd = () => finish(null);
     // The client went away or the connection broke mid-body: nothing is stored.
     const onBroken = () => finish(validationError('body', 'was cut short (the upload did not complete)'));
     const timer = setTimeout(() => finish(tooSlow(deadlineMs)), deadlineMs);
     body.on('data', onData);
+    const unpace = pacer.pace(body);
     body.on('end', onEnd);
     body.on('error', onBroken);
     body.on('close', onBroken);
