@@ -18,7 +18,9 @@ const developerKeyFields = {
     description: 'Operator flag: the key sees every order of its environment, not only its own',
   }),
   isActive: Type.Boolean({ description: 'False once `revokedAt` has passed; true during a rotation grace period' }),
-  lastUsedAt: Nullable(DateTime(), { description: 'Last partner request made with the key (may lag a few seconds)' }),
+  lastUsedAt: Nullable(DateTime(), {
+    description: 'Last partner request made with the key (one served by another API process may show up to a minute late)',
+  }),
   revokedAt: Nullable(DateTime(), {
     description: 'When the key stops working: a rotation sets it 24 h ahead, a revoke sets it to now',
   }),

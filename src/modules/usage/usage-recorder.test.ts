@@ -92,6 +92,54 @@ describe('BatchedUsageRecorder', () => {
     await recorder.stop();
   });
 
+  it('writes a key’s last use at once, then on its timer at most once a minute; a flush asked for writes the latest', async () => {
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const stored = async () => {
+      const [row] = await t.ctx.db.query<{ last_used_at: Date | null; requests: number | null }>(
+        `SELECT k.last_used_at, (SELECT sum(requests)::int FROM api_key_usage u WHERE u.api_key_id = k.id) AS requests
+           FROM api_keys k WHERE k.id = $1`,
+        [key.id],
+      );
+      return { lastUsedMs: row.last_used_at?.getTime() ?? null, requests: row.requests ?? 0 };
+    };
+    const recorder = new BatchedUsageRecorder(t.ctx.db, t.clock, silent);
+    recorder.start();
+    try {
+      // The test clock moves on with real time too: a use is stamped within [before, after] of its record.
+      const use = () => {
+        const before = t.clock.nowMs();
+        recorder.record(key.id, 200, true);
+        return { before, after: t.clock.nowMs() };
+      };
+      const within = (ms: number | null, at: { before: number; after: number }) =>
+        ms !== null && ms >= at.before && ms <= at.after;
+
+      const first = use();
+      await waitFor(async () => (await stored()).requests === 1, { what: 'the first use flushed by the timer' });
+      const firstStored = (await stored()).lastUsedMs;
+      expect(within(firstStored, first)).toBe(true);
+
+      // 10 s later: the timer writes the count, not the use (written less than a minute ago).
+      t.clock.advance(10);
+      const second = use();
+      await waitFor(async () => (await stored()).requests === 2, { what: 'the second use counted by the timer' });
+      expect((await stored()).lastUsedMs).toBe(firstStored);
+      // A flush asked for (a route answering the key, shutdown) writes it.
+      await recorder.flush();
+      expect(within((await stored()).lastUsedMs, second)).toBe(true);
+
+      // A minute after that write, the timer writes the use again.
+      t.clock.advance(61);
+      const third = use();
+      await waitFor(async () => within((await stored()).lastUsedMs, third), {
+        what: 'a use a minute later written by the timer',
+      });
+    } finally {
+      await recorder.stop();
+    }
+  });
+
   it("shows another process's flushed counts once its snapshot is renewed, renewing it behind a served read", async () => {
     const partner = await createPartner(t.ctx);
     const key = await createKey(t.ctx, partner.id);

@@ -1,6 +1,7 @@
 /**
  * Usage counters without a write per request: counts are aggregated in memory per key and UTC day and
- * written in one transaction every FLUSH_MS (and on shutdown). The same flush records `last_used_at`.
+ * written in one transaction every FLUSH_MS (and on shutdown). The same flush records `last_used_at`,
+ * each key's at most once a minute unless a flush is asked for (LAST_USED_PRECISION_MS).
  *
  * Reads (`series`) must be cheap enough for GET /v1/partner/me, a hot path, and exact for everything
  * this process counted. A read combines three parts that never overlap:
@@ -34,6 +35,14 @@ const SNAPSHOT_TTL_MS = 2_000;
 /** A snapshot is served at most this long after it was read; past it, a read waits for a new one. */
 const SNAPSHOT_SERVE_MS = 3_500;
 const MAX_SNAPSHOTS = 10_000;
+/**
+ * A key's `last_used_at` is written by a periodic flush at most once per this long per process (the
+ * first use after a quiet spell at once); a flush asked for (`flush()`: every route that answers a
+ * DeveloperKey, and shutdown) writes every key's latest. So this process's uses show exactly where a
+ * key is read, and another process's within a minute (docs/scale.md, "Tenants").
+ */
+const LAST_USED_PRECISION_MS = 60_000;
+const MAX_LAST_USED = 10_000;
 /** Counters are kept, and can be read, for this many UTC days ending today (docs/decisions-log.md, 'API keys'). */
 export const USAGE_RETENTION_DAYS = 35;
 
@@ -59,6 +68,12 @@ export class BatchedUsageRecorder implements UsageRecorder {
   private queue: Promise<unknown> = Promise.resolve();
   /** Writes every FLUSH_MS (src/shared/periodic-flusher.ts: one at a time, outages logged once). */
   private readonly flusher: PeriodicFlusher;
+  /** Each key's latest accepted use not written to `last_used_at` yet. */
+  private readonly unwrittenUse = new Map<string, number>();
+  /** When (the clock's time) this process last wrote each key's `last_used_at`. */
+  private readonly lastUseWrittenAt = new Map<string, number>();
+  /** The next flush writes every key's latest use (a flush was asked for, not a tick). */
+  private exactWanted = false;
   /** Keys whose snapshots the next queued read takes, and that read (null: none queued yet). */
   private wanted: { keys: Set<string>; read: Promise<Map<string, Map<string, DailyUsage>>> } | null = null;
 
@@ -143,12 +158,15 @@ export class BatchedUsageRecorder implements UsageRecorder {
     return (await this.wanted.read).get(keyId) ?? new Map();
   }
 
+  /** Writes what is counted, every key's latest use included. */
   flush(): Promise<void> {
+    this.exactWanted = true;
     return this.flusher.flush();
   }
 
   /** Stops the timer after a final flush (the process is stopping); a failure is logged. */
   stop(): Promise<void> {
+    this.exactWanted = true;
     return this.flusher.close();
   }
 
@@ -173,19 +191,34 @@ export class BatchedUsageRecorder implements UsageRecorder {
   }
 
   private async flushOnce(): Promise<void> {
-    if (this.pending.size === 0) return;
+    const exact = this.exactWanted;
+    this.exactWanted = false;
+    if (this.pending.size === 0 && this.unwrittenUse.size === 0) return;
+    const now = this.clock.nowMs();
     const batch = this.pending;
     this.pending = new Map();
+    for (const c of batch.values()) {
+      if (c.lastUsedMs !== null)
+        this.unwrittenUse.set(c.keyId, latest(this.unwrittenUse.get(c.keyId) ?? null, c.lastUsedMs) as number);
+    }
+    const uses: Array<{ keyId: string; lastUsedMs: number }> = [];
+    for (const [keyId, lastUsedMs] of this.unwrittenUse) {
+      const writtenAt = this.lastUseWrittenAt.get(keyId);
+      if (exact || writtenAt === undefined || now - writtenAt >= LAST_USED_PRECISION_MS) uses.push({ keyId, lastUsedMs });
+    }
+    if (batch.size === 0 && uses.length === 0) return;
     this.inFlight = batch;
     const sorted = [...batch.values()].sort((a, b) => (a.keyId === b.keyId ? cmp(a.day, b.day) : cmp(a.keyId, b.keyId)));
     try {
       await this.db.tx(async (q) => {
         await addUsage(sorted, q);
-        await markKeysUsed(
-          sorted.flatMap((c) => (c.lastUsedMs === null ? [] : [{ keyId: c.keyId, lastUsedMs: c.lastUsedMs }])),
-          q,
-        );
+        await markKeysUsed(uses, q);
       });
+      if (this.lastUseWrittenAt.size + uses.length > MAX_LAST_USED) this.lastUseWrittenAt.clear();
+      for (const use of uses) {
+        this.unwrittenUse.delete(use.keyId);
+        this.lastUseWrittenAt.set(use.keyId, now);
+      }
       // Committed: the batch is in the database now. Snapshots of this epoch take it in and move on to
       // the next (the stored rows of keys outside the batch did not change); older ones are stale.
       for (const snapshot of this.snapshots.values()) if (snapshot.epoch === this.epoch) snapshot.epoch = this.epoch + 1;

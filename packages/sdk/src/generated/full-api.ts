@@ -2528,7 +2528,7 @@ export interface components {
             isActive: boolean;
             /**
              * Format: date-time
-             * @description Last partner request made with the key (may lag a few seconds)
+             * @description Last partner request made with the key (one served by another API process may show up to a minute late)
              */
             lastUsedAt: string | null;
             /**
@@ -2559,7 +2559,7 @@ export interface components {
             isActive: boolean;
             /**
              * Format: date-time
-             * @description Last partner request made with the key (may lag a few seconds)
+             * @description Last partner request made with the key (one served by another API process may show up to a minute late)
              */
             lastUsedAt: string | null;
             /**
@@ -2592,7 +2592,7 @@ export interface components {
             isActive: boolean;
             /**
              * Format: date-time
-             * @description Last partner request made with the key (may lag a few seconds)
+             * @description Last partner request made with the key (one served by another API process may show up to a minute late)
              */
             lastUsedAt: string | null;
             /**

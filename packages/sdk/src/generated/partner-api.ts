@@ -1737,7 +1737,7 @@ export interface components {
             isActive: boolean;
             /**
              * Format: date-time
-             * @description Last partner request made with the key (may lag a few seconds)
+             * @description Last partner request made with the key (one served by another API process may show up to a minute late)
              */
             lastUsedAt: string | null;
             /**
@@ -1768,7 +1768,7 @@ export interface components {
             isActive: boolean;
             /**
              * Format: date-time
-             * @description Last partner request made with the key (may lag a few seconds)
+             * @description Last partner request made with the key (one served by another API process may show up to a minute late)
              */
             lastUsedAt: string | null;
             /**
@@ -1801,7 +1801,7 @@ export interface components {
             isActive: boolean;
             /**
              * Format: date-time
-             * @description Last partner request made with the key (may lag a few seconds)
+             * @description Last partner request made with the key (one served by another API process may show up to a minute late)
              */
             lastUsedAt: string | null;
             /**
