@@ -64,6 +64,9 @@ export default defineConfig({
           // Isolated: these files start processes, proxies and browsers, cut connections and leave a
           // dependency down on purpose; a fresh worker per file keeps one file's wreckage from the next.
           isolate: true,
+          // expect.poll gives up after 1 s by default: too short for a page that reads again, or a child
+          // process, on a busy machine. 15 s, as every Playwright locator waits.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestKey, TestPartner } from '../factories.js';
 import { TEST_OTP } from '../harness.js';
 import { seriousFindings } from './axe.js';
-import { CHROMIUM, hasChromium, PAGE_DEADLINE, signInWithCode } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE, signInWithCode, untilIdle } from './chromium.js';
 import { bothWidths, LIVE_URL, type NewcomerRun, SANDBOX_URL, startNewcomerRun } from './newcomer-run.js';
 import { AXE_WIDTHS, nav, SHOTS, sandboxCall } from './portal-run.js';
 
@@ -247,12 +247,13 @@ describe.skipIf(!hasChromium)('a new partner developer’s path through the port
     );
     await page.screenshot({ path: join(SHOTS, 'newcomer-reference-event-examples-desktop.png') });
     expect(await page.getByTestId('back-to-portal').getAttribute('href')).toBe('/portal/');
-    await page.waitForTimeout(500); // Redoc renders the rest of the page lazily after the first paint
+    // Redoc renders the rest of the page after its first paint: wait until the page has nothing left to do.
+    await untilIdle(page);
     await page.setViewportSize(DESKTOP);
     await page.screenshot({ path: join(SHOTS, 'newcomer-reference-desktop.png') });
     await expectAxeClean('/docs at desktop width');
     await page.setViewportSize(PHONE);
-    await page.waitForTimeout(500);
+    await untilIdle(page);
     await page.screenshot({ path: join(SHOTS, 'newcomer-reference-phone.png') });
     await expectAxeClean('/docs at phone width');
     await page.setViewportSize(DESKTOP);

@@ -308,14 +308,18 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     await nav(page, 'API keys');
     await page.locator(`tr[data-key-id="${liveKeyId}"]`).getByRole('link', { name: 'Dispatch system', exact: true }).click();
     await page.getByRole('heading', { name: 'Dispatch system' }).waitFor();
-    // Usage is counted in batches and shows within seconds: reload until it does.
-    for (let i = 0; i < 20; i++) {
-      const text = await page.getByTestId('total-requests').textContent({ timeout: 15_000 });
-      if (text === '2') break;
-      await page.waitForTimeout(500);
-      await page.reload();
-    }
-    expect(await page.getByTestId('total-requests').textContent()).toBe('2');
+    // A request is counted once its answer has gone (usage-recorder.ts), so the page may be read before
+    // both are: read it again until it shows them.
+    await expect
+      .poll(
+        async () => {
+          const text = await page.getByTestId('total-requests').textContent(PAGE_DEADLINE);
+          if (text !== '2') await page.reload();
+          return text;
+        },
+        { timeout: 15_000, interval: 500 },
+      )
+      .toBe('2');
     expect(await page.getByTestId('total-4xx').textContent()).toBe('1');
     expect(await page.getByTestId('total-5xx').textContent()).toBe('0');
     expect(await page.locator('canvas[role="img"]').getAttribute('aria-label')).toContain('2 requests, 1 client errors');
