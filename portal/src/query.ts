@@ -3,7 +3,9 @@
  * (the key list, read by six screens) share one request and one answer, refetch it in the background
  * and see a change everywhere once it is invalidated. Every read goes through `useApiQuery`; every
  * change invalidates what it changed (`invalidate`); the realtime channel edits cached pages in place
- * (`setQueryData`) or invalidates what an event changed.
+ * (`setQueryData`) or invalidates what an event changed. A read in flight that may have started before a
+ * change never has the last word: the read that follows a change starts after it (`invalidate`,
+ * `replaceWebhook`).
  *
  * Rules: no automatic retry (a refused request answers the same again; "Try again" is the screen's,
  * docs/portal.md); an answer stays fresh for 10 s, except what the realtime channel keeps current
@@ -83,10 +85,7 @@ export function useApiQuery<T>(
     ...(options.live ? { staleTime: 0, gcTime: 0, placeholderData: keepPreviousData } : {}),
     ...(options.static ? { staleTime: Number.POSITIVE_INFINITY } : {}),
   });
-  const { refetch } = query;
-  const reload = useCallback(async () => {
-    await refetch();
-  }, [refetch]);
+  const reload = useCallback(() => invalidate(key, { exact: true }), [key]);
   const setData = useCallback(
     (update: (current: T | undefined) => T | undefined) => client.setQueryData<T>(key, update),
     [client, key],
@@ -100,9 +99,30 @@ export function useApiQuery<T>(
   };
 }
 
-/** After a change: every query under `key` (a prefix) is read again where it is shown. */
-export function invalidate(key: QueryKey): Promise<void> {
-  return queryClient.invalidateQueries({ queryKey: key });
+/**
+ * After a change (an action, a realtime event, a reconnection): every query under `key` (a prefix; with
+ * `exact`, that query alone) is read again where it is shown, by a read that starts now, so it holds the
+ * change (an event is sent once its change has committed).
+ *
+ * TanStack Query starts a new read in place of one in flight only when the query already holds data
+ * (`cancelRefetch`); a screen's first read in flight would be reused, though it may have started before
+ * the change, and the change would stay unseen until the next read. So a first read in flight is let land
+ * (not cancelled: a burst of events never keeps a screen loading), then read again.
+ */
+export async function invalidate(key: QueryKey, { exact = false } = {}): Promise<void> {
+  const firstReads = queryClient
+    .getQueryCache()
+    .findAll({ queryKey: key, exact, fetchStatus: 'fetching', predicate: (q) => q.state.data === undefined });
+  await Promise.all([
+    queryClient.invalidateQueries({ queryKey: key, exact, predicate: (q) => !firstReads.includes(q) }),
+    ...firstReads.map(async (q) => {
+      const one = { queryKey: q.queryKey, exact: true };
+      // The first read itself (reused, not restarted), then one that starts after it, shared by every
+      // change that came during it.
+      await queryClient.refetchQueries(one, { cancelRefetch: false });
+      await queryClient.refetchQueries({ ...one, type: 'active' }, { cancelRefetch: false });
+    }),
+  ]);
 }
 
 /** The partner's API keys, shared by every screen that shows or picks one. */
@@ -140,12 +160,24 @@ export function invalidateKeys(): Promise<void> {
   return invalidate(queryKeys.keys);
 }
 
-/** Puts a webhook's new state (an edit's answer, a realtime update) into the shared list. */
+/**
+ * Puts a webhook's new state (an edit's answer, a realtime update) into the shared list. A read of the
+ * list in flight may have started before the change committed and would put the webhook back as it was
+ * when it lands. So that read is cancelled first (at once: the list reverts to what it was before the
+ * read, which the change then updates), and the list is read again by a read that starts now: it holds the change
+ * or something newer, since the answer and the event are sent after the commit. This is TanStack Query's
+ * own order for an optimistic update (cancelQueries, setQueryData, then invalidate). A first read in
+ * flight has no list to update: it is let land, then read again (`invalidate`).
+ */
 export function replaceWebhook(webhook: DeveloperWebhook): void {
+  const list = { queryKey: queryKeys.webhooks, exact: true };
+  const reading = queryClient.isFetching(list) > 0;
+  if (reading && queryClient.getQueryData(list.queryKey) !== undefined) void queryClient.cancelQueries(list);
   queryClient.setQueryData<{ keys: DeveloperKey[]; webhooks: DeveloperWebhook[] }>(
-    queryKeys.webhooks,
+    list.queryKey,
     (d) => d && { ...d, webhooks: d.webhooks.map((w) => (w.id === webhook.id ? webhook : w)) },
   );
+  if (reading) void invalidate(list.queryKey, { exact: true });
 }
 
 /** What the realtime channel changes in the shared cache, whichever screen shows it. Call once at start-up. */

@@ -2,7 +2,8 @@
  * The portal's Offers page (docs/portal.md, "Offers"): sandbox offers made through the sandbox API as a
  * partner's test would make them, then in real headless Chromium against the real app: pending offers
  * with their time left, accepting one, declining one with a reason (the API's word on a missing note
- * said beside the note), a new offer appearing live, and the history.
+ * said beside the note), a new offer appearing live, and the history, which shows an offer made while its
+ * first read was in flight once that read lands.
  *
  * Screenshots at 1366×900 and 390×844 go to artifacts/screenshots/offers-*.png.
  */
@@ -108,6 +109,38 @@ describe.skipIf(!hasChromium)('sandbox offers in the Offers page', { timeout: TI
     await card(third).waitFor();
     await expect.poll(() => history(third).getAttribute('data-status'), PAGE_DEADLINE).toBe('PENDING');
     await look('history');
+    expect(run.browser.pageErrors).toEqual([]);
+  });
+
+  it('an offer made during the page’s first read of the history shows in it once that read lands', async () => {
+    const { page } = run;
+    // Coming back reads both lists afresh, as a first visit does. The history's first read is answered
+    // before the new offer is made and held back until the offer has arrived live and the pending list
+    // has shown it, as happens on a busy machine: the history must show it too once that read lands.
+    await nav(page, 'API keys');
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let answered = false;
+    const historyRead = /\/v1\/developer\/offers\?page=1&pageSize=20$/;
+    await page.route(historyRead, async (route) => {
+      const response = await route.fetch();
+      answered = true;
+      await held;
+      await route.fulfill({ response });
+    });
+    await nav(page, 'Offers');
+    await expect.poll(() => answered, PAGE_DEADLINE).toBe(true);
+    await page.getByRole('heading', { name: /^Pending \(\d+\)$/ }).waitFor();
+    const [made] = await offer(1);
+    await page.locator(`li[data-offer-id="${made.id}"]`).waitFor();
+    release();
+    await expect.poll(() => page.locator(`tr[data-offer-id="${made.id}"]`).count(), PAGE_DEADLINE).toBe(1);
+    await page.unrouteAll({ behavior: 'wait' });
+    expect(await page.locator(`tr[data-offer-id="${made.id}"]`).getAttribute('data-status')).toBe('PENDING');
+    await look('history-after-first-read');
     expect(run.browser.pageErrors).toEqual([]);
   });
 });

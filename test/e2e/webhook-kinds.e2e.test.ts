@@ -4,8 +4,9 @@
  * headless Chromium at 1366×900 and 390×844 with the real Content-Security-Policy and axe on each state.
  *
  * A webhook subscribed through the API to every kind is edited in the portal and read back through the
- * API: exactly what the form showed ticked is saved. A key without payments:read is offered no payment
- * or settlement kind; a key with it sends itself a settlement sample from the picker.
+ * API: exactly what the form showed ticked is saved; a change made through the API arrives live and stays
+ * when a read of the list that started before it lands after it. A key without payments:read is offered no
+ * payment or settlement kind; a key with it sends itself a settlement sample from the picker.
  *
  * Screenshots: artifacts/screenshots/webhook-kinds-*.
  */
@@ -13,7 +14,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENTS } from '../../src/shared/schemas.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
 const STEP_TIMEOUT = 90_000;
@@ -105,6 +106,37 @@ describe.skipIf(!hasChromium)('webhook event kinds in the portal', { timeout: ST
     expect((list.body.items as Array<{ id: string; url: string }>).find((w) => w.id === webhookId)?.url).toBe(
       `${run.receiver.url}?v=2`,
     );
+  });
+
+  it('a change that arrives live stays shown when a read of the list that started before it lands after it', async () => {
+    // Coming back to the tab reads the list again. Its answer, read before the change below was made
+    // through the API, is held back until the change has arrived live (webhook.updated) and shown, as
+    // happens on a busy machine: when it lands, it must not put the webhook back as it was.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reread = false;
+    const list = /\/v1\/developer\/webhooks$/;
+    await page.route(list, async (route) => {
+      const response = await route.fetch();
+      reread = true;
+      await held;
+      await route.fulfill({ response });
+    });
+    await page.evaluate(() =>
+      (globalThis as unknown as { dispatchEvent(event: Event): boolean }).dispatchEvent(new Event('visibilitychange')),
+    );
+    await expect.poll(() => reread, PAGE_DEADLINE).toBe(true);
+    const moved = `${run.receiver.url}?v=3`;
+    expect((await api('PATCH', `/v1/developer/webhooks/${webhookId}`, { url: moved })).status).toBe(200);
+    await card().locator('.webhook-url', { hasText: moved }).waitFor();
+    release();
+    // Every read held here has answered, the one that follows the change included.
+    await page.unrouteAll({ behavior: 'wait' });
+    await page.locator(`section[data-key-id="${payKey.id}"] ul.webhook-list[aria-busy="false"]`).waitFor();
+    expect(await card().locator('.webhook-url').textContent()).toBe(moved);
+    await shotBoth('kept-after-read');
   });
 
   it('a key without payments:read is offered no payment or settlement kind', async () => {

@@ -99,7 +99,7 @@ export function Webhooks() {
             {webhooks.length === 0 ? (
               canManage && <p className="empty-inline">No webhooks for this key yet.</p>
             ) : (
-              <ul className="webhook-list">
+              <ul className="webhook-list" aria-busy={data.loading}>
                 {webhooks.map((w) => (
                   <WebhookItem
                     key={w.id}
