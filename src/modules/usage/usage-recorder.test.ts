@@ -12,13 +12,19 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** The test database, with a hook in front of every transaction (the recorder writes in one). */
-function gatedDb(before: () => Promise<void>): Db {
+/**
+ * The test database, with a hook in front of every transaction (the recorder writes in one) and one
+ * told each statement's text.
+ */
+function gatedDb(before: () => Promise<void>, onQuery: (text: string) => void = () => {}): Db {
   const db = t.ctx.db;
   return {
     kind: db.kind,
     health: db.health,
-    query: (text, params) => db.query(text, params),
+    query: (text, params) => {
+      onQuery(text);
+      return db.query(text, params);
+    },
     connect: () => db.connect(),
     copyFrom: (copy, data) => db.copyFrom(copy, data),
     withTimeout: () => db,
@@ -138,6 +144,42 @@ describe('BatchedUsageRecorder', () => {
     } finally {
       await recorder.stop();
     }
+  });
+
+  it('renews the snapshots of keys that come due within a moment of each other in one read', async () => {
+    const partner = await createPartner(t.ctx);
+    const keys = [await createKey(t.ctx, partner.id), await createKey(t.ctx, partner.id)];
+    let reads = 0;
+    const recorder = new BatchedUsageRecorder(
+      gatedDb(
+        async () => {},
+        (text) => {
+          if (text.includes('FROM api_key_usage')) reads++;
+        },
+      ),
+      t.clock,
+      silent,
+    );
+    const [a, b] = keys;
+    // B's snapshot is read 60 ms after A's, so it comes due 60 ms later (snapshot ages are real time).
+    await recorder.series(a.id, 1);
+    const readA = Date.now();
+    await waitFor(() => Date.now() - readA >= 60, { what: '60 ms after the first snapshot' });
+    await recorder.series(b.id, 1);
+    const readB = Date.now();
+    const first = reads;
+    // Both asked for again and again until both have come due (2 s) and been renewed: one read for both
+    // (a read per key as each came due, before).
+    await waitFor(
+      async () => {
+        await recorder.series(a.id, 1);
+        await recorder.series(b.id, 1);
+        return Date.now() - readB >= 2_400 && reads > first;
+      },
+      { what: 'both snapshots renewed' },
+    );
+    expect(reads - first).toBe(1);
+    await recorder.stop();
   });
 
   it("shows another process's flushed counts once its snapshot is renewed, renewing it behind a served read", async () => {

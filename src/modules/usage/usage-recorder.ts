@@ -15,7 +15,8 @@
  * snapshots are wanted while a read waits for its turn are read together in that one statement: a
  * process serving 600 keys reads about as often as one serving three (docs/scale.md, "Tenants").
  * An expired snapshot (SNAPSHOT_TTL_MS) is still served, for at most SNAPSHOT_SERVE_MS after it was
- * read, while its new reading is under way in the background, so a key in use never waits for it.
+ * read, while its new reading is under way in the background, so a key in use never waits for it; the
+ * keys that come due within RENEWAL_GATHER_MS are renewed by one read.
  * Snapshots are only taken on the same queue as flushes, so none is ever read while a flush is half
  * done. Rows flushed by other processes show within SNAPSHOT_SERVE_MS of their flush (3.5 s; the
  * contract allows five for the usage routes, which read fresh).
@@ -32,6 +33,12 @@ import type { DailyUsage, UsageRecorder } from './usage.types.js';
 const FLUSH_MS = 1_000;
 /** A snapshot older than this is read again, in the background while it may still be served. */
 const SNAPSHOT_TTL_MS = 2_000;
+/**
+ * Snapshots due for renewal wait this long to be read together: one statement for every key that came
+ * due meanwhile, rather than one per key as each comes due (600 keys renewed every 2 s were a few
+ * hundred statements a second). Well within what SNAPSHOT_SERVE_MS leaves.
+ */
+const RENEWAL_GATHER_MS = 250;
 /** A snapshot is served at most this long after it was read; past it, a read waits for a new one. */
 const SNAPSHOT_SERVE_MS = 3_500;
 const MAX_SNAPSHOTS = 10_000;
@@ -64,6 +71,8 @@ export class BatchedUsageRecorder implements UsageRecorder {
   private readonly snapshots = new Map<string, Snapshot>();
   /** Keys whose snapshot is being read again in the background. */
   private readonly refreshing = new Set<string>();
+  /** The renewals gathered for the next background read, and its timer (null: none gathered). */
+  private renewals: { keys: Set<string>; timer: NodeJS.Timeout } | null = null;
   /** Flushes and snapshot reads run one after another on this queue (it never rejects). */
   private queue: Promise<unknown> = Promise.resolve();
   /** Writes every FLUSH_MS (src/shared/periodic-flusher.ts: one at a time, outages logged once). */
@@ -116,15 +125,30 @@ export class BatchedUsageRecorder implements UsageRecorder {
     if (!options.fresh && snapshot && snapshot.epoch === this.epoch && age < SNAPSHOT_SERVE_MS) {
       // Past its lifetime it is still served while a new one is read for the key's next requests: a
       // busy key's /me never waits for the database (docs/scale.md, "Tenants").
-      if (age >= SNAPSHOT_TTL_MS && !this.refreshing.has(keyId)) {
-        this.refreshing.add(keyId);
-        this.readSnapshot(keyId)
-          .catch(() => {})
-          .finally(() => this.refreshing.delete(keyId));
-      }
+      if (age >= SNAPSHOT_TTL_MS && !this.refreshing.has(keyId)) this.renewLater(keyId);
       return this.compose(keyId, snapshot.rows, days);
     }
     return this.readSnapshot(keyId).then((rows) => this.compose(keyId, rows, days));
+  }
+
+  /** Renews the key's snapshot in the background, read together with the others gathered meanwhile. */
+  private renewLater(keyId: string): void {
+    this.refreshing.add(keyId);
+    if (this.renewals === null) {
+      const keys = new Set<string>();
+      const timer = setTimeout(() => {
+        this.renewals = null;
+        // All join one read (readSnapshot's `wanted`): one statement.
+        for (const key of keys) {
+          this.readSnapshot(key)
+            .catch(() => {})
+            .finally(() => this.refreshing.delete(key));
+        }
+      }, RENEWAL_GATHER_MS);
+      timer.unref();
+      this.renewals = { keys, timer };
+    }
+    this.renewals.keys.add(keyId);
   }
 
   /** The key's stored rows, read with every other key wanted meanwhile, one read on the queue. */
@@ -166,6 +190,9 @@ export class BatchedUsageRecorder implements UsageRecorder {
 
   /** Stops the timer after a final flush (the process is stopping); a failure is logged. */
   stop(): Promise<void> {
+    if (this.renewals) clearTimeout(this.renewals.timer);
+    this.renewals = null;
+    this.refreshing.clear();
     this.exactWanted = true;
     return this.flusher.close();
   }
