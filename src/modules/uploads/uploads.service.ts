@@ -115,8 +115,10 @@ function readChunks(
     // The client went away or the connection broke mid-body: nothing is stored.
     const onBroken = () => finish(validationError('body', 'was cut short (the upload did not complete)'));
     const timer = setTimeout(() => finish(tooSlow(deadlineMs)), deadlineMs);
-    body.on('data', onData);
+    // Paced before onData sees a chunk, so that a chunk that ends the read (over the size, refused) is
+    // forgotten by the pacer rather than left waiting for a turn.
     const unpace = pacer.pace(body);
+    body.on('data', onData);
     body.on('end', onEnd);
     body.on('error', onBroken);
     body.on('close', onBroken);
