@@ -53,6 +53,12 @@ const MAX_LAST_USED = 10_000;
 /** Counters are kept, and can be read, for this many UTC days ending today (docs/decisions-log.md, 'API keys'). */
 export const USAGE_RETENTION_DAYS = 35;
 
+/** How snapshots age: real time and the renewal window by default; a test sets its own. */
+export interface SnapshotOptions {
+  nowMs?: () => number;
+  renewalGatherMs?: number;
+}
+
 interface Snapshot {
   epoch: number;
   /** When it was read (real time). */
@@ -90,6 +96,7 @@ export class BatchedUsageRecorder implements UsageRecorder {
     private readonly db: Db,
     private readonly clock: Clock,
     log: Logger,
+    private readonly snapshotOptions: SnapshotOptions = {},
   ) {
     // A failed flush keeps its counts for the next one.
     this.flusher = new PeriodicFlusher({
@@ -98,6 +105,11 @@ export class BatchedUsageRecorder implements UsageRecorder {
       log,
       flush: () => this.enqueue(() => this.flushOnce()),
     });
+  }
+
+  /** Real time for the snapshots' ages (cache freshness, not a business rule). */
+  private realNowMs(): number {
+    return this.snapshotOptions.nowMs?.() ?? Date.now();
   }
 
   start(): void {
@@ -121,7 +133,7 @@ export class BatchedUsageRecorder implements UsageRecorder {
 
   series(keyId: string, days: number, options: { fresh?: boolean } = {}): DailyUsage[] | Promise<DailyUsage[]> {
     const snapshot = this.snapshots.get(keyId);
-    const age = snapshot ? Date.now() - snapshot.readAt : Number.POSITIVE_INFINITY;
+    const age = snapshot ? this.realNowMs() - snapshot.readAt : Number.POSITIVE_INFINITY;
     if (!options.fresh && snapshot && snapshot.epoch === this.epoch && age < SNAPSHOT_SERVE_MS) {
       // Past its lifetime it is still served while a new one is read for the key's next requests: a
       // busy key's /me never waits for the database (docs/scale.md, "Tenants").
@@ -144,7 +156,7 @@ export class BatchedUsageRecorder implements UsageRecorder {
             .catch(() => {})
             .finally(() => this.refreshing.delete(key));
         }
-      }, RENEWAL_GATHER_MS);
+      }, this.snapshotOptions.renewalGatherMs ?? RENEWAL_GATHER_MS);
       timer.unref();
       this.renewals = { keys, timer };
     }
@@ -163,7 +175,7 @@ export class BatchedUsageRecorder implements UsageRecorder {
         const byKey = await readUsageOfKeys([...keys], from, dayOf(Math.floor(nowMs / DAY_MS)), this.db);
         if (this.snapshots.size + keys.size > MAX_SNAPSHOTS) this.snapshots.clear();
         // Real time, not the test clock: this is cache freshness, not a business rule.
-        const readAt = Date.now();
+        const readAt = this.realNowMs();
         const read = new Map<string, Map<string, DailyUsage>>();
         for (const [id, rows] of byKey) {
           const byDay = new Map(rows.map((r) => [r.day, r]));
