@@ -129,4 +129,19 @@ describe.skipIf(!serverMode)('no dependency fault ends a process', () => {
       return got.includes('back');
     }, 5_000);
   });
+
+  it('Redis marked down by a command that missed its deadline on a connection that stayed open: back at once, though nothing else is sent', async () => {
+    const health = new DependencyHealth('Redis');
+    const main = await connectRedis(redisUrl as string, logCapture().log, health);
+    onTestFinished(() => main.disconnect());
+    let reconnects = 0;
+    main.on('ready', () => reconnects++);
+    // What a process starved of CPU sees: the reply was there, its deadline passed before it was read.
+    health.failed(new Error('Command timed out'), health.begin());
+    expect(health.available).toBe(false);
+    // Shared behaviour resumes within 5 s of Redis answering (docs/decisions-log.md, 'Dependency faults').
+    await waitFor(() => health.available, 5_000);
+    expect(reconnects).toBe(0);
+    expect(main.status).toBe('ready');
+  });
 });

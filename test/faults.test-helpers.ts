@@ -12,6 +12,7 @@
  * the proxy, timed answers and sandbox orders (waits: test/wait.ts).
  */
 import { Writable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { expect } from 'vitest';
@@ -64,7 +65,14 @@ export interface Answer {
   body: string;
 }
 
+/**
+ * One request, timed, sent the way a client over the network would: after a turn of the event loop. An
+ * injected request answered from memory (a cached order, a rate-limit slice) never waits for I/O, so a
+ * loop of them alone would keep the loop from ever reading a socket or running a timer: replies from
+ * Redis and PostgreSQL would sit unread for seconds while their deadlines passed.
+ */
 export async function timed(app: FastifyInstance, options: InjectOptions): Promise<Answer> {
+  await nextTurn();
   const startedMs = Date.now();
   const res = await app.inject(options);
   return { startedMs, ms: Date.now() - startedMs, status: res.statusCode, body: res.body };
