@@ -13,8 +13,8 @@
  * records and acknowledges, and the change answers once all have (100 ms at most). As a safeguard for a
  * process that missed it, every change also increments a shared generation counter in Redis, and each
  * cache entry remembers the generation it was loaded under: the rate-limit script compares the two
- * whenever the key's requests go to Redis (every request of a quiet key; a busy one's at least once a
- * second, when it takes a new slice of its window); on a mismatch the request adopts the new
+ * whenever the key's requests go to Redis (every request of a quiet key; a busy one's at least every five
+ * seconds, when it takes a new slice of its window); on a mismatch the request adopts the new
  * generation, reloads the key and is checked again (api-key-auth.ts).
  *
  * While Redis is unreachable neither can work (docs/decisions-log.md, 'Dependency faults'): no change is announced and no request is
