@@ -1,7 +1,7 @@
 /**
  * npm run bench -- --scale[=lists|tenants] [--duration=10] [--readers=8] [--log-rows=10000000]
  *                  [--scale-orders=1000000] [--scale-deliveries=1000000] [--tenant-seconds=30]
- *                  [--tenant-parts=fresh,random] [--tenant-profile=<dir>] [--keep] [--reuse=<database url>]
+ *                  [--tenant-parts=fresh,random] [--profile] [--keep] [--reuse=<database url>]
  *
  * The scale scenario (docs/scale.md), on the PostgreSQL server of DATABASE_URL (a throw-away database,
  * dropped at the end) with REDIS_URL:
@@ -16,15 +16,12 @@
  *    first 10 s and the rest, alternating, two rounds; then the same mixes with each request's key drawn
  *    at random (as a probe from outside reads them), 200 tenants → one → 200 tenants on one API process,
  *    after 10 s of one tenant's reads that are not compared (V8 optimises a new process's code first).
- * `--tenant-profile=<dir>` writes a CPU profile of this process (the API's) for each phase at random to
- * `<dir>/<phase>.cpuprofile` (open it in Chrome's DevTools, or sum it with bench/profile-top.ts).
+ * `--profile` writes a CPU profile of this process (the API's) for each phase at random (bench/profile.ts;
+ * bench/profile-top.ts sums and compares them).
  * Each part runs on a database of its own. `--keep` leaves the lists' database in place (its URL is
  * printed) and `--reuse=<url>` measures on such a database again without seeding it; drop it when done.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -36,6 +33,7 @@ import { arg } from './args.js';
 import { BENCH_ENV } from './bench-env.js';
 import { type Measured, measured } from './figures.js';
 import type { Load } from './load-generator.js';
+import { startProfile } from './profile.js';
 import { DAY_MS, DELIVERIES, findSeeded, LOG_ROWS, loadAverage, ORDERS, seedLists } from './scale-seed.js';
 import { seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
 import { freshServerDatabase } from './server-db.js';
@@ -43,7 +41,7 @@ import { freshServerDatabase } from './server-db.js';
 const DURATION = Number(arg('duration', '10'));
 const READERS = Number(arg('readers', '8'));
 const TENANT_SECONDS = Number(arg('tenant-seconds', '30'));
-const TENANT_PROFILE = arg('tenant-profile', '');
+const PROFILE = process.argv.includes('--profile');
 /** Reads before the phases at random, so that V8 has optimised the routes' code (see benchTenantsRandom). */
 const WARM_UP_SECONDS = 10;
 /** Which tenant measurements run: `fresh` (a fresh API per phase), `random` (keys at random, one API). */
@@ -300,10 +298,10 @@ async function benchTenantsRandom(load: Load, url: string, prefix: string, phase
     // transactions (each statement outside one counts as one) show what the caches did not answer.
     const cpu = process.cpuUsage();
     const xacts = await databaseTransactions(api.ctx);
-    const profile = TENANT_PROFILE ? await startProfile() : null;
+    const profile = PROFILE ? await startProfile() : null;
     const r = measured(name, await load({ url: api.base, connections: READERS * 2, ...m, duration: TENANT_SECONDS }));
     const spent = process.cpuUsage(cpu);
-    if (profile) await profile.stopInto(join(TENANT_PROFILE, `${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`));
+    if (profile) await profile.stop(`tenants ${name}`);
     const requests = r.requestsPerSec * TENANT_SECONDS;
     // Statistics reach pg_stat_database within a second of a transaction's end.
     await sleep(1_000);
@@ -323,22 +321,6 @@ async function benchTenantsRandom(load: Load, url: string, prefix: string, phase
       `at random, 200 tenants ${label} one: throughput ×${(random[i].requestsPerSec / random[1].requestsPerSec).toFixed(2)}, p99 ×${(random[i].p99 / random[1].p99).toFixed(2)}`,
     );
   }
-}
-
-/** A CPU profile of this process from now; `stopInto` writes it (DevTools' .cpuprofile format). */
-async function startProfile(): Promise<{ stopInto: (file: string) => Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    stopInto: async (file) => {
-      const { profile } = await session.post('Profiler.stop');
-      session.disconnect();
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, JSON.stringify(profile));
-    },
-  };
 }
 
 /** Transactions committed in the API's database so far (PostgreSQL's statistics, flushed within a second). */
