@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Page, type Route } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
@@ -102,4 +102,50 @@ export async function signInWithCode(page: Page, phone: string, code: string): P
   await page.getByRole('button', { name: 'Send code' }).click();
   await page.getByLabel('One-time code').fill(code);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * A page read whose answer is held back: each read of `url` is answered by the server at once, but the
+ * answer reaches the page only on `release()`. It reproduces the race in which a page read that started
+ * before a live change lands after it and must not overwrite the live data. `held()` counts the reads
+ * answered so far; `release()` lets every held answer through, stops holding, and resolves once each
+ * has reached the page.
+ */
+export interface HeldAnswers {
+  held(): number;
+  release(): Promise<void>;
+}
+
+export async function holdAnswers(page: Page, url: RegExp): Promise<HeldAnswers> {
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let held = 0;
+  let released = false;
+  const calls: Promise<void>[] = [];
+  const hold = async (route: Route) => {
+    const response = await route.fetch();
+    held += 1;
+    await gate;
+    await route.fulfill({ response });
+    await route.request().response();
+  };
+  const handler = (route: Route) => {
+    if (released) return route.fallback();
+    const call = hold(route);
+    calls.push(call);
+    return call;
+  };
+  await page.route(url, handler);
+  return {
+    held: () => held,
+    async release() {
+      released = true;
+      open();
+      // Unrouting lets the browser answer any read still held on its own, so only once all have landed.
+      await Promise.all(calls);
+      await page.unroute(url, handler);
+    },
+  };
 }

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner } from '../factories.js';
-import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
+import { CHROMIUM, hasChromium, holdAnswers, PAGE_DEADLINE } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, nav, type SandboxKeyRun, signIn, startPortalRun } from './portal-run.js';
 
 const TIMEOUT = 180_000;
@@ -119,26 +119,14 @@ describe.skipIf(!hasChromium)('sandbox offers in the Offers page', { timeout: TI
     // has shown it, as happens on a busy machine: the history must show it too once that read lands.
     await nav(page, 'API keys');
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let answered = false;
-    const historyRead = /\/v1\/developer\/offers\?page=1&pageSize=20$/;
-    await page.route(historyRead, async (route) => {
-      const response = await route.fetch();
-      answered = true;
-      await held;
-      await route.fulfill({ response });
-    });
+    const historyReads = await holdAnswers(page, /\/v1\/developer\/offers\?page=1&pageSize=20$/);
     await nav(page, 'Offers');
-    await expect.poll(() => answered, PAGE_DEADLINE).toBe(true);
+    await expect.poll(() => historyReads.held(), PAGE_DEADLINE).toBeGreaterThan(0);
     await page.getByRole('heading', { name: /^Pending \(\d+\)$/ }).waitFor();
     const [made] = await offer(1);
     await page.locator(`li[data-offer-id="${made.id}"]`).waitFor();
-    release();
+    await historyReads.release();
     await expect.poll(() => page.locator(`tr[data-offer-id="${made.id}"]`).count(), PAGE_DEADLINE).toBe(1);
-    await page.unrouteAll({ behavior: 'wait' });
     expect(await page.locator(`tr[data-offer-id="${made.id}"]`).getAttribute('data-status')).toBe('PENDING');
     await look('history-after-first-read');
     expect(run.browser.pageErrors).toEqual([]);

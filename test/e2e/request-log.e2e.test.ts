@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderFor } from '../../src/modules/orders/orders.test-helpers.js';
 import { createKey, createPartner, createUser, type TestKey, type TestPartner } from '../factories.js';
 import type { TestApp } from '../harness.js';
-import { CHROMIUM, hasChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, holdAnswers } from './chromium.js';
 import { atBothWidths, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
 const STEP_TIMEOUT = 90_000;
@@ -149,26 +149,13 @@ describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeou
     // Turning the tail on reads the stored page again. Its answer is held back here until a request
     // has arrived live, as happens on a busy machine: the page read before that request was stored
     // must not push it off the table when it lands.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reread = false;
-    await page.route(/\/v1\/developer\/requests\?/, async (route) => {
-      const response = await route.fetch();
-      reread = true;
-      await held;
-      await route.fulfill({ response });
-    });
+    const reads = await holdAnswers(page, /\/v1\/developer\/requests\?/);
     await page.getByTestId('live-tail').check();
     await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
-    await expect.poll(() => reread).toBe(true);
+    await expect.poll(() => reads.held()).toBeGreaterThan(0);
     expect(await partnerCall('live', 'GET', '/v1/partner/orders?pageSize=1')).toBe(200);
     await page.locator(`tr[data-request-id="${sent.live}"]`).waitFor();
-    const landed = page.waitForResponse(/\/v1\/developer\/requests\?/);
-    release();
-    await landed;
-    await page.unroute(/\/v1\/developer\/requests\?/);
+    await reads.release();
     await page.locator('table.requests[aria-busy="false"]').waitFor();
     expect(await rows().count()).toBe(5);
     expect(await rows().first().getAttribute('data-request-id')).toBe(sent.live);

@@ -14,7 +14,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENTS } from '../../src/shared/schemas.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from '../factories.js';
-import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
+import { CHROMIUM, hasChromium, holdAnswers, PAGE_DEADLINE } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
 const STEP_TIMEOUT = 90_000;
@@ -112,28 +112,16 @@ describe.skipIf(!hasChromium)('webhook event kinds in the portal', { timeout: ST
     // Coming back to the tab reads the list again. Its answer, read before the change below was made
     // through the API, is held back until the change has arrived live (webhook.updated) and shown, as
     // happens on a busy machine: when it lands, it must not put the webhook back as it was.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reread = false;
-    const list = /\/v1\/developer\/webhooks$/;
-    await page.route(list, async (route) => {
-      const response = await route.fetch();
-      reread = true;
-      await held;
-      await route.fulfill({ response });
-    });
+    const reads = await holdAnswers(page, /\/v1\/developer\/webhooks$/);
     await page.evaluate(() =>
       (globalThis as unknown as { dispatchEvent(event: Event): boolean }).dispatchEvent(new Event('visibilitychange')),
     );
-    await expect.poll(() => reread, PAGE_DEADLINE).toBe(true);
+    await expect.poll(() => reads.held(), PAGE_DEADLINE).toBeGreaterThan(0);
     const moved = `${run.receiver.url}?v=3`;
     expect((await api('PATCH', `/v1/developer/webhooks/${webhookId}`, { url: moved })).status).toBe(200);
     await card().locator('.webhook-url', { hasText: moved }).waitFor();
-    release();
-    // Every read held here has answered, the one that follows the change included.
-    await page.unrouteAll({ behavior: 'wait' });
+    // Every read held here has answered once this resolves, the one that follows the change included.
+    await reads.release();
     await page.locator(`section[data-key-id="${payKey.id}"] ul.webhook-list[aria-busy="false"]`).waitFor();
     expect(await card().locator('.webhook-url').textContent()).toBe(moved);
     await shotBoth('kept-after-read');

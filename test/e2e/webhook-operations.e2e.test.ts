@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../portal/snippets/verify-signature.js';
 import { EVENT_TYPES } from '../../src/modules/webhooks/event-catalog.js';
 import { createKey, createPartner, giveOlderFormSecret, type TestPartner } from '../factories.js';
-import { CHROMIUM, hasChromium, PAGE_DEADLINE } from './chromium.js';
+import { CHROMIUM, hasChromium, holdAnswers, PAGE_DEADLINE } from './chromium.js';
 import { addWebhook, atBothWidths, callJson, nav, type PortalRun, signIn, startPortalRun } from './portal-run.js';
 
 const STEP_TIMEOUT = 90_000;
@@ -157,29 +157,15 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     // Coming back to the tab reads the log again, as a reconnection does. Its answer, read while the
     // delivery was FAILED, is held back here until the delivery has been redelivered and shown DELIVERED
     // live, as happens on a busy machine: when it lands, it must not put the row back as it was.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reread = false;
-    const log = new RegExp(`/v1/developer/webhooks/${webhookId}/deliveries\\?`);
-    await page.route(log, async (route) => {
-      const response = await route.fetch();
-      reread = true;
-      await held;
-      await route.fulfill({ response });
-    });
+    const reads = await holdAnswers(page, new RegExp(`/v1/developer/webhooks/${webhookId}/deliveries\\?`));
     await page.evaluate(() =>
       (globalThis as unknown as { dispatchEvent(event: Event): boolean }).dispatchEvent(new Event('visibilitychange')),
     );
-    await expect.poll(() => reread, PAGE_DEADLINE).toBe(true);
+    await expect.poll(() => reads.held(), PAGE_DEADLINE).toBeGreaterThan(0);
     run.receiver.answerWith(200);
     expect((await api('POST', `/v1/developer/deliveries/${id}/redeliver`)).status).toBe(200);
     await page.locator(`tr[data-delivery-id="${id}"][data-status="DELIVERED"]`).waitFor();
-    const landed = page.waitForResponse(log);
-    release();
-    await landed;
-    await page.unroute(log);
+    await reads.release();
     await page.locator('table.deliveries[aria-busy="false"]').waitFor();
     expect(await row.getAttribute('data-status')).toBe('DELIVERED');
     expect(await row.getByTestId('delivery-attempts').textContent()).toBe('1');
