@@ -68,10 +68,6 @@ export async function openPortalBrowser(origin: string): Promise<PortalBrowser> 
 declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
 
 /**
- * How far the page scrolls sideways at its current size (0 or less: not at all). A layout that
- * follows a resize on its own observer (a chart) gets up to 5 s to settle first.
- */
-/**
  * Resolves once the page's main thread has had nothing to do (requestIdleCallback), within 10 s: the
  * condition to wait for before a screenshot of a page that goes on rendering after its first paint.
  */
@@ -87,6 +83,10 @@ export async function untilIdle(page: Page): Promise<void> {
   );
 }
 
+/**
+ * How far the page scrolls sideways at its current size (0 or less: not at all). A layout that
+ * follows a resize on its own observer (a chart) gets up to 5 s to settle first.
+ */
 export async function sidewaysOverflow(page: Page): Promise<number> {
   await page
     .waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, null, {
