@@ -1,7 +1,7 @@
 /**
  * npm run bench -- --scale[=lists|tenants] [--duration=10] [--readers=8] [--log-rows=10000000]
  *                  [--scale-orders=1000000] [--scale-deliveries=1000000] [--tenant-seconds=30]
- *                  [--tenant-parts=fresh,random] [--profile] [--keep] [--reuse=<database url>]
+ *                  [--tenant-parts=fresh,random] [--tenant-rounds=1] [--profile] [--keep] [--reuse=<database url>]
  *
  * The scale scenario (docs/scale.md), on the PostgreSQL server of DATABASE_URL (a throw-away database,
  * dropped at the end) with REDIS_URL:
@@ -15,7 +15,8 @@
  *    against 3 keys of one partner, each phase on a freshly started API (cold caches), measured over its
  *    first 10 s and the rest, alternating, two rounds; then the same mixes with each request's key drawn
  *    at random (as a probe from outside reads them), 200 tenants → one → 200 tenants on one API process,
- *    after 10 s of one tenant's reads that are not compared (V8 optimises a new process's code first).
+ *    after 10 s of one tenant's reads that are not compared (V8 optimises a new process's code first);
+ *    `--tenant-rounds=N` repeats one → 200 tenants N times and prints the median of the N ratios.
  * `--profile` writes a CPU profile of this process (the API's) for each phase at random (bench/profile.ts;
  * bench/profile-top.ts sums and compares them).
  * Each part runs on a database of its own. `--keep` leaves the lists' database in place (its URL is
@@ -44,6 +45,8 @@ const TENANT_SECONDS = Number(arg('tenant-seconds', '30'));
 const PROFILE = process.argv.includes('--profile');
 /** Reads before the phases at random, so that V8 has optimised the routes' code (see benchTenantsRandom). */
 const WARM_UP_SECONDS = 10;
+/** Pairs of phases one tenant → 200 tenants after the first 200 tenants (see benchTenantsRandom). */
+const TENANT_ROUNDS = Math.max(1, Number(arg('tenant-rounds', '1')));
 /** Which tenant measurements run: `fresh` (a fresh API per phase), `random` (keys at random, one API). */
 const TENANT_PARTS = arg('tenant-parts', 'fresh,random').split(',');
 const KEEP = process.argv.includes('--keep');
@@ -277,7 +280,9 @@ async function benchTenantsRandom(load: Load, url: string, prefix: string, phase
   // them: no key's three requests in a row), phases many → one → many on ONE API process, so that what
   // the first phase left behind (per-key caches, windows, usage rows) is carried into the next.
   const api = await startApi(url, `${prefix}:tenants:random`);
-  console.log(`\nkeys at random, one process, ${TENANT_SECONDS} s per phase: 200 tenants → one → 200 tenants`);
+  console.log(
+    `\nkeys at random, one process, ${TENANT_SECONDS} s per phase: 200 tenants, then one → 200 tenants ${TENANT_ROUNDS} time(s)`,
+  );
   // A process's first seconds run code V8 has not optimised yet, every route's alike: measured first, the
   // 200 tenants would pay for the process's start, not for being many. The warm-up reads with one
   // tenant's keys (the same routes), so the 600 keys' caches are still cold when their phase begins.
@@ -289,11 +294,13 @@ async function benchTenantsRandom(load: Load, url: string, prefix: string, phase
   });
   printRow(measured('warm-up, one tenant (not compared)', warm));
   const random: Measured[] = [];
-  for (const [name, m] of [
-    ['200 tenants (600 keys), at random', shuffled(phases['200 tenants (600 keys)'])],
-    ['one tenant (3 keys), at random', shuffled(phases['one tenant (3 keys)'])],
-    ['200 tenants (600 keys), at random, again', shuffled(phases['200 tenants (600 keys)'])],
-  ] as const) {
+  const many = shuffled(phases['200 tenants (600 keys)']);
+  const one = shuffled(phases['one tenant (3 keys)']);
+  const order: Array<[string, typeof many]> = [['200 tenants (600 keys), at random', many]];
+  for (let round = 0; round < TENANT_ROUNDS; round++) {
+    order.push(['one tenant (3 keys), at random', one], ['200 tenants (600 keys), at random, again', many]);
+  }
+  for (const [name, m] of order) {
     // The API runs in this process and the load in a child: this process's CPU is the API's. Database
     // transactions (each statement outside one counts as one) show what the caches did not answer.
     const cpu = process.cpuUsage();
@@ -313,12 +320,23 @@ async function benchTenantsRandom(load: Load, url: string, prefix: string, phase
     random.push(r);
   }
   await api.close();
-  for (const [i, label] of [
-    [0, 'before'],
-    [2, 'after '],
-  ] as const) {
+  const ratio = (i: number, j: number) =>
+    `throughput ×${(random[i].requestsPerSec / random[j].requestsPerSec).toFixed(2)}, p99 ×${(random[i].p99 / random[j].p99).toFixed(2)}`;
+  console.log(`at random, 200 tenants before one: ${ratio(0, 1)}`);
+  // Each 200-tenant phase against the one-tenant phase just before it: on a machine whose speed drifts
+  // from minute to minute, neighbouring phases are what compare.
+  const after = Array.from({ length: TENANT_ROUNDS }, (_, r) => 2 + 2 * r);
+  for (const i of after) console.log(`at random, 200 tenants after  one: ${ratio(i, i - 1)}`);
+  if (TENANT_ROUNDS > 1) {
+    const median = (xs: number[]) => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      const mid = Math.floor(sorted.length / 2);
+      return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    };
+    const throughput = after.map((i) => random[i].requestsPerSec / random[i - 1].requestsPerSec);
+    const p99 = after.map((i) => random[i].p99 / random[i - 1].p99);
     console.log(
-      `at random, 200 tenants ${label} one: throughput ×${(random[i].requestsPerSec / random[1].requestsPerSec).toFixed(2)}, p99 ×${(random[i].p99 / random[1].p99).toFixed(2)}`,
+      `median of ${TENANT_ROUNDS} rounds after one: throughput ×${median(throughput).toFixed(2)} (×${Math.min(...throughput).toFixed(2)}–${Math.max(...throughput).toFixed(2)}), p99 ×${median(p99).toFixed(2)} (×${Math.min(...p99).toFixed(2)}–${Math.max(...p99).toFixed(2)})`,
     );
   }
 }
