@@ -104,23 +104,22 @@ export function useApiQuery<T>(
  * `exact`, that query alone) is read again where it is shown, by a read that starts now, so it holds the
  * change (an event is sent once its change has committed).
  *
- * TanStack Query starts a new read in place of one in flight only when the query already holds data
- * (`cancelRefetch`); a screen's first read in flight would be reused, though it may have started before
- * the change, and the change would stay unseen until the next read. So a first read in flight is let land
- * (not cancelled: a burst of events never keeps a screen loading), then read again.
+ * A read in flight may have started before the change, so it cannot be the last word; but it is let
+ * land rather than cancelled (TanStack Query's `cancelRefetch` would restart it), and one read follows
+ * it, shared by every change that came meanwhile. Restarted on every change, a read never lands under a
+ * stream of events faster than itself: a first read would keep its screen loading, and a screen that
+ * holds data would show the old data until the stream paused. This way a screen shows each answer as it
+ * lands, at most two reads behind the latest change.
  */
 export async function invalidate(key: QueryKey, { exact = false } = {}): Promise<void> {
-  const firstReads = queryClient
-    .getQueryCache()
-    .findAll({ queryKey: key, exact, fetchStatus: 'fetching', predicate: (q) => q.state.data === undefined });
+  const inFlight = queryClient.getQueryCache().findAll({ queryKey: key, exact, fetchStatus: 'fetching' });
   await Promise.all([
-    queryClient.invalidateQueries({ queryKey: key, exact, predicate: (q) => !firstReads.includes(q) }),
-    ...firstReads.map(async (q) => {
+    queryClient.invalidateQueries({ queryKey: key, exact, predicate: (q) => !inFlight.includes(q) }),
+    ...inFlight.map(async (q) => {
       const one = { queryKey: q.queryKey, exact: true };
-      // The first read itself (reused, not restarted), then one that starts after it, shared by every
-      // change that came during it.
+      // The read in flight itself (reused, not restarted), then one that starts after it.
       await queryClient.refetchQueries(one, { cancelRefetch: false });
-      await queryClient.refetchQueries({ ...one, type: 'active' }, { cancelRefetch: false });
+      await queryClient.invalidateQueries(one, { cancelRefetch: false });
     }),
   ]);
 }

@@ -149,3 +149,19 @@ export async function holdAnswers(page: Page, url: RegExp): Promise<HeldAnswers>
     },
   };
 }
+
+/**
+ * Answers of the page's reads of `url` reach it `ms` late, as from a slow server: each is fetched at
+ * once and handed to the page after the delay. Returns `stop()`, which ends the slowing down (answers
+ * already delayed still land late).
+ */
+export async function slowAnswers(page: Page, url: RegExp, ms: number): Promise<() => Promise<void>> {
+  const handler = async (route: Route) => {
+    const response = await route.fetch();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    // A read the page has given up on meanwhile cannot be answered any more.
+    await route.fulfill({ response }).catch(() => {});
+  };
+  await page.route(url, handler);
+  return () => page.unroute(url, handler);
+}

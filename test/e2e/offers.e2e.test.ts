@@ -2,14 +2,15 @@
  * The portal's Offers page (docs/portal.md, "Offers"): sandbox offers made through the sandbox API as a
  * partner's test would make them, then in real headless Chromium against the real app: pending offers
  * with their time left, accepting one, declining one with a reason (the API's word on a missing note
- * said beside the note), a new offer appearing live, and the history, which shows an offer made while its
- * first read was in flight once that read lands.
+ * said beside the note), a new offer appearing live, the history, which shows an offer made while its
+ * first read was in flight once that read lands, and both lists keeping up with a stream of offers faster
+ * than their reads.
  *
  * Screenshots at 1366×900 and 390×844 go to artifacts/screenshots/offers-*.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner } from '../factories.js';
-import { CHROMIUM, hasChromium, holdAnswers, PAGE_DEADLINE } from './chromium.js';
+import { CHROMIUM, hasChromium, holdAnswers, PAGE_DEADLINE, slowAnswers } from './chromium.js';
 import { AXE_WIDTHS, atBothWidths, nav, type SandboxKeyRun, signIn, startPortalRun } from './portal-run.js';
 
 const TIMEOUT = 180_000;
@@ -129,6 +130,36 @@ describe.skipIf(!hasChromium)('sandbox offers in the Offers page', { timeout: TI
     await expect.poll(() => page.locator(`tr[data-offer-id="${made.id}"]`).count(), PAGE_DEADLINE).toBe(1);
     expect(await page.locator(`tr[data-offer-id="${made.id}"]`).getAttribute('data-status')).toBe('PENDING');
     await look('history-after-first-read');
+    expect(run.browser.pageErrors).toEqual([]);
+  });
+
+  it('keeps up with a stream of offers faster than its reads: new offers show while the stream goes on', async () => {
+    const { page } = run;
+    // Every read of the offers answers a second late, and an offer is made every 100 ms, so a change
+    // reaches the page (each read again, coalesced to one per 300 ms) before the read it asked for has
+    // landed. A read restarted on each change would never land while the stream lasts.
+    await page.getByRole('heading', { name: 'Offers', level: 1 }).waitFor();
+    const pendingCount = async () =>
+      Number((await page.getByRole('heading', { name: /^Pending \(\d+\)$/ }).innerText()).replace(/\D/g, ''));
+    const before = await pendingCount();
+    const stop = await slowAnswers(page, /\/v1\/developer\/offers\?/, 1_000);
+    const made: string[] = [];
+    let shown = false;
+    const deadline = Date.now() + PAGE_DEADLINE.timeout;
+    try {
+      while (!shown && Date.now() < deadline) {
+        made.push((await offer(1))[0].id);
+        // The stream's pace, not a wait for the page: the page is looked at after each offer.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const listed = await page
+          .locator('tr[data-offer-id]')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-offer-id')));
+        shown = (await pendingCount()) > before && made.some((id) => listed.includes(id));
+      }
+    } finally {
+      await stop();
+    }
+    expect(shown, `${made.length} offers made and none shown in both lists while they were being made`).toBe(true);
     expect(run.browser.pageErrors).toEqual([]);
   });
 });
