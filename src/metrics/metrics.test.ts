@@ -10,7 +10,8 @@ import { waitFor } from '../../test/wait.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { DependencyHealth } from '../dependencies.js';
-import { orderFor } from '../modules/orders/orders.test-helpers.js';
+import { offeredOrder, withdraw } from '../modules/offers/offers.test-helpers.js';
+import { adminStatus, advanceTo, orderFor } from '../modules/orders/orders.test-helpers.js';
 import { openRealtime } from '../modules/realtime/realtime.test-helpers.js';
 import { createWebhookVia, devAuth } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startRole, startupFailureLine } from '../roles.js';
@@ -55,6 +56,7 @@ describe('GET /metrics', () => {
   let limited: TestKey;
   let hookUrl: string;
   let code: string;
+  let admin: Awaited<ReturnType<typeof createUser>>['auth'];
   const phone = randomPhone();
 
   const scrape = async () => {
@@ -73,7 +75,7 @@ describe('GET /metrics', () => {
     partner = await createPartner(t.ctx);
     key = await createKey(t.ctx, partner.id);
     limited = await createKey(t.ctx, partner.id, { rateLimit: 1 });
-    const admin = (await createUser(t.ctx, 'ADMIN')).auth;
+    admin = (await createUser(t.ctx, 'ADMIN')).auth;
     hookUrl = receiver.url(`/metrics-hook-${partner.id}`);
     await createWebhookVia(t, await devAuth(t, partner), { apiKeyId: key.id, url: hookUrl, events: ['order.status_changed'] });
     code = await orderFor(t, admin, key.id, 'PACKED');
@@ -135,6 +137,21 @@ describe('GET /metrics', () => {
     expect(otpLimited.statusCode).toBe(429);
     const samples = parseSamples((await scrape()).text);
     expect(sumOf(samples, 'partner_api_rate_limited_requests_total', { listener: 'live' })).toBe(before + 1);
+  });
+
+  it('counts an offer withdrawn by the operator, by cancelling its order or by moving it past PACKED', async () => {
+    const withdrawn = async () =>
+      sumOf(parseSamples((await scrape()).text), 'partner_api_offers_total', { outcome: 'withdrawn' });
+    const before = await withdrawn();
+    const [byOperator, byCancel, byMove] = [
+      await offeredOrder(t, admin, key.id),
+      await offeredOrder(t, admin, key.id),
+      await offeredOrder(t, admin, key.id),
+    ];
+    expect((await withdraw(t, admin, byOperator.id)).statusCode).toBe(200);
+    expect((await adminStatus(t, admin, byCancel.orderCode, 'CANCELLED')).statusCode).toBe(200);
+    await advanceTo(t, admin, byMove.orderCode, 'SCANNED_TO_VAN');
+    expect(await withdrawn()).toBe(before + 3);
   });
 
   it('reports webhook deliveries by outcome, attempt durations, the queue and the outbox', async () => {

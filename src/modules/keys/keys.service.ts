@@ -8,6 +8,7 @@ import type { Db } from '../../db/db.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
+import { moveOpenOffers } from '../offers/offers.repo.js';
 import { moveOrders } from '../orders/order-writes.repo.js';
 import type { UsageRecorder } from '../usage/usage.types.js';
 import { moveWebhooks } from '../webhooks/webhooks.repo.js';
@@ -158,6 +159,8 @@ export async function rotateDeveloperKey(deps: KeysDeps, partnerId: string, id: 
       q,
     );
     const retired = await retireKey(partnerId, old.id, successor.id, graceEnds, q);
+    // Open offers first (offers.repo.ts, moveOpenOffers: why before the orders).
+    await moveOpenOffers(partnerId, old.id, successor.id, q);
     const movedOrders = await moveOrders(partnerId, old.id, successor.id, q);
     const movedWebhooks = await moveWebhooks(partnerId, old.id, successor.id, now, q);
     return { successor, retired, key: generated.key, movedOrders, movedWebhooks };

@@ -435,3 +435,23 @@ export async function firstOfferDecisions(
   );
   return rows.map((r) => ({ keyId: r.api_key_id, accepted: r.accepted, declined: r.declined }));
 }
+
+/**
+ * A key rotation's part (src/modules/keys/keys.service.ts, in its transaction): the old key's PENDING
+ * offers move to its successor, as its orders and webhooks do, so the successor decides them and their
+ * later events reach the webhooks that moved. Runs before the orders move: an acceptance holding one of
+ * these rows commits first, and the order it assigned to the old key is then moved with the others.
+ * Returns how many moved.
+ */
+export async function moveOpenOffers(partnerId: string, fromKeyId: string, toKeyId: string, q: Queryable): Promise<number> {
+  const rows = await q.query<{ n: number }>(
+    `WITH moved AS (
+       UPDATE offers f SET api_key_id = $3
+        WHERE f.api_key_id = $2 AND f.status = 'PENDING'
+          AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2 AND k.partner_id = $1)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [partnerId, fromKeyId, toKeyId],
+  );
+  return rows[0].n;
+}

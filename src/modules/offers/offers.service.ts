@@ -12,7 +12,7 @@ import type { ResolvedKey } from '../keys/key.types.js';
 import { commitOrderChange, type OrderTx } from '../orders/order-change.js';
 import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
 import { assertAssignable, assignLockedOrder, type OrdersDeps } from '../orders/orders.service.js';
-import { platformPathTo } from '../orders/state-machine.js';
+import { OFFERABLE_STATUSES } from '../orders/state-machine.js';
 import { partnerExists } from '../partners/partners.repo.js';
 import { publicId } from '../payments/public-id.js';
 import {
@@ -68,9 +68,6 @@ export function developerDecider(partnerId: string, userId: string): OfferDecide
   return { owner: { partnerId }, actorId: userId, sandboxOnly: true };
 }
 
-/** The statuses an order may be offered in: PLACED to PACKED. */
-const OFFERABLE = new Set(platformPathTo('PACKED') ?? []);
-
 function closed(offer: PartnerOffer): AppError {
   return new AppError(
     'ERR_OFFER_CLOSED',
@@ -101,7 +98,7 @@ export async function createOffer(deps: OffersDeps, code: string, body: CreateOf
     if (order.assignedKeyId !== null) {
       throw new AppError('ERR_CONFLICT', 'The order is already assigned to a key; only an unassigned order can be offered');
     }
-    if (!OFFERABLE.has(order.status)) {
+    if (!OFFERABLE_STATUSES.has(order.status)) {
       throw new AppError('ERR_CONFLICT', `The order is ${order.status}; only an order in PLACED to PACKED can be offered`);
     }
     if (key.revokedAt !== null)
@@ -258,7 +255,7 @@ async function acceptOn(
   const found = await findOffer(by.owner, id, now, tx);
   if (!found) throw notFound('Offer');
   assertDecidable(by, found.ref);
-  const { order, key } = await lockOrderForAssignment(found.ref.orderCode, found.ref.apiKeyId, tx);
+  let { order, key } = await lockOrderForAssignment(found.ref.orderCode, found.ref.apiKeyId, tx);
   if (!order || !key) throw notFound('Offer');
   const done = await closeOffer(
     id,
@@ -270,6 +267,12 @@ async function acceptOn(
     const current = await findOffer(by.owner, id, now, tx);
     if (current?.offer.status === 'ACCEPTED') return { offer: current.offer, fresh: false };
     throw closed(current?.offer ?? found.offer);
+  }
+  // A key rotation that committed since the offer was read moved it to the successor (the row as
+  // updated says so): the order goes to that key.
+  if (done.ref.apiKeyId !== key.id) {
+    ({ order, key } = await lockOrderForAssignment(found.ref.orderCode, done.ref.apiKeyId, tx));
+    if (!order || !key) throw new Error(`offer ${id} moved to a key that is gone`);
   }
   assertAssignable(order, key);
   if (order.assignedKeyId !== null) {

@@ -383,6 +383,61 @@ describe('the operator: withdraw, cancel, assign', () => {
     expectError(await accept(t, key, offer.id), 409, 'ERR_OFFER_CLOSED');
   });
 
+  it('moving the order on past PACKED withdraws its open offer, as cancelling it does', async () => {
+    const key = await partnerKey(t);
+    const offer = await offeredOrder(t, admin, key.id);
+    await advanceTo(t, admin, offer.orderCode, 'PACKED');
+    const moved = await adminStatus(t, admin, offer.orderCode, 'SCANNED_TO_VAN');
+    expect(moved.statusCode, moved.body).toBe(200);
+    const read = await t.live.inject({ method: 'GET', url: `/v1/partner/offers/${offer.id}`, headers: key.headers });
+    expect(read.json()).toMatchObject({
+      status: 'WITHDRAWN',
+      decidedAt: expect.stringMatching(ISO),
+      order: { status: 'SCANNED_TO_VAN' },
+    });
+    expect((await offerEventsOf(t, offer.orderCode)).map((e) => e.type)).toEqual(['offer.created', 'offer.withdrawn']);
+    const refused = await accept(t, key, offer.id);
+    expectError(refused, 409, 'ERR_OFFER_CLOSED');
+    expect(refused.json().details).toEqual({ status: 'WITHDRAWN' });
+    // Within PLACED…PACKED the offer stays open.
+    const other = await offeredOrder(t, admin, key.id);
+    expect((await adminStatus(t, admin, other.orderCode, 'VENDOR_ACCEPTED')).statusCode).toBe(200);
+    expect((await accept(t, key, other.id)).json()).toMatchObject({ status: 'ACCEPTED' });
+  });
+
+  it('a key rotation moves its open offers to the successor, which decides them; the old key in its grace too', async () => {
+    const partner = await createPartner(t.ctx);
+    const old = await createKey(t.ctx, partner.id, { scopes: ['orders:read', 'logistics:write'] });
+    const [first, second, decided] = [
+      await offeredOrder(t, admin, old.id),
+      await offeredOrder(t, admin, old.id),
+      await offeredOrder(t, admin, old.id),
+    ];
+    expect((await decline(t, old, decided.id, { reason: 'NO_CAPACITY' })).statusCode).toBe(200);
+    const rotated = await t.live.inject({ method: 'POST', url: `/v1/developer/keys/${old.id}/rotate`, headers: partner.auth });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const successor = { id: rotated.json().id as string, headers: { 'x-api-key': rotated.json().key as string } };
+    const read = await t.live.inject({ method: 'GET', url: `/v1/partner/offers/${first.id}`, headers: successor.headers });
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json()).toMatchObject({ status: 'PENDING', apiKeyId: successor.id });
+    // A decided offer stays with the key it was made to.
+    const history = await t.live.inject({ method: 'GET', url: `/v1/partner/offers/${decided.id}`, headers: old.headers });
+    expect(history.json()).toMatchObject({ status: 'DECLINED', apiKeyId: old.id });
+
+    const byNew = await t.live.inject({
+      method: 'POST',
+      url: `/v1/partner/offers/${first.id}/accept`,
+      headers: successor.headers,
+    });
+    expect(byNew.statusCode, byNew.body).toBe(200);
+    const byOld = await accept(t, old, second.id);
+    expect(byOld.statusCode, byOld.body).toBe(200);
+    for (const o of [first, second]) {
+      const order = await t.live.inject({ method: 'GET', url: `/v1/admin/orders/${o.orderCode}`, headers: admin });
+      expect(order.json().assignedKeyId).toBe(successor.id);
+    }
+  });
+
   it('a direct assignment of an order with an open offer answers 409 ERR_CONFLICT', async () => {
     const key = await partnerKey(t);
     const offer = await offeredOrder(t, admin, key.id);

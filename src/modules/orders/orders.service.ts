@@ -45,12 +45,14 @@ import type {
   PartnerOrder,
 } from './orders.schemas.js';
 import { scopeId } from './read-cache.js';
-import { assertPlatformTransition, FINAL_STATUSES, statusChangeOf } from './state-machine.js';
+import { assertPlatformTransition, FINAL_STATUSES, OFFERABLE_STATUSES, statusChangeOf } from './state-machine.js';
 import { type JsonBytes, type JsonText, type PartnerOrderPieces, partnerOrderText, scopeOf, seesCustomer } from './visibility.js';
 
 /** What the order services need from the context (AppContext satisfies it). */
 export interface OrdersDeps extends OrderChangeDeps {
   clock: { now(): Date; nowMs(): number };
+  /** The process's metrics: an offer withdrawn by its order's status change is counted; null when off. */
+  metrics?: { offerClosed(outcome: 'withdrawn', decisionSeconds: null): void } | null;
   /** Cached partner reads (read-cache.ts); every change is announced to it after COMMIT (commitOrderChange). */
   orderCache: OrderChangeDeps['orderCache'] & {
     get(key: string, version: string): Buffer | null | undefined;
@@ -312,7 +314,8 @@ export async function changeOrderStatus(
   body: { status: OrderStatus; note?: string },
   by: PlatformMover = OPERATOR,
 ): Promise<AdminOrder> {
-  return commitOrderChange(deps, async (tx) => {
+  let withdrawn = 0;
+  const changed = await commitOrderChange(deps, async (tx) => {
     let now = deps.clock.now();
     const order = await by.lock(code, tx);
     if (!order) throw notFound('Order');
@@ -327,9 +330,14 @@ export async function changeOrderStatus(
       statusChangeOf(order, body.status, { actor: by.actor, note: body.note ?? null }, now),
       tx,
     );
-    // Cancelling the order withdraws its open offer, under the same row lock (docs/offers.md).
-    if (body.status === 'CANCELLED') await withdrawOpenOfferOfOrder(order.id, now, tx);
+    // An order leaving PLACED…PACKED (cancelled, or moved on by the platform) withdraws its open offer,
+    // under the same row lock (docs/offers.md). Only an unassigned order can have one.
+    if (order.assignedKeyId === null && !OFFERABLE_STATUSES.has(body.status)) {
+      withdrawn = await withdrawOpenOfferOfOrder(order.id, now, tx);
+    }
     tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId] });
     return adminView(JSON.parse(partnerOrderText(pieces, true)) as PartnerOrder, order.environment, order.assignedKeyId);
   });
+  if (withdrawn > 0) deps.metrics?.offerClosed('withdrawn', null);
+  return changed;
 }

@@ -75,6 +75,12 @@ export function platformPathTo(to: OrderStatus): OrderStatus[] | null {
   return null;
 }
 
+/**
+ * The statuses an order may be offered in, PLACED to PACKED (docs/offers.md): an open offer is withdrawn
+ * when its order leaves them.
+ */
+export const OFFERABLE_STATUSES: ReadonlySet<OrderStatus> = new Set(platformPathTo('PACKED') ?? []);
+
 /** Whether the retry limit refuses `type` from `from`: EN_ROUTE out of FAILED after MAX_FAILED_ATTEMPTS failures. */
 function retryLimitReached(type: PartnerEventType, from: OrderStatus, failedAttempts: number): boolean {
   return type === 'EN_ROUTE' && from === 'FAILED' && failedAttempts >= MAX_FAILED_ATTEMPTS;
