@@ -6,7 +6,7 @@
  * assigned exactly once.
  */
 import { describe, expect, it } from 'vitest';
-import type { TestKey } from '../../../test/factories.js';
+import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
 import { type Auth, adminStatus, assignRequest, createOrder, partnerKey } from '../orders/orders.test-helpers.js';
@@ -168,6 +168,46 @@ describe('an offer and a direct assignment of one order', () => {
       // operator moving an assigned order, as ever; the offer's own assignment happened exactly once.
       if (assigned.statusCode === 409) expect(await assignmentsOf(offer.orderCode)).toEqual({ events: 1, keyId: key.id });
       else expect(await assignmentsOf(offer.orderCode)).toEqual({ events: 2, keyId: other.id });
+    }
+  });
+});
+
+describe('an offer and a rotation of its key', () => {
+  it('the old key accepts or declines while its key is rotated: the decision holds; an accepted order ends on the successor', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const partner = await createPartner(t.ctx);
+      const old = await createKey(t.ctx, partner.id, { scopes: ['orders:read', 'logistics:write'] });
+      const [taken, refused] = [await offeredOrder(t, admin, old.id), await offeredOrder(t, admin, old.id)];
+      const [accepted, declined, rotated] = await Promise.all([
+        accept(t, old, taken.id),
+        decline(t, old, refused.id, { reason: 'OUT_OF_AREA' }),
+        t.live.inject({ method: 'POST', url: `/v1/developer/keys/${old.id}/rotate`, headers: partner.auth }),
+      ]);
+      expect(rotated.statusCode, rotated.body).toBe(200);
+      expect(accepted.statusCode, accepted.body).toBe(200);
+      expect(declined.statusCode, declined.body).toBe(200);
+      // Whichever came first, the accepted order is the successor's, assigned once.
+      expect(await assignmentsOf(taken.orderCode)).toEqual({ events: 1, keyId: rotated.json().id });
+      expect(await outcomeOf(taken.orderCode, taken.id)).toEqual({ status: 'ACCEPTED', events: ['offer.accepted'] });
+      expect(await outcomeOf(refused.orderCode, refused.id)).toEqual({ status: 'DECLINED', events: ['offer.declined'] });
+    }
+  });
+
+  it('a direct assignment to a key being rotated: refused (rotated out) or moved with its orders, never left on the old key', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const partner = await createPartner(t.ctx);
+      const old = await createKey(t.ctx, partner.id, { scopes: ['orders:read', 'logistics:write'] });
+      const order = await createOrder(t, admin);
+      const [assigned, rotated] = await Promise.all([
+        assignRequest(t, admin, order.code, old.id),
+        t.live.inject({ method: 'POST', url: `/v1/developer/keys/${old.id}/rotate`, headers: partner.auth }),
+      ]);
+      expect(rotated.statusCode, rotated.body).toBe(200);
+      if (assigned.statusCode === 200) expect((await assignmentsOf(order.code)).keyId).toBe(rotated.json().id);
+      else {
+        expect(assigned.json().code, assigned.body).toBe('ERR_CONFLICT');
+        expect(await assignmentsOf(order.code)).toEqual({ events: 0, keyId: null });
+      }
     }
   });
 });

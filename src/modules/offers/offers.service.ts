@@ -4,11 +4,13 @@
  * after COMMIT; an accepted offer's assignment also announced to the read cache). The lock story is in
  * offers.repo.ts; time is the service clock's (`deps.clock`), never the database's.
  */
+import type { Queryable } from '../../db/db.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../shared/idempotency.js';
 import { newEventId } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
+import { findActsForKeyId } from '../keys/keys.repo.js';
 import { commitOrderChange, type OrderTx } from '../orders/order-change.js';
 import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
 import { assertAssignable, assignLockedOrder, type OrdersDeps } from '../orders/orders.service.js';
@@ -55,12 +57,42 @@ export interface OfferDecider {
   actorId: string;
   /** Only sandbox offers (the portal's developer routes): a live offer answers 409 ERR_CONFLICT. */
   sandboxOnly: boolean;
+  /**
+   * Whose offers the decider sees as of now, read in the decision's transaction; null when unchanged.
+   * A key's record may predate a rotation that moved its offers to the successor (see `decidable`).
+   */
+  reload?: (q: Queryable) => Promise<OfferOwner | null>;
 }
 
 /** The decider of a partner request: offers made to the key, or to the key it acts for in a rotation's grace. */
 export function keyDecider(key: ResolvedKey): OfferDecider {
   const keyIds = key.actsForKeyId === key.id ? [key.id] : [key.id, key.actsForKeyId];
-  return { owner: { keyIds }, actorId: key.id, sandboxOnly: false };
+  const reload = async (q: Queryable): Promise<OfferOwner | null> => {
+    const actsFor = await findActsForKeyId(key.partnerId, key.id, q);
+    return actsFor && actsFor !== key.actsForKeyId ? { keyIds: [key.id, actsFor] } : null;
+  };
+  return { owner: { keyIds }, actorId: key.id, sandboxOnly: false, reload };
+}
+
+/**
+ * The offer `id` as `by` may decide it, and the decider as of the decision's transaction. Not found
+ * through the key's record, it is looked for once more after reading the key it acts for: a rotation
+ * that committed while the request was on its way moved the key's open offers to its successor, which
+ * a rotated-out key in its grace acts for (docs/offers.md), so the decision is judged as after the
+ * rotation instead of answering 404.
+ */
+async function decidable(
+  by: OfferDecider,
+  id: string,
+  now: Date,
+  tx: OrderTx,
+): Promise<{ by: OfferDecider; found: NonNullable<Awaited<ReturnType<typeof findOffer>>> }> {
+  const found = await findOffer(by.owner, id, now, tx);
+  if (found) return { by, found };
+  const owner = await by.reload?.(tx);
+  const again = owner ? await findOffer(owner, id, now, tx) : null;
+  if (!owner || !again) throw notFound('Offer');
+  return { by: { ...by, owner }, found: again };
 }
 
 /** The decider of the portal's developer routes: the partner's sandbox offers. */
@@ -247,13 +279,12 @@ export async function listPartnerOffers(
  */
 async function acceptOn(
   deps: OffersDeps,
-  by: OfferDecider,
+  decider: OfferDecider,
   id: string,
   tx: OrderTx,
 ): Promise<{ offer: PartnerOffer; fresh: boolean }> {
   const now = deps.clock.now();
-  const found = await findOffer(by.owner, id, now, tx);
-  if (!found) throw notFound('Offer');
+  const { by, found } = await decidable(decider, id, now, tx);
   assertDecidable(by, found.ref);
   let { order, key } = await lockOrderForAssignment(found.ref.orderCode, found.ref.apiKeyId, tx);
   if (!order || !key) throw notFound('Offer');
@@ -366,9 +397,8 @@ export async function declineOffer(
   let fresh = false;
   const result = await idempotent(deps, by, idempotencyKey, `decline ${id}`, body, async (tx) => {
     const now = deps.clock.now();
-    const found = await findOffer(by.owner, id, now, tx);
-    if (!found) throw notFound('Offer');
-    assertDecidable(by, found.ref);
+    const { by: decider, found } = await decidable(by, id, now, tx);
+    assertDecidable(decider, found.ref);
     const done = await closeOffer(
       id,
       {
@@ -381,7 +411,7 @@ export async function declineOffer(
       now,
       tx,
     );
-    if (!done) throw closed((await findOffer(by.owner, id, now, tx))?.offer ?? found.offer);
+    if (!done) throw closed((await findOffer(decider.owner, id, now, tx))?.offer ?? found.offer);
     fresh = true;
     return done.offer;
   });

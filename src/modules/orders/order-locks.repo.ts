@@ -145,6 +145,13 @@ export interface AssignableKey {
  * statement; `order` null: no such order; `key` null: no such key. The one statement here that reads
  * api_keys: reading the key by itself (keys.repo.ts) would cost the operator's assignment a round trip
  * (docs/performance.md, 'Operator writes').
+ *
+ * The key's row is held FOR KEY SHARE (before the order's): a rotation of that key (which locks it FOR
+ * UPDATE, then moves its open offers and its orders) either waits for this assignment to commit and then
+ * moves the order with the others, or has committed before this reads the key, which then shows it
+ * rotated out. Without it the assignment could land on the old key just after the rotation moved its
+ * orders, and an acceptance waiting on the key for its foreign key check while the rotation waited on
+ * the offer it holds was a deadlock. Updates of the key's other columns (its last use) do not wait.
  */
 export async function lockOrderForAssignment(
   code: string,
@@ -155,7 +162,8 @@ export async function lockOrderForAssignment(
     LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
   >(
     `SELECT ${LOCKED_COLUMNS}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
-       FROM orders o LEFT JOIN api_keys k ON k.id = $2
+       FROM orders o
+       LEFT JOIN LATERAL (SELECT id, environment, revoked_at FROM api_keys WHERE id = $2 FOR KEY SHARE) k ON true
       WHERE o.code = $1
         FOR UPDATE OF o`,
     [code, apiKeyId],
