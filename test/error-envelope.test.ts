@@ -154,6 +154,14 @@ describe('error envelope', () => {
     const res = await postJsonText('/__probe/echo', '{"name":"ok","items":[],"__proto__":{"admin":true}}');
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('ERR_BAD_REQUEST');
+    expect(res.json().message).toBe('Request body must not hold a "__proto__" or "constructor" key');
+    const ctor = await postJsonText('/__probe/echo', '{"name":"ok","items":[],"constructor":{"prototype":{"admin":true}}}');
+    expect(ctor.json()).toMatchObject({
+      statusCode: 400,
+      code: 'ERR_BAD_REQUEST',
+      message: expect.stringContaining('constructor'),
+    });
+    expect((await postJsonText('/__probe/echo', '{"name":')).json().message).toBe('Request body is not valid JSON');
   });
 
   it('names only the inner field when an object that may be null is invalid inside', async () => {

@@ -40,8 +40,16 @@ export const jsonBodyPlugin = fp(
       try {
         parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
       } catch {
-        request.receivedBody = `[not JSON: ${bytes.length} bytes]`;
-        done(new AppError('ERR_BAD_REQUEST', 'Request body is not valid JSON'), undefined);
+        // Valid JSON that holds a prototype-poisoning key is refused as such, not called invalid.
+        const poisoned = isJson(text);
+        request.receivedBody = poisoned && utf8 ? text : `[not JSON: ${bytes.length} bytes]`;
+        done(
+          new AppError(
+            'ERR_BAD_REQUEST',
+            poisoned ? 'Request body must not hold a "__proto__" or "constructor" key' : 'Request body is not valid JSON',
+          ),
+          undefined,
+        );
         return;
       }
       request.receivedBody = utf8 ? text : `[not valid UTF-8: ${bytes.length} bytes]`;
@@ -55,3 +63,13 @@ export const jsonBodyPlugin = fp(
   },
   { name: 'json-body' },
 );
+
+function isJson(text: string): boolean {
+  try {
+    // JSON.parse makes "__proto__" an own property: reading the text this way pollutes nothing.
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
