@@ -25,6 +25,9 @@
  *  - payment intent events (`payment_intent.*`): `data = { paymentIntent }`, `order_id` and
  *    `assigned_key_id` as for order events; settlement events (`settlement.*`): `data = { settlement }`,
  *    `partner_id` the settlement's partner, no order (docs/payments.md).
+ *  - offer events (`offer.created`, `offer.accepted`, `offer.declined`, `offer.expired`,
+ *    `offer.withdrawn`): `data` = the PartnerOffer itself, `order_id` the order, `assigned_key_id` the
+ *    offered key (docs/offers.md).
  *
  * Consumed by the worker's fan-out (src/worker/fanout.ts), which routes rows to webhooks (docs/decisions-log.md, 'Webhooks',
  * src/modules/webhooks/routing.ts), marks them processed and, after each committed batch, emits

@@ -50,15 +50,17 @@ function Headers({ headers, caption }: { headers: Record<string, string>; captio
 
 /**
  * The order a delivery is about (`data.order`, `data.paymentIntent` or `data.tracking`); null for other
- * events and for test samples, whose orders are made up.
+ * events (an offer's `data` is the offer, whose order is not the partner's until accepted) and for test
+ * samples, whose orders are made up.
  */
 function orderCodeOf(payload: string): string | null {
   try {
     const body = JSON.parse(payload) as {
       id?: string;
+      type?: string;
       data?: { order?: { code?: string }; paymentIntent?: { orderCode?: string }; tracking?: { orderCode?: string } };
     };
-    if (body.id?.startsWith('evt_test_')) return null;
+    if (body.id?.startsWith('evt_test_') || body.type?.startsWith('offer.')) return null;
     return body.data?.order?.code ?? body.data?.paymentIntent?.orderCode ?? body.data?.tracking?.orderCode ?? null;
   } catch {
     return null;

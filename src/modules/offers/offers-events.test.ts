@@ -1,8 +1,9 @@
 /**
  * Offer events (docs/offers.md, "Events") out of a running worker: the webhook kinds reach only the
- * offered key's webhooks subscribed to them, the expiry is recorded and announced by the sweep after
- * the deadline without any request, the realtime channel tells the partner's users and operators, and
- * the go-live checklist counts an offer.created answered 2xx.
+ * offered key's webhooks subscribed to them, with the PartnerOffer itself as `data`; the expiry is
+ * recorded and announced by the sweep after the deadline without any request; the realtime channel
+ * tells the partner's users and operators (`{ offer }`); and the go-live checklist counts an
+ * offer.created answered 2xx.
  */
 import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import type { WebhookEvent } from '../../shared/schemas.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { openRealtime } from '../realtime/realtime.test-helpers.js';
 import { createWebhookVia, devAuth } from '../webhooks/webhooks.test-helpers.js';
+import type { PartnerOffer } from './offers.schemas.js';
 import { accept, decline, offeredOrder, withdraw } from './offers.test-helpers.js';
 
 let t: TestApp;
@@ -33,7 +35,7 @@ afterAll(async () => {
 });
 
 let paths = 0;
-function bodies(path: string): Array<{ id: string; type: string; data: { offer: { id: string; status: string } } }> {
+function bodies(path: string): Array<{ id: string; type: string; data: PartnerOffer }> {
   return receiver.requestsTo(path).map((r) => JSON.parse(r.body));
 }
 /** The events a path got, each once (deliveries are at least once: a receiver de-duplicates by id). */
@@ -76,7 +78,7 @@ describe('offer webhooks', () => {
     await waitFor(() => unique(subscribed).some((b) => b.type === 'offer.expired'), { what: 'offer.expired delivered' });
     // Deliveries run concurrently, so the order of receipt is not the order of the changes.
     const got = unique(subscribed)
-      .map((b) => [b.type, b.data.offer.id, b.data.offer.status])
+      .map((b) => [b.type, b.data.id, b.data.status])
       .sort();
     expect(got).toEqual(
       [
@@ -92,6 +94,49 @@ describe('offer webhooks', () => {
     expect(bodies(ordersOnly).filter((b) => b.type.startsWith('offer.'))).toEqual([]);
     const rows = await t.ctx.db.query<{ status: string }>('SELECT status FROM offers WHERE id = $1', [expiring.id]);
     expect(rows[0].status).toBe('EXPIRED');
+  });
+
+  it('carry the PartnerOffer itself as data, as GET /v1/partner/offers/{id} reads it: no { offer } wrapper', async () => {
+    const admin = (await createUser(t.ctx, 'ADMIN')).auth;
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const auth = await devAuth(t, partner);
+    const path = `/offers-${++paths}`;
+    const kinds: WebhookEvent[] = ['offer.created', 'offer.expired', 'offer.withdrawn'];
+    await createWebhookVia(t, auth, { apiKeyId: key.id, url: receiver.url(path), events: kinds });
+    const read = async (id: string) => {
+      const res = await t.live.inject({ method: 'GET', url: `/v1/partner/offers/${id}`, headers: key.headers });
+      expect(res.statusCode, res.body).toBe(200);
+      return res;
+    };
+    /** The data of the one `type` event of offer `id`, once delivered. */
+    const delivered = async (type: string, id: string) => {
+      const find = () => unique(path).find((b) => b.type === type && b.data.id === id);
+      await waitFor(() => find() !== undefined, { what: `${type} of ${id} delivered` });
+      return find()?.data;
+    };
+
+    // Each body is compared with a read made after it arrived and before the offer changes again.
+    const pulled = await offeredOrder(t, admin, key.id);
+    const created = await delivered('offer.created', pulled.id);
+    const pending = await read(pulled.id);
+    expect(created).toEqual(pending.json());
+    expect(created?.id).toMatch(/^ofr_/);
+    expect(created).not.toHaveProperty('offer');
+    // Fields in the order of the API's answer (the body is put in its schema's order).
+    expect(JSON.stringify(created)).toBe(pending.body);
+
+    expect((await withdraw(t, admin, pulled.id)).statusCode).toBe(200);
+    const withdrawn = await delivered('offer.withdrawn', pulled.id);
+    expect(withdrawn).toEqual((await read(pulled.id)).json());
+    expect(withdrawn).toMatchObject({ id: pulled.id, status: 'WITHDRAWN' });
+
+    const lapsing = await offeredOrder(t, admin, key.id, { ttlSec: 60 });
+    await delivered('offer.created', lapsing.id);
+    t.clock.advance(60);
+    const expired = await delivered('offer.expired', lapsing.id);
+    expect(expired).toEqual((await read(lapsing.id)).json());
+    expect(expired).toMatchObject({ id: lapsing.id, status: 'EXPIRED', decidedAt: lapsing.expiresAt });
   });
 });
 

@@ -33,7 +33,7 @@ async function assignmentsOf(code: string): Promise<{ events: number; keyId: str
 /** The offer's row status and its outcome events (everything after offer.created). */
 async function outcomeOf(code: string, id: string): Promise<{ status: string; events: string[] }> {
   const rows = await t.ctx.db.query<{ status: string }>('SELECT status FROM offers WHERE id = $1', [id]);
-  const events = (await offerEventsOf(t, code)).filter((e) => e.data.offer.id === id && e.type !== 'offer.created');
+  const events = (await offerEventsOf(t, code)).filter((e) => e.data.id === id && e.type !== 'offer.created');
   return { status: rows[0].status, events: events.map((e) => e.type) };
 }
 

@@ -13,8 +13,8 @@
  * some decision holds is left to that decision (which then fails on the deadline, or was in time).
  *
  * Every statement that leaves an offer in a new state writes its outbox row in the same statement
- * (`data = { offer }`, `assigned_key_id` the offered key) and marks the OutboxTx. The Queryable (or
- * OutboxTx) comes LAST, as in every repo.
+ * (`data` = the PartnerOffer itself, `assigned_key_id` the offered key) and marks the OutboxTx. The
+ * Queryable (or OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
 import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
@@ -233,7 +233,7 @@ export async function insertOffer(
          FROM f JOIN orders o ON o.id = f.order_id
      ), out AS (
        ${OUTBOX_INSERT}
-       SELECT $9, 'offer.created', j.environment, j.order_id, j.api_key_id, jsonb_build_object('offer', j.offer), $7 FROM j
+       SELECT $9, 'offer.created', j.environment, j.order_id, j.api_key_id, j.offer, $7 FROM j
      )
      SELECT offer FROM j`,
     [offer.id, offer.orderId, offer.orderCode, offer.apiKeyId, offer.partnerId, offer.environment, now, offer.expiresAt, eventId],
@@ -271,7 +271,7 @@ export async function closeOffer(
        RETURNING f.id, f.order_id, f.order_code, f.api_key_id, f.environment, partner_offer_json(f, o, $3) AS offer
      ), out AS (
        ${OUTBOX_INSERT}
-       SELECT $7, $8, f.environment, f.order_id, f.api_key_id, jsonb_build_object('offer', f.offer), $3 FROM f
+       SELECT $7, $8, f.environment, f.order_id, f.api_key_id, f.offer, $3 FROM f
      )
      SELECT * FROM f`,
     [
@@ -304,7 +304,7 @@ export async function withdrawOpenOfferOfOrder(orderId: string, now: Date, tx: O
      ), out AS (
        ${OUTBOX_INSERT}
        SELECT public_id('evt_'), 'offer.withdrawn', f.environment, f.order_id, f.api_key_id,
-              jsonb_build_object('offer', f.offer), $2
+              f.offer, $2
          FROM f
      )
      SELECT count(*)::int AS n FROM f`,
@@ -342,7 +342,7 @@ export async function expireDueOffers(
      ), out AS (
        ${OUTBOX_INSERT}
        SELECT public_id('evt_'), 'offer.expired', f.environment, f.order_id, f.api_key_id,
-              jsonb_build_object('offer', f.offer), f.expires_at
+              f.offer, f.expires_at
          FROM f ORDER BY f.expires_at
      )
      SELECT offer, (extract(epoch FROM f.expires_at - f.created_at) * 1000)::float8 AS decision_ms FROM f`,

@@ -54,11 +54,11 @@ export function withdraw(t: TestApp, admin: Auth, id: string) {
   return t.live.inject({ method: 'DELETE', url: `/v1/admin/offers/${id}`, headers: admin });
 }
 
-/** The offer events of an order, in outbox order. */
+/** The offer events of an order, in outbox order (each row's `data` is the PartnerOffer itself). */
 export async function offerEventsOf(
   t: TestApp,
   code: string,
-): Promise<Array<{ type: string; assigned_key_id: string | null; data: { offer: PartnerOffer } }>> {
+): Promise<Array<{ type: string; assigned_key_id: string | null; data: PartnerOffer }>> {
   return t.ctx.db.query(
     `SELECT x.type, x.assigned_key_id, x.data FROM outbox x JOIN orders o ON o.id = x.order_id
       WHERE o.code = $1 AND x.type LIKE 'offer.%' ORDER BY x.id`,

@@ -63,7 +63,7 @@ describe('POST /v1/admin/orders/{code}/offers', () => {
     expect(res.body).not.toContain('Nizami');
     const events = await offerEventsOf(t, order.code);
     expect(events.map((e) => [e.type, e.assigned_key_id])).toEqual([['offer.created', key.id]]);
-    expect(events[0].data.offer).toEqual(offer);
+    expect(events[0].data).toEqual(offer);
   });
 
   it('takes ttlSec from 60 to 86400 and answers 400 naming ttlSec outside it', async () => {
@@ -340,7 +340,7 @@ describe('deadlines', () => {
     expect(rows[0].status).toBe('EXPIRED');
     const events = await offerEventsOf(t, offer.orderCode);
     expect(events.map((e) => e.type)).toEqual(['offer.created', 'offer.expired']);
-    expect(events[1].data.offer).toEqual(read.json());
+    expect(events[1].data).toEqual(read.json());
   });
 
   it('an expired order can be offered again at once, and assigned directly', async () => {

@@ -136,22 +136,24 @@ export const OrderCourierLocationEvent = envelope(
   'Where the courier of an order is (at most once a minute per order)',
 );
 
-const OfferData = Type.Object(
-  { offer: PartnerOffer },
-  { additionalProperties: false, description: 'The offer (its order without the customer)' },
+// The offer kinds' `data` is the PartnerOffer itself (docs/offers.md, "Events"), not wrapped in an object.
+export const OfferCreatedEvent = envelope(
+  'OfferCreatedEvent',
+  'offer.created',
+  PartnerOffer,
+  'An order was offered to your key; `data` is the offer (its order without the customer)',
 );
-export const OfferCreatedEvent = envelope('OfferCreatedEvent', 'offer.created', OfferData, 'An order was offered to your key');
 export const OfferExpiredEvent = envelope(
   'OfferExpiredEvent',
   'offer.expired',
-  OfferData,
-  'An offer to your key expired undecided',
+  PartnerOffer,
+  'An offer to your key expired undecided; `data` is the offer',
 );
 export const OfferWithdrawnEvent = envelope(
   'OfferWithdrawnEvent',
   'offer.withdrawn',
-  OfferData,
-  'An offer to your key was withdrawn',
+  PartnerOffer,
+  'An offer to your key was withdrawn; `data` is the offer',
 );
 
 /** The envelope schema of each kind. */

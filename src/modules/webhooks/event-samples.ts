@@ -86,11 +86,11 @@ export function sampleEventData(type: EventType, webhookId = WEBHOOK_ID, at = AT
     case 'settlement.settled':
       return { settlement: sampleSettlement(48_350, at) };
     case 'offer.created':
-      return { offer: sampleOffer('PENDING', at) };
+      return sampleOffer('PENDING', at);
     case 'offer.expired':
-      return { offer: sampleOffer('EXPIRED', at) };
+      return sampleOffer('EXPIRED', at);
     case 'offer.withdrawn':
-      return { offer: sampleOffer('WITHDRAWN', at) };
+      return sampleOffer('WITHDRAWN', at);
     case 'order.courier_location': {
       const t = Date.parse(at);
       const point = (i: number) => ({

@@ -90,7 +90,8 @@ export function eventDataFor(
     }
   }
   // Offer kinds (docs/offers.md) only to the webhooks of the key the order was offered to (or its
-  // successor by rotation), never to keys that receive all orders: the offer is that key's alone.
+  // successor by rotation), never to keys that receive all orders: the offer is that key's alone. Their
+  // data is the PartnerOffer itself, sent as it is (its `order` is no PartnerOrder: no customer to hide).
   if (OFFER_WEBHOOK_EVENTS.has(event.type)) {
     return event.environment === sub.environment && event.assignedKeyId !== null && sub.keyIds.includes(event.assignedKeyId)
       ? event.data

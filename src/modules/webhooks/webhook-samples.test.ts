@@ -60,6 +60,22 @@ describe('POST /v1/developer/webhooks/{id}/test with an event kind', () => {
     expect(body.data).toMatchObject({ previousStatus: 'EN_ROUTE', order: { status: 'DELIVERED' } });
   });
 
+  it("sends an offer kind's sample with the PartnerOffer itself as data, its order untouched (no customer field, even without orders:pii)", async () => {
+    startTestWorker(t);
+    const h = await createEndpoint(t, receiver, { scopes: ['orders:read', 'webhooks:manage'] });
+    const kinds = ['offer.created', 'offer.expired', 'offer.withdrawn'] as const;
+    const queued = [];
+    for (const kind of kinds) queued.push(await sendTestEvent(t, h.partner, h.hook.id, kind));
+    await waitForDeliveries(t, h.partner, h.hook.id, (d) => d.length === 3 && d.every((x) => x.status === 'DELIVERED'));
+    for (const [i, kind] of kinds.entries()) {
+      const body = JSON.parse((await deliveryDetail(t, h.partner, queued[i].id)).payload);
+      expect(body.data.id, kind).toMatch(/^ofr_/);
+      expect(body.data).not.toHaveProperty('offer');
+      expect(body.data.order).not.toHaveProperty('customer');
+      expect([...Value.Errors(EVENT_SCHEMAS[kind], body)], kind).toEqual([]);
+    }
+  });
+
   it('refuses an unknown kind naming the field, and sends a ping when the body names no kind', async () => {
     const h = await createEndpoint(t, receiver);
     const res = await callAs(t, h.partner, 'POST', `/v1/developer/webhooks/${h.hook.id}/test`, { event: 'order.teleported' });

@@ -15,7 +15,12 @@
 import type { AppContext } from '../../context.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
-import { type ApiKeyScope, PAYMENT_WEBHOOK_EVENTS, type WebhookDeliveryStatus } from '../../shared/schemas.js';
+import {
+  type ApiKeyScope,
+  OFFER_WEBHOOK_EVENTS,
+  PAYMENT_WEBHOOK_EVENTS,
+  type WebhookDeliveryStatus,
+} from '../../shared/schemas.js';
 import { lockKeyForWebhooks } from '../keys/keys.repo.js';
 import { orderAsSeenBy } from '../orders/visibility.js';
 import { generateSigningSecret } from './delivery/signature.js';
@@ -194,8 +199,11 @@ export async function sendTestEvent(
     const now = deps.clock.now();
     const eventId = newTestEventId();
     const sample = sampleEventData(kind, webhookId, now.toISOString());
+    // An offer kind's data is the PartnerOffer itself: its `order` never has a customer to hide.
     const data =
-      'order' in sample ? { ...sample, order: orderAsSeenBy({ scopes: found.keyScopes }, sample.order as object) } : sample;
+      'order' in sample && !OFFER_WEBHOOK_EVENTS.has(kind)
+        ? { ...sample, order: orderAsSeenBy({ scopes: found.keyScopes }, sample.order as object) }
+        : sample;
     const [row] = await insertDeliveries(
       [
         {

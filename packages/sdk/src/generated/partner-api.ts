@@ -2152,7 +2152,7 @@ export interface components {
              */
             accepted: number;
         };
-        /** @description An order was offered to your key */
+        /** @description An order was offered to your key; `data` is the offer (its order without the customer) */
         OfferCreatedEvent: {
             /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
             id: string;
@@ -2167,17 +2167,14 @@ export interface components {
              */
             createdAt: string;
             environment: components["schemas"]["PartnerEnvironment"];
-            /** @description The offer (its order without the customer) */
-            data: {
-                offer: components["schemas"]["PartnerOffer"];
-            };
+            data: components["schemas"]["PartnerOffer"];
         };
         /**
          * @description Why an offer was declined; OTHER needs a note
          * @enum {string}
          */
         OfferDeclineReason: "NO_CAPACITY" | "OUT_OF_AREA" | "TIME_WINDOW" | "OTHER";
-        /** @description An offer to your key expired undecided */
+        /** @description An offer to your key expired undecided; `data` is the offer */
         OfferExpiredEvent: {
             /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
             id: string;
@@ -2192,10 +2189,7 @@ export interface components {
              */
             createdAt: string;
             environment: components["schemas"]["PartnerEnvironment"];
-            /** @description The offer (its order without the customer) */
-            data: {
-                offer: components["schemas"]["PartnerOffer"];
-            };
+            data: components["schemas"]["PartnerOffer"];
         };
         OfferResultError: {
             /**
@@ -2210,7 +2204,7 @@ export interface components {
          * @enum {string}
          */
         OfferStatus: "PENDING" | "ACCEPTED" | "DECLINED" | "EXPIRED" | "WITHDRAWN";
-        /** @description An offer to your key was withdrawn */
+        /** @description An offer to your key was withdrawn; `data` is the offer */
         OfferWithdrawnEvent: {
             /** @description Event id (`evt_…`), the same in every delivery and redelivery of the event: de-duplicate by it. Sample events start with `evt_test_`. */
             id: string;
@@ -2225,10 +2219,7 @@ export interface components {
              */
             createdAt: string;
             environment: components["schemas"]["PartnerEnvironment"];
-            /** @description The offer (its order without the customer) */
-            data: {
-                offer: components["schemas"]["PartnerOffer"];
-            };
+            data: components["schemas"]["PartnerOffer"];
         };
         /** @description An order was assigned to your key */
         OrderAssignedToPartnerEvent: {
