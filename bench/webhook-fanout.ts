@@ -67,7 +67,9 @@ export async function benchWebhooks(
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
   // Earlier scenarios left outbox rows behind; the endpoints created below must not receive that backlog.
-  await ctx.db.query('UPDATE outbox SET processed_at = $1 WHERE processed_at IS NULL', [ctx.clock.now()]);
+  // Hundreds of thousands of rows after the events scenario on a fast machine: longer than a request's
+  // statement timeout.
+  await ctx.db.withTimeout(300_000).query('UPDATE outbox SET processed_at = $1 WHERE processed_at IS NULL', [ctx.clock.now()]);
   const partnerToken = await signAccessToken(ctx.secrets.jwtKey, ctx.clock, {
     userId: (
       await ctx.db.query<{ id: string }>(

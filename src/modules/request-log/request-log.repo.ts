@@ -142,10 +142,19 @@ export interface RequestDetailRow extends RequestRow {
 const SUMMARY_COLUMNS = `id, api_key_id, environment, method, path, query, status_code, error_code, duration_ms, ip,
   user_agent, idempotency_key, created_at`;
 
+/** The method as an SQL literal; only the methods the filter's schema allows get this far. */
+function methodLiteral(method: string): string {
+  if (!/^[A-Z]{3,7}$/.test(method)) throw new Error(`not a method: ${method}`);
+  return method;
+}
+
 /**
  * The WHERE clause of a filter; parameters start at $2 ($1 is the partner). Each filter is written so
- * that its own index (migration 0021) gives the rows in list order: a status class as
- * `status_code / 100 = N` (the class index), one status as `status_code = N`.
+ * that its own index (migrations 0021 and 0033) gives the rows in list order: a status class as
+ * `status_code / 100 = N` (the class index; 2xx as a range of the column), one status as `status_code = N`, a method as a literal, so
+ * that the planner sees the filter imply its partial index's predicate. The values most requests have
+ * (status 200, class 2xx, GET) have no index of their own: they read the partner's time index (or the
+ * key's, the path's) and are checked on its rows (docs/paging.md, "Request log").
  */
 function whereOf(filter: RequestFilter, params: unknown[]): string {
   const where = ['partner_id = $1'];
@@ -155,10 +164,15 @@ function whereOf(filter: RequestFilter, params: unknown[]): string {
   };
   if (filter.apiKeyId !== undefined) add((n) => `api_key_id = ${n}::uuid`, filter.apiKeyId);
   // Validated integers, written as literals: the class index is on the expression `status_code / 100`.
-  if (filter.status?.class !== undefined) where.push(`(status_code / 100) = ${Math.trunc(filter.status.class)}`);
+  // 2xx is a range of the column (whose statistics tell the planner most rows are in it; the class index
+  // holds the other classes only, so the expression has no statistics of its own for 2).
+  const statusClass = filter.status?.class === undefined ? undefined : Math.trunc(filter.status.class);
+  if (statusClass === 2) where.push('status_code >= 200 AND status_code < 300');
+  else if (statusClass !== undefined) where.push(`(status_code / 100) = ${statusClass}`);
   if (filter.status?.code !== undefined) where.push(`status_code = ${Math.trunc(filter.status.code)}`);
   if (filter.code !== undefined) add((n) => `error_code = ${n}`, filter.code);
-  if (filter.method !== undefined) add((n) => `method = ${n}`, filter.method);
+  // A validated method (REQUEST_METHODS), also a literal: the method index holds every method but GET.
+  if (filter.method !== undefined) where.push(`method = '${methodLiteral(filter.method)}'`);
   if (filter.path) {
     if (filter.path.prefix) add((n) => `path LIKE ${n}`, `${filter.path.value.replace(/[\\%_]/g, '\\$&')}%`);
     else add((n) => `path = ${n}`, filter.path.value);

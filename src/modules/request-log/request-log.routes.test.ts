@@ -69,8 +69,12 @@ describe('GET /v1/developer/requests', () => {
     expect(await ids('?status=4xx')).toEqual([f, d, c].map(id));
     expect(await ids('?status=5xx')).toEqual([]);
     expect(await ids('?status=201')).toEqual([id(b)]);
+    expect(await ids('?status=200')).toEqual([e, a].map(id));
+    expect(await ids(`?status=200&apiKeyId=${second.id}`)).toEqual([id(e)]);
     expect(await ids('?code=ERR_INVALID_TRANSITION')).toEqual([id(c)]);
     expect(await ids('?method=POST')).toEqual([f, c, b].map(id));
+    expect(await ids('?method=GET')).toEqual([e, d, a].map(id));
+    expect(await ids('?method=GET&status=2xx')).toEqual([e, a].map(id));
     expect(await ids(`?path=/v1/partner/orders/${code}`)).toEqual([id(a)]);
     expect(await ids(`?path=/v1/partner/orders/${code}*`)).toEqual([c, b, a].map(id));
     expect(await ids('?path=/v1/partner/orders/NOPE*&status=404')).toEqual([id(d)]);
