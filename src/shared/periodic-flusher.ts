@@ -3,7 +3,8 @@
  * counters, the request log, the location buffer), as batcher.ts is for the turn batchers:
  *  - an interval (real time, unref'd: it never holds a process open), started and stopped by its owner;
  *  - one flush at a time: a tick while a flush runs is skipped, and `flush()` called meanwhile waits
- *    for it and then runs another (the writer's in-flight data is never written twice);
+ *    for it and then runs another (the writer's in-flight data is never written twice); `soon()` is a
+ *    tick out of turn, for a writer whose work filled a batch before the interval ends;
  *  - a final flush on `close()`, after which the timer never starts again;
  *  - failures logged at one level: a dependency outage is logged once by the dependency's health
  *    (src/dependencies.ts), so a tick that fails for it logs at debug; any other failure of a tick, and a
@@ -82,6 +83,14 @@ export class PeriodicFlusher {
       },
     );
     return run;
+  }
+
+  /**
+   * A flush now, as a tick would start it (nothing while one runs, or while the timer is stopped): for a
+   * writer whose work filled a batch before the next tick.
+   */
+  soon(): void {
+    if (this.handle !== null) this.tick();
   }
 
   /** Stops the timer for good and flushes everything (forced); a failure is logged, not thrown. */

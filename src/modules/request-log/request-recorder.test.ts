@@ -117,6 +117,24 @@ describe('overload: a full queue', () => {
   });
 });
 
+describe('a full batch', () => {
+  it('is written at once, without waiting for the next tick', async () => {
+    // A tick an hour away: only a full batch can write these.
+    const t = await appWith({ requestLog: { flushIntervalMs: 3_600_000, maxBatch: 4 } });
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id);
+    const reads = [];
+    for (let i = 0; i < 3; i++) reads.push(await get(t, key, `/v1/partner/me?n=${i}`));
+    expect(t.ctx.requestLog.queued).toBe(3);
+    reads.push(await get(t, key, '/v1/partner/me?n=3'));
+    await waitFor(() => t.ctx.requestLog.queued === 0, { what: 'the full batch written' });
+    const ids = reads.map((r) => r.headers['x-request-id']).reverse();
+    await waitFor(async () => (await logged(t, partner)).items.map((r) => r.id).join() === ids.join(), {
+      what: 'the four requests in the log',
+    });
+  });
+});
+
 describe('database faults', () => {
   it('keeps the queue through an outage without holding a request, and writes it all once the database is back', async () => {
     const db = failingLog();

@@ -70,8 +70,11 @@ const counterId = (keyId: string, day: string) => `${keyId}|${day}`;
 
 export class BatchedUsageRecorder implements UsageRecorder {
   private pending = new Map<string, UsageIncrement>();
-  /** The batch the running flush is writing, by counterId. */
+  /** The days `pending` has counters of (so that a read looks up only those days there). */
+  private pendingDays = new Set<string>();
+  /** The batch the running flush is writing, by counterId, and its days. */
   private inFlight: Map<string, UsageIncrement> | null = null;
+  private inFlightDays: Set<string> | null = null;
   /** Advances each time a flush commits. */
   private epoch = 0;
   private readonly snapshots = new Map<string, Snapshot>();
@@ -124,6 +127,7 @@ export class BatchedUsageRecorder implements UsageRecorder {
     if (!c) {
       c = { keyId, day, requests: 0, clientErrors: 0, serverErrors: 0, lastUsedMs: null };
       this.pending.set(id, c);
+      this.pendingDays.add(day);
     }
     c.requests++;
     if (statusCode >= 400 && statusCode < 500) c.clientErrors++;
@@ -210,15 +214,14 @@ export class BatchedUsageRecorder implements UsageRecorder {
   }
 
   private compose(keyId: string, stored: Map<string, DailyUsage>, days: number): DailyUsage[] {
+    const inFlight = this.inFlight;
+    const inFlightDays = this.inFlightDays;
     return daysEnding(this.clock.nowMs(), days).map((day) => {
       const out: DailyUsage = { day, requests: 0, clientErrors: 0, serverErrors: 0 };
-      const id = counterId(keyId, day);
-      for (const part of [stored.get(day), this.inFlight?.get(id), this.pending.get(id)]) {
-        if (!part) continue;
-        out.requests += part.requests;
-        out.clientErrors += part.clientErrors;
-        out.serverErrors += part.serverErrors;
-      }
+      add(out, stored.get(day));
+      // Unwritten counts exist for the days counted since the last flush only (today, as a rule).
+      if (inFlight !== null && inFlightDays?.has(day)) add(out, inFlight.get(counterId(keyId, day)));
+      if (this.pendingDays.has(day)) add(out, this.pending.get(counterId(keyId, day)));
       return out;
     });
   }
@@ -235,7 +238,9 @@ export class BatchedUsageRecorder implements UsageRecorder {
     if (this.pending.size === 0 && this.unwrittenUse.size === 0) return;
     const now = this.clock.nowMs();
     const batch = this.pending;
+    const batchDays = this.pendingDays;
     this.pending = new Map();
+    this.pendingDays = new Set();
     for (const c of batch.values()) {
       if (c.lastUsedMs !== null)
         this.unwrittenUse.set(c.keyId, latest(this.unwrittenUse.get(c.keyId) ?? null, c.lastUsedMs) as number);
@@ -247,6 +252,7 @@ export class BatchedUsageRecorder implements UsageRecorder {
     }
     if (batch.size === 0 && uses.length === 0) return;
     this.inFlight = batch;
+    this.inFlightDays = batchDays;
     const sorted = [...batch.values()].sort((a, b) => (a.keyId === b.keyId ? cmp(a.day, b.day) : cmp(a.keyId, b.keyId)));
     try {
       await this.db.tx(async (q) => {
@@ -274,6 +280,7 @@ export class BatchedUsageRecorder implements UsageRecorder {
       }
       this.epoch++;
       this.inFlight = null;
+      this.inFlightDays = null;
     } catch (err) {
       // Put the counts back so the next flush retries them: nothing is lost to a passing outage.
       for (const [id, c] of batch) {
@@ -283,12 +290,23 @@ export class BatchedUsageRecorder implements UsageRecorder {
           existing.clientErrors += c.clientErrors;
           existing.serverErrors += c.serverErrors;
           existing.lastUsedMs = latest(existing.lastUsedMs, c.lastUsedMs);
-        } else this.pending.set(id, c);
+        } else {
+          this.pending.set(id, c);
+          this.pendingDays.add(c.day);
+        }
       }
       this.inFlight = null;
+      this.inFlightDays = null;
       throw err;
     }
   }
+}
+
+function add(out: DailyUsage, part: { requests: number; clientErrors: number; serverErrors: number } | undefined): void {
+  if (part === undefined) return;
+  out.requests += part.requests;
+  out.clientErrors += part.clientErrors;
+  out.serverErrors += part.serverErrors;
 }
 
 function latest(a: number | null, b: number | null): number | null {
