@@ -8,6 +8,7 @@ import { Announcer } from './announcements.js';
 import { type Clock, SharedTestClock, SystemClock, TestClock } from './clock.js';
 import { type Config, ConfigError } from './config.js';
 import { type Db, openDb } from './db/db.js';
+import { JoinPlans } from './db/join-plans.js';
 import { migrate } from './db/migrate.js';
 import { DependencyHealth, logOutages, reasonOf } from './dependencies.js';
 import { type AppEventBus, createEventBus } from './events.js';
@@ -198,7 +199,10 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     // before it are dropped (another process's change may not have been announced at all).
     const outbox = new OutboxSignal(db, events);
     const orderLoader = new VisibleOrderLoader(db);
-    const partnerEvents = new PartnerEventWriter({ db, clock, outbox, orderCache });
+    // The group's statements join orders and payment intents to the events' rows: prepared once those
+    // tables have grown (src/db/join-plans.ts).
+    const joinPlans = new JoinPlans(db, ['orders', 'payment_intents']);
+    const partnerEvents = new PartnerEventWriter({ db, clock, outbox, orderCache, joinPlans });
     const tracking = new TrackingBuffer({ db, clock, log, events, outbox });
     const pingTargets = new PingTargetCache();
     const cappedRequestCounts = new CappedCounts();

@@ -113,14 +113,17 @@ export async function lockVisibleOrders(
   wanted: ReadonlyArray<{ scope: PartnerOrderScope; code: string }>,
   q: Queryable,
   collecting: ReadonlyArray<{ partnerId: string; environment: ApiKeyEnvironment }> = [],
+  options: { prepare?: boolean } = {},
 ): Promise<Map<string, LockedOrder>> {
   const params: unknown[] = [wanted.map((w) => w.code), wanted.map((w) => w.scope.environment), wanted.map((w) => w.scope.keyId)];
   const held = collecting.length > 0;
   if (held) params.push(...collectionPeriodPairs(collecting));
-  // Planned on every call (not `prepared`): a generic plan for a set of codes, made while the table
-  // was small, can be a sequential scan. The codes are probed on the unique index (`code = ANY`); the
-  // scopes are joined to the rows found.
-  const rows = await q.query<LockedRow>(
+  // `prepare` only once `orders` has grown (src/db/join-plans.ts): a generic plan for a set of codes,
+  // made while the table was small, can be a sequential scan. Otherwise planned on every call. The codes
+  // are probed on the unique index (`code = ANY`); the scopes are joined to the rows found.
+  const run = (text: string, params: unknown[]) =>
+    options.prepare ? prepared<LockedRow>(text, params, q) : q.query<LockedRow>(text, params);
+  const rows = await run(
     `${held ? `WITH ${collectionPeriodsHeldCte('periods', '$4', '$5')}` : ''}
      SELECT ${LOCKED_COLUMNS}
        FROM ${held ? 'periods, ' : ''}orders o

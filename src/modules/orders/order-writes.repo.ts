@@ -5,6 +5,7 @@
  * (or OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
+import { prepared } from '../../db/prepared.js';
 import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
 import { newOrderIntentSql, statusChangeIntentSql } from '../payments/intent-hooks.js';
@@ -189,13 +190,21 @@ const STATUS_CHANGE_INTENT = statusChangeIntentSql('input');
  * outbox events carrying the new snapshot, taken from the updated row inside PostgreSQL, in the order
  * of `changes`. Returns each order's new pieces by order id.
  *
- * Planned on every call (not `prepared`): the orders are joined to the changes given as parameters,
- * and a generic plan of that join made while the table was small is a hash join over a sequential
- * scan of `orders`, kept for the session's life (docs/performance.md, 'Operator writes').
+ * `prepare`: run as a named prepared statement (planned once per session). Only once `orders` and
+ * `payment_intents` have grown (src/db/join-plans.ts): the orders are joined to the changes given as
+ * parameters, and a generic plan of that join made while the table was small is a hash join over a
+ * sequential scan of `orders`, kept for the session's life (docs/performance.md, 'Operator writes').
+ * Otherwise it is planned on every call, which costs about as much as running it.
  */
-export async function recordStatusChanges(changes: StatusChange[], tx: OutboxTx): Promise<Map<string, PartnerOrderPieces>> {
+export async function recordStatusChanges(
+  changes: StatusChange[],
+  tx: OutboxTx,
+  options: { prepare?: boolean } = {},
+): Promise<Map<string, PartnerOrderPieces>> {
   const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
-  const rows = await tx.query<PartnerOrderPieces & { id: string }>(
+  const run = <R>(text: string, params: unknown[]) =>
+    options.prepare ? prepared<R>(text, params, tx) : tx.query<R>(text, params);
+  const rows = await run<PartnerOrderPieces & { id: string }>(
     `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[],
                             $8::bigint[], $9::timestamptz[], $10::uuid[], $11::text[], $12::uuid[], $13::text[])

@@ -11,6 +11,7 @@
  * share a transaction: the later one goes to the next, and then sees the first's outcome, as two
  * requests racing on the row lock always did.
  */
+import type { JoinPlans } from '../../db/join-plans.js';
 import { AppError } from '../../errors.js';
 import { type BatchEntry, Batcher } from '../../shared/batcher.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
@@ -52,7 +53,11 @@ type PendingEvent = BatchEntry<PartnerEvent, PartnerOrderPieces>;
 export class PartnerEventWriter {
   private readonly batcher: Batcher<PartnerEvent, PartnerOrderPieces>;
 
-  constructor(private readonly deps: OrderChangeDeps & { clock: { now(): Date } }) {
+  /**
+   * `joinPlans`: whether the group's two statements may be prepared (src/db/join-plans.ts); without it
+   * they are planned on every call.
+   */
+  constructor(private readonly deps: OrderChangeDeps & { clock: { now(): Date }; joinPlans?: JoinPlans }) {
     this.batcher = new Batcher({
       maxInFlight: MAX_IN_FLIGHT,
       maxBatch: MAX_GROUP,
@@ -101,8 +106,14 @@ export class PartnerEventWriter {
     }
   }
 
+  /** The gate of the group's prepared statements (tests read it; src/db/join-plans.ts). */
+  get joinPlans(): JoinPlans | undefined {
+    return this.deps.joinPlans;
+  }
+
   /** The group's transaction: its orders locked in one statement (each through its event's key scope), then written. */
   private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
+    const prepare = this.deps.joinPlans?.prepared ?? false;
     // A DELIVERED may collect cash: its instant (read below) is read once no settlement of its partner
     // is being made (src/modules/payments/collection-period-lock.ts); the same statement locks the orders.
     const locked = await lockVisibleOrders(
@@ -111,12 +122,14 @@ export class PartnerEventWriter {
       group
         .filter((e) => e.item.body.type === 'DELIVERED')
         .map((e) => ({ partnerId: e.item.key.partnerId, environment: e.item.environment })),
+      { prepare },
     );
     const { outcomes, written } = await applyPartnerEvents(
       group.map((e) => e.item),
       locked,
       this.deps.clock.now(),
       tx,
+      { prepare },
     );
     const decided: Decided[] = outcomes.map((o, i) =>
       'error' in o ? { event: group[i], error: o.error } : { event: group[i], change: o.change },
@@ -142,6 +155,7 @@ export async function applyPartnerEvents(
   locked: ReadonlyMap<string, LockedOrder>,
   now: Date,
   tx: OrderTx,
+  options: { prepare?: boolean } = {},
 ): Promise<{ outcomes: PartnerEventOutcome[]; written: Map<string, PartnerOrderPieces> }> {
   const outcomes: PartnerEventOutcome[] = [];
   const proofs: NewProof[] = [];
@@ -160,7 +174,7 @@ export async function applyPartnerEvents(
     }
   }
   const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-  const written = changes.length > 0 ? await recordStatusChanges(changes, tx) : new Map<string, PartnerOrderPieces>();
+  const written = changes.length > 0 ? await recordStatusChanges(changes, tx, options) : new Map<string, PartnerOrderPieces>();
   if (proofs.length > 0) await recordProofs(proofs, tx);
   return { outcomes, written };
 }

@@ -22,12 +22,15 @@ import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { ScanSeeder } from '../../../test/scan-counters.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import type { Queryable } from '../../db/db.js';
+import type { OutboxTx } from '../../shared/outbox.js';
 import { fanOutBatch } from '../../worker/fanout.js';
 import { ALL_EVENTS, createWebhookVia, devAuth } from '../webhooks/webhooks.test-helpers.js';
+import { lockVisibleOrders } from './order-locks.repo.js';
+import { recordStatusChanges } from './order-writes.repo.js';
 import { type Auth, orderBody } from './orders.test-helpers.js';
 
 /** Orders in the table when the writes are measured. */
-const SEEDED = 5000;
+const SEEDED = 8000;
 const TABLES = ['orders', 'order_items', 'order_events', 'outbox', 'payment_intents', 'settlements', 'settlement_lines'] as const;
 
 let t: TestApp;
@@ -246,10 +249,15 @@ afterAll(async () => {
 
 describe('write paths on a table of thousands of orders', () => {
   it('read orders, order_items, order_events and outbox through indexes only: no sequential scan, no index read of a large part', async () => {
-    // Day one: the same writes on an empty table, in every session of the pool.
+    // Day one: the same writes on an empty table, in every session of the pool. The partner events'
+    // group statements are planned on every call while the tables are this small (src/db/join-plans.ts).
+    const joinPlans = t.ctx.partnerEvents.joinPlans;
+    expect(await joinPlans?.check()).toBe(false);
     await exerciseWritePaths([]);
     await fanOut();
     const seeded = await seed((fn) => seeder.tx(fn));
+    // Grown: from now on they are prepared, and their generic plans are made on tables of this size.
+    expect(await joinPlans?.check()).toBe(true);
     // Everything so far is counted before the baseline (day one's scans of a near-empty table are
     // the right plan for it).
     const before = await seeder.counters(TABLES);
@@ -272,5 +280,86 @@ describe('write paths on a table of thousands of orders', () => {
     for (const table of TABLES) {
       expect(after[table].idxTupFetch - before[table].idxTupFetch, table).toBeLessThan(Math.min(SEEDED / 10, requests * 20));
     }
+
+    // The group statements now run prepared, and a session keeps a generic plan after five runs: the
+    // writes above may not have run them that often in any one session, so their generic plans are
+    // made here, on these tables (grown, never analysed), and must probe orders and payment intents by
+    // index, never read them whole.
+    for (const plan of await groupStatementPlans(seeded.slice(5, 10))) {
+      const reads = planNodes(plan).filter((n) => TABLES.includes(n['Relation Name'] as (typeof TABLES)[number]));
+      expect(reads.length, JSON.stringify(plan)).toBeGreaterThan(0);
+      expect(
+        reads.map((n) => n['Node Type']),
+        JSON.stringify(plan),
+      ).not.toContain('Seq Scan');
+    }
   });
 });
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function planNodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
+}
+
+/**
+ * The generic plans (not run: EXPLAIN without ANALYZE) of the partner events' group statements, the
+ * lock of `codes` (with a DELIVERED's collection periods) and their status changes to DELIVERED, as the
+ * writer sends them prepared.
+ */
+async function groupStatementPlans(codes: string[]): Promise<PlanNode[]> {
+  const captured: Array<{ text: string; params: unknown[] }> = [];
+  const orders = await t.ctx.db.query<{ id: string }>('SELECT id FROM orders WHERE code = ANY($1::text[]) ORDER BY code', [
+    codes,
+  ]);
+  const capture: OutboxTx = {
+    query: (async (text: string | { text: string }, params?: readonly unknown[]) => {
+      captured.push({ text: typeof text === 'string' ? text : text.text, params: [...(params ?? [])] });
+      return orders.map((o) => ({ id: o.id, head: '', customer: null, tail: '' }));
+    }) as Queryable['query'],
+    wroteOutbox: () => {},
+  };
+  await lockVisibleOrders(
+    codes.map((code) => ({ scope: { environment: 'LIVE' as const, keyId: key.id }, code })),
+    capture,
+    [{ partnerId, environment: 'LIVE' }],
+    { prepare: true },
+  );
+  const at = t.clock.now();
+  await recordStatusChanges(
+    orders.map((o, i) => ({
+      orderId: o.id,
+      environment: 'LIVE' as const,
+      assignedKeyId: key.id,
+      previousStatus: 'EN_ROUTE' as const,
+      event: { status: 'DELIVERED' as const, at, actor: 'PARTNER' as const, apiKeyId: key.id, codCollectedQepik: 6000 },
+      outbox: [{ eventId: `evt_plan${i}`, type: 'order.status_changed' as const }],
+    })),
+    capture,
+    { prepare: true },
+  );
+  expect(captured).toHaveLength(2);
+  const plans: PlanNode[] = [];
+  for (const statement of captured) {
+    plans.push(
+      await t.ctx.db.tx(async (q) => {
+        await q.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        await q.query(`PREPARE group_probe AS ${statement.text}`);
+        try {
+          const rows = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> | string }>(
+            `EXPLAIN (FORMAT JSON) EXECUTE group_probe(${statement.params.map(() => 'NULL').join(', ')})`,
+          );
+          const raw = rows[0]['QUERY PLAN'];
+          return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
+        } finally {
+          await q.query('DEALLOCATE group_probe');
+        }
+      }),
+    );
+  }
+  return plans;
+}
