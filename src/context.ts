@@ -68,6 +68,8 @@ export interface AppContext {
   orderLoader: VisibleOrderLoader;
   /** The group-commit writer of partner events (src/modules/orders/partner-event-writer.ts). */
   partnerEvents: PartnerEventWriter;
+  /** Whether status changes' statements may be prepared yet (src/db/join-plans.ts). */
+  joinPlans: JoinPlans;
   /** Wakes the outbox consumers after a commit that wrote outbox rows (src/shared/outbox.ts). */
   outbox: OutboxSignal;
   /** The courier location buffer (src/modules/tracking/tracking-buffer.ts). */
@@ -199,8 +201,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     // before it are dropped (another process's change may not have been announced at all).
     const outbox = new OutboxSignal(db, events);
     const orderLoader = new VisibleOrderLoader(db);
-    // The group's statements join orders and payment intents to the events' rows: prepared once those
-    // tables have grown (src/db/join-plans.ts).
+    // Status changes (partner events' groups, the operator's) join orders and payment intents to the
+    // changes given: prepared once those tables have grown (src/db/join-plans.ts).
     const joinPlans = new JoinPlans(db, ['orders', 'payment_intents']);
     const partnerEvents = new PartnerEventWriter({ db, clock, outbox, orderCache, joinPlans });
     const tracking = new TrackingBuffer({ db, clock, log, events, outbox });
@@ -238,6 +240,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       uploadPacing,
       orderLoader,
       partnerEvents,
+      joinPlans,
       outbox,
       tracking,
       pingTargets,

@@ -262,8 +262,12 @@ export async function recordStatusChanges(
 }
 
 /** One status change (see recordStatusChanges). */
-export async function recordStatusChange(change: StatusChange, tx: OutboxTx): Promise<PartnerOrderPieces> {
-  const pieces = (await recordStatusChanges([change], tx)).get(change.orderId);
+export async function recordStatusChange(
+  change: StatusChange,
+  tx: OutboxTx,
+  options: { prepare?: boolean } = {},
+): Promise<PartnerOrderPieces> {
+  const pieces = (await recordStatusChanges([change], tx, options)).get(change.orderId);
   if (!pieces) throw new Error(`order ${change.orderId} vanished inside its own transaction`);
   return pieces;
 }

@@ -60,6 +60,8 @@ export interface OrdersDeps extends OrderChangeDeps {
   };
   /** Single-order partner reads, coalesced (order-reads.repo.ts `VisibleOrderLoader`; one per process). */
   orderLoader: Pick<VisibleOrderLoader, 'find'>;
+  /** Whether a status change's statement may be prepared (src/db/join-plans.ts); absent: planned per call. */
+  joinPlans?: { readonly prepared: boolean };
 }
 
 /** The admin view from a PartnerOrder snapshot with customer (saves reading the order again). */
@@ -329,6 +331,7 @@ export async function changeOrderStatus(
     const pieces = await recordStatusChange(
       statusChangeOf(order, body.status, { actor: by.actor, note: body.note ?? null }, now),
       tx,
+      { prepare: deps.joinPlans?.prepared ?? false },
     );
     // An order leaving PLACED…PACKED (cancelled, or moved on by the platform) withdraws its open offer,
     // under the same row lock (docs/offers.md). Only an unassigned order can have one.
