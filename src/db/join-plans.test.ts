@@ -16,10 +16,9 @@ beforeAll(async () => {
   await t.ctx.db.query('CREATE TABLE join_plans_small (n int)');
   await t.ctx.db.query('CREATE TABLE join_plans_large (n int, pad text)');
   // 1 MB and more: rows of about 1 KB.
-  await t.ctx.db.query(
-    `INSERT INTO join_plans_large SELECT g, repeat('x', 1000) FROM generate_series(1, $1::int) g`,
-    [MIN_PAGES * 8 + 100],
-  );
+  await t.ctx.db.query(`INSERT INTO join_plans_large SELECT g, repeat('x', 1000) FROM generate_series(1, $1::int) g`, [
+    MIN_PAGES * 8 + 100,
+  ]);
 }, 60_000);
 afterAll(() => t?.close());
 

@@ -106,11 +106,6 @@ export class PartnerEventWriter {
     }
   }
 
-  /** The gate of the group's prepared statements (tests read it; src/db/join-plans.ts). */
-  get joinPlans(): JoinPlans | undefined {
-    return this.deps.joinPlans;
-  }
-
   /** The group's transaction: its orders locked in one statement (each through its event's key scope), then written. */
   private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
     const prepare = this.deps.joinPlans?.prepared ?? false;
