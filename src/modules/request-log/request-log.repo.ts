@@ -151,8 +151,9 @@ function methodLiteral(method: string): string {
 /**
  * The WHERE clause of a filter; parameters start at $2 ($1 is the partner). Each filter is written so
  * that its own index (migrations 0021 and 0033) gives the rows in list order: a status class as
- * `status_code / 100 = N` (the class index; 2xx as a range of the column), one status as `status_code = N`, a method as a literal, so
- * that the planner sees the filter imply its partial index's predicate. The values most requests have
+ * `status_code / 100 = N` (the class index; 2xx as a range of the column), one status as
+ * `status_code = N`, a method as a literal, so that the planner sees the filter imply its partial
+ * index's predicate. The values most requests have
  * (status 200, class 2xx, GET) have no index of their own: they read the partner's time index (or the
  * key's, the path's) and are checked on its rows (docs/paging.md, "Request log").
  */
