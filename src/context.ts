@@ -70,6 +70,8 @@ export interface AppContext {
   partnerEvents: PartnerEventWriter;
   /** Whether status changes' statements may be prepared yet (src/db/join-plans.ts). */
   joinPlans: JoinPlans;
+  /** Whether an offer acceptance's statements may be prepared yet (src/db/join-plans.ts). */
+  offerPlans: JoinPlans;
   /** Wakes the outbox consumers after a commit that wrote outbox rows (src/shared/outbox.ts). */
   outbox: OutboxSignal;
   /** The courier location buffer (src/modules/tracking/tracking-buffer.ts). */
@@ -204,6 +206,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     // Status changes (partner events' groups, the operator's) join orders and payment intents to the
     // changes given: prepared once those tables have grown (src/db/join-plans.ts).
     const joinPlans = new JoinPlans(db, ['orders', 'payment_intents']);
+    // An offer's acceptance joins offers to orders: the same rule, on those two tables.
+    const offerPlans = new JoinPlans(db, ['orders', 'offers']);
     const partnerEvents = new PartnerEventWriter({ db, clock, outbox, orderCache, joinPlans });
     const tracking = new TrackingBuffer({ db, clock, log, events, outbox });
     const pingTargets = new PingTargetCache();
@@ -241,6 +245,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       orderLoader,
       partnerEvents,
       joinPlans,
+      offerPlans,
       outbox,
       tracking,
       pingTargets,

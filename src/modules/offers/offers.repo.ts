@@ -17,6 +17,7 @@
  * Queryable (or OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
+import { prepared } from '../../db/prepared.js';
 import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, ApiKeyScope, OrderStatus } from '../../shared/schemas.js';
 import type { OfferDeclineReason, OfferStats, OfferStatus, PartnerOffer } from './offers.schemas.js';
@@ -75,9 +76,15 @@ export async function findOffer(
   id: string,
   now: Date,
   q: Queryable,
+  options: { prepare?: boolean } = {},
 ): Promise<{ ref: OfferRef; offer: PartnerOffer } | null> {
   const params: unknown[] = [id, now];
-  const rows = await q.query<OfferRefRow & { offer: PartnerOffer }>(
+  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
+  const run = (text: string, values: unknown[]) =>
+    options.prepare
+      ? prepared<OfferRefRow & { offer: PartnerOffer }>(text, values, q)
+      : q.query<OfferRefRow & { offer: PartnerOffer }>(text, values);
+  const rows = await run(
     `SELECT f.id, f.order_id, f.order_code, f.api_key_id, f.environment, partner_offer_json(f, o, $2) AS offer
        FROM offers f JOIN orders o ON o.id = f.order_id
       WHERE f.id = $1 AND ${ownerCondition(owner, params)}`,
@@ -261,8 +268,14 @@ export async function closeOffer(
   },
   now: Date,
   tx: OutboxTx,
+  options: { prepare?: boolean } = {},
 ): Promise<{ ref: OfferRef; offer: PartnerOffer } | null> {
-  const rows = await tx.query<OfferRefRow & { offer: PartnerOffer }>(
+  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
+  const run = (text: string, values: unknown[]) =>
+    options.prepare
+      ? prepared<OfferRefRow & { offer: PartnerOffer }>(text, values, tx)
+      : tx.query<OfferRefRow & { offer: PartnerOffer }>(text, values);
+  const rows = await run(
     `WITH f AS (
        UPDATE offers f SET status = $2, decided_at = $3, decline_reason = $4, note = $5
          FROM orders o

@@ -48,6 +48,11 @@ export type OfferOutcome = 'accepted' | 'declined' | 'expired' | 'withdrawn';
 export interface OffersDeps extends OrdersDeps {
   /** The process's metrics (offers_total{outcome}, the decision-time histogram); null when off. */
   metrics?: { offerClosed(outcome: OfferOutcome, decisionSeconds: number | null): void } | null;
+  /**
+   * Whether an acceptance's statements may be prepared (src/db/join-plans.ts: orders and offers have
+   * grown); absent: planned on every call.
+   */
+  offerPlans?: { readonly prepared: boolean };
 }
 
 /** Who decides an offer: a partner's key (the keys it acts for), or a developer for a partner's sandbox offers. */
@@ -86,11 +91,12 @@ async function decidable(
   id: string,
   now: Date,
   tx: OrderTx,
+  options: { prepare?: boolean } = {},
 ): Promise<{ by: OfferDecider; found: NonNullable<Awaited<ReturnType<typeof findOffer>>> }> {
-  const found = await findOffer(by.owner, id, now, tx);
+  const found = await findOffer(by.owner, id, now, tx, options);
   if (found) return { by, found };
   const owner = await by.reload?.(tx);
-  const again = owner ? await findOffer(owner, id, now, tx) : null;
+  const again = owner ? await findOffer(owner, id, now, tx, options) : null;
   if (!owner || !again) throw notFound('Offer');
   return { by: { ...by, owner }, found: again };
 }
@@ -284,15 +290,18 @@ async function acceptOn(
   tx: OrderTx,
 ): Promise<{ offer: PartnerOffer; fresh: boolean }> {
   const now = deps.clock.now();
-  const { by, found } = await decidable(decider, id, now, tx);
+  // Its four statements are planned once per session once orders and offers have grown.
+  const options = { prepare: deps.offerPlans?.prepared ?? false };
+  const { by, found } = await decidable(decider, id, now, tx, options);
   assertDecidable(by, found.ref);
-  let { order, key } = await lockOrderForAssignment(found.ref.orderCode, found.ref.apiKeyId, tx);
+  let { order, key } = await lockOrderForAssignment(found.ref.orderCode, found.ref.apiKeyId, tx, options);
   if (!order || !key) throw notFound('Offer');
   const done = await closeOffer(
     id,
     { to: 'ACCEPTED', keyIds: null, event: { eventId: newEventId(), type: 'offer.accepted' } },
     now,
     tx,
+    options,
   );
   if (!done) {
     const current = await findOffer(by.owner, id, now, tx);
@@ -302,7 +311,7 @@ async function acceptOn(
   // A key rotation that committed since the offer was read moved it to the successor (the row as
   // updated says so): the order goes to that key.
   if (done.ref.apiKeyId !== key.id) {
-    ({ order, key } = await lockOrderForAssignment(found.ref.orderCode, done.ref.apiKeyId, tx));
+    ({ order, key } = await lockOrderForAssignment(found.ref.orderCode, done.ref.apiKeyId, tx, options));
     if (!order || !key) throw new Error(`offer ${id} moved to a key that is gone`);
   }
   assertAssignable(order, key);
@@ -310,7 +319,7 @@ async function acceptOn(
     throw new AppError('ERR_CONFLICT', 'The order was assigned to a key in the meantime; the offer cannot be accepted');
   }
   // The offer left PENDING above, in this transaction: nothing open blocks the assignment.
-  if (!(await assignLockedOrder(order, key.id, now, tx))) throw new Error(`offer ${id} still open after its acceptance`);
+  if (!(await assignLockedOrder(order, key.id, now, tx, options))) throw new Error(`offer ${id} still open after its acceptance`);
   return { offer: done.offer, fresh: true };
 }
 

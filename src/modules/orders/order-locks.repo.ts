@@ -160,10 +160,13 @@ export async function lockOrderForAssignment(
   code: string,
   apiKeyId: string,
   q: Queryable,
+  options: { prepare?: boolean } = {},
 ): Promise<{ order: LockedOrder | null; key: AssignableKey | null }> {
-  const rows = await q.query<
-    LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null }
-  >(
+  type Row = LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null };
+  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
+  const run = (text: string, params: unknown[]) =>
+    options.prepare ? prepared<Row>(text, params, q) : q.query<Row>(text, params);
+  const rows = await run(
     `SELECT ${LOCKED_COLUMNS}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
        FROM orders o
        LEFT JOIN LATERAL (SELECT id, environment, revoked_at FROM api_keys WHERE id = $2 FOR KEY SHARE) k ON true

@@ -284,8 +284,12 @@ export async function assignOrderToKey(
   change: { orderId: string; apiKeyId: string; environment: ApiKeyEnvironment; eventId: string },
   now: Date,
   tx: OutboxTx,
+  options: { prepare?: boolean } = {},
 ): Promise<PartnerOrderPieces | null> {
-  const rows = await tx.query<PartnerOrderPieces>(
+  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
+  const run = (text: string, params: unknown[]) =>
+    options.prepare ? prepared<PartnerOrderPieces>(text, params, tx) : tx.query<PartnerOrderPieces>(text, params);
+  const rows = await run(
     `WITH o AS (
        UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3
         WHERE id = $1

@@ -286,11 +286,13 @@ export async function assignLockedOrder(
   keyId: string,
   now: Date,
   tx: OrderTx,
+  options: { prepare?: boolean } = {},
 ): Promise<PartnerOrderPieces | null> {
   const pieces = await assignOrderToKey(
     { orderId: order.id, apiKeyId: keyId, environment: order.environment, eventId: newEventId() },
     now,
     tx,
+    options,
   );
   if (pieces) tx.changed({ environment: order.environment, keyIds: [order.assignedKeyId, keyId] });
   return pieces;

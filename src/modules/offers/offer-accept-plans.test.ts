@@ -1,0 +1,119 @@
+/**
+ * An acceptance's four statements (the offer's read, the order locked with its key, the offer's
+ * conditional update, the assignment) run prepared once orders and offers have grown
+ * (src/db/join-plans.ts): their generic plans, made on grown tables that were never analysed, probe
+ * orders and offers by index and never read either whole. While the tables are small the gate is shut,
+ * as for the partner events' statements (a generic plan made on a table the planner knows to be small
+ * may read it whole, and would keep doing so as it grows). Rows are written directly (triggers
+ * and foreign keys off, in the set-up transaction only): the plans are under test, not the offers.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
+import { assignOrderToKey } from '../orders/order-writes.repo.js';
+import { closeOffer, findOffer } from './offers.repo.js';
+
+const ROWS = 10_000;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+let t: TestApp;
+let shutWhenEmpty: boolean;
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** The statement's generic plan (not run). */
+async function genericPlan(text: string, params: unknown[]): Promise<PlanNode> {
+  return t.ctx.db.tx(async (q) => {
+    await q.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    await q.query(`PREPARE accept_probe AS ${text}`);
+    try {
+      const rows = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> | string }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE accept_probe(${params.map(() => 'NULL').join(', ')})`,
+      );
+      const raw = rows[0]['QUERY PLAN'];
+      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan;
+    } finally {
+      await q.query('DEALLOCATE accept_probe');
+    }
+  });
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  shutWhenEmpty = !(await t.ctx.offerPlans.check());
+  const now = t.clock.now();
+  await t.ctx.db.withTimeout(120_000).tx(async (q) => {
+    await q.query('SET LOCAL session_replication_role = replica');
+    await q.query(
+      `INSERT INTO orders (id, code, environment, status, payment_method, payment_status, total_qepik, cod_amount_qepik, area,
+                           time_window_start, time_window_end, customer, created_at, updated_at)
+       SELECT gen_random_uuid(), 'AP' || lpad(g::text, 8, '0'), 'LIVE', 'PACKED', 'COD', 'UNPAID', 100, 100, 'Yasamal', $1, $1,
+              '{"name":"C","phone":"+994500000000","address":{"street":"S","details":null,"lat":null,"lng":null}}', $1, $1
+         FROM generate_series(1, $2::int) g`,
+      [now, ROWS],
+    );
+    await q.query(
+      `INSERT INTO offers (id, order_id, order_code, api_key_id, partner_id, environment, status, created_at, expires_at)
+       SELECT 'ofr_' || lpad(n::text, 24, '0'), o.id, o.code, gen_random_uuid(), gen_random_uuid(), 'LIVE', 'PENDING',
+              $1::timestamptz, $1::timestamptz + interval '1 hour'
+         FROM (SELECT id, code, row_number() OVER (ORDER BY code) AS n FROM orders WHERE code LIKE 'AP%') o`,
+      [now],
+    );
+  });
+}, 120_000);
+afterAll(() => t?.close());
+
+describe("an acceptance's statements", () => {
+  it('are planned per call on empty tables, and prepared once orders and offers have grown', async () => {
+    expect(shutWhenEmpty).toBe(true);
+    expect(await t.ctx.offerPlans.check()).toBe(true);
+  });
+
+  it('probe orders and offers by index in their generic plans, on grown tables never analysed', async () => {
+    const captured: Array<{ text: string; params: unknown[] }> = [];
+    const recorder = {
+      async query<R>(text: string | { text: string }, params?: readonly unknown[]) {
+        captured.push({ text: typeof text === 'string' ? text : text.text, params: [...(params ?? [])] });
+        return [] as R[];
+      },
+      wroteOutbox() {},
+    };
+    const prepare = { prepare: true };
+    const now = t.clock.now();
+    const keyId = randomUUID();
+    await findOffer({ keyIds: [keyId] }, 'ofr_000000000000000000000007', now, recorder, prepare);
+    await findOffer({ partnerId: randomUUID() }, 'ofr_000000000000000000000007', now, recorder, prepare);
+    await lockOrderForAssignment('AP00000007', keyId, recorder, prepare);
+    await closeOffer(
+      'ofr_000000000000000000000007',
+      { to: 'ACCEPTED', keyIds: null, event: { eventId: 'evt_accept_plan', type: 'offer.accepted' } },
+      now,
+      recorder,
+      prepare,
+    );
+    await assignOrderToKey(
+      { orderId: randomUUID(), apiKeyId: keyId, environment: 'LIVE', eventId: 'evt_assign_plan' },
+      now,
+      recorder,
+      prepare,
+    );
+    expect(captured).toHaveLength(5);
+    for (const statement of captured) {
+      const plan = await genericPlan(statement.text, statement.params);
+      const reads = nodes(plan).filter((n) => n['Relation Name'] === 'orders' || n['Relation Name'] === 'offers');
+      expect(reads.length, statement.text).toBeGreaterThan(0);
+      expect(
+        reads.map((n) => n['Node Type']),
+        `${statement.text}\n${JSON.stringify(plan)}`,
+      ).not.toContain('Seq Scan');
+    }
+  });
+});
