@@ -9,10 +9,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
 import { assignOrderToKey } from '../orders/order-writes.repo.js';
 import { closeOffer, findOffer } from './offers.repo.js';
+import { accept, offeredOrder } from './offers.test-helpers.js';
 
 const ROWS = 10_000;
 
@@ -75,6 +77,22 @@ describe("an acceptance's statements", () => {
   it('are planned per call on empty tables, and prepared once orders and offers have grown', async () => {
     expect(shutWhenEmpty).toBe(true);
     expect(await t.ctx.offerPlans.check()).toBe(true);
+  });
+
+  it('accept through HTTP as before once prepared: the offer ACCEPTED, the order assigned to the key', async () => {
+    expect(await t.ctx.offerPlans.check()).toBe(true);
+    const admin = (await createUser(t.ctx, 'ADMIN')).auth;
+    const key = await createKey(t.ctx, (await createPartner(t.ctx)).id, { scopes: ['orders:read', 'logistics:write'] });
+    // More than five acceptances: a session's prepared statements then run on their generic plans.
+    for (let i = 0; i < 7; i++) {
+      const offer = await offeredOrder(t, admin, key.id);
+      const res = await accept(t, key, offer.id);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ id: offer.id, status: 'ACCEPTED' });
+      const order = await t.live.inject({ method: 'GET', url: `/v1/partner/orders/${offer.order.code}`, headers: key.headers });
+      expect(order.statusCode, order.body).toBe(200);
+      expect(order.json()).toMatchObject({ code: offer.order.code });
+    }
   });
 
   it('probe orders and offers by index in their generic plans, on grown tables never analysed', async () => {
