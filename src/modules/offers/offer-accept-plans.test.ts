@@ -83,7 +83,7 @@ describe("an acceptance's statements", () => {
     expect(await t.ctx.offerPlans.check()).toBe(true);
     const admin = (await createUser(t.ctx, 'ADMIN')).auth;
     const key = await createKey(t.ctx, (await createPartner(t.ctx)).id, { scopes: ['orders:read', 'logistics:write'] });
-    // More than five acceptances: a session's prepared statements then run on their generic plans.
+    // Several acceptances on the prepared statements (a session keeps a generic plan after five runs).
     for (let i = 0; i < 7; i++) {
       const offer = await offeredOrder(t, admin, key.id);
       const res = await accept(t, key, offer.id);
