@@ -64,6 +64,31 @@ export async function analyzed(db: Db, statement: Captured, mode: 'generic' | 'c
   });
 }
 
+/**
+ * The generic plan of a statement (`text` as a repository sends it), without running it: the plan a
+ * named prepared statement keeps after five runs. Parameters are not needed for a generic plan.
+ */
+export async function genericPlan(db: Db, text: string, paramCount: number): Promise<PlanNode> {
+  return db.tx(async (q) => {
+    await q.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    await q.query(`PREPARE generic_probe AS ${text}`);
+    try {
+      const rows = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> | string }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE generic_probe(${Array.from({ length: paramCount }, () => 'NULL').join(', ')})`,
+      );
+      const raw = rows[0]['QUERY PLAN'];
+      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan;
+    } finally {
+      await q.query('DEALLOCATE generic_probe');
+    }
+  });
+}
+
+/** The relations a plan reads and how (scan node types), e.g. to find a sequential scan. */
+export function planReads(plan: PlanNode, tables: readonly string[]): PlanNode[] {
+  return nodes(plan).filter((n) => n['Relation Name'] !== undefined && tables.includes(n['Relation Name']));
+}
+
 function nodes(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { genericPlan, planReads } from '../../../test/plan-bounds.js';
 import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
 import { assignOrderToKey } from '../orders/order-writes.repo.js';
 import { closeOffer, findOffer } from './offers.repo.js';
@@ -18,35 +19,8 @@ import { accept, offeredOrder } from './offers.test-helpers.js';
 
 const ROWS = 10_000;
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
 let t: TestApp;
 let shutWhenEmpty: boolean;
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-/** The statement's generic plan (not run). */
-async function genericPlan(text: string, params: unknown[]): Promise<PlanNode> {
-  return t.ctx.db.tx(async (q) => {
-    await q.query('SET LOCAL plan_cache_mode = force_generic_plan');
-    await q.query(`PREPARE accept_probe AS ${text}`);
-    try {
-      const rows = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> | string }>(
-        `EXPLAIN (FORMAT JSON) EXECUTE accept_probe(${params.map(() => 'NULL').join(', ')})`,
-      );
-      const raw = rows[0]['QUERY PLAN'];
-      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan;
-    } finally {
-      await q.query('DEALLOCATE accept_probe');
-    }
-  });
-}
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -125,8 +99,8 @@ describe("an acceptance's statements", () => {
     );
     expect(captured).toHaveLength(5);
     for (const statement of captured) {
-      const plan = await genericPlan(statement.text, statement.params);
-      const reads = nodes(plan).filter((n) => n['Relation Name'] === 'orders' || n['Relation Name'] === 'offers');
+      const plan = await genericPlan(t.ctx.db, statement.text, statement.params.length);
+      const reads = planReads(plan, ['orders', 'offers']);
       expect(reads.length, statement.text).toBeGreaterThan(0);
       expect(
         reads.map((n) => n['Node Type']),

@@ -19,6 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { genericPlan, type PlanNode, planReads } from '../../../test/plan-bounds.js';
 import { ScanSeeder } from '../../../test/scan-counters.js';
 import { WebhookReceiver } from '../../../test/webhook-receiver.js';
 import type { Queryable } from '../../db/db.js';
@@ -286,7 +287,7 @@ describe('write paths on a table of thousands of orders', () => {
     // made here, on these tables (grown, never analysed), and must probe orders and payment intents by
     // index, never read them whole.
     for (const plan of await groupStatementPlans(seeded.slice(5, 10))) {
-      const reads = planNodes(plan).filter((n) => TABLES.includes(n['Relation Name'] as (typeof TABLES)[number]));
+      const reads = planReads(plan, TABLES);
       expect(reads.length, JSON.stringify(plan)).toBeGreaterThan(0);
       expect(
         reads.map((n) => n['Node Type']),
@@ -295,16 +296,6 @@ describe('write paths on a table of thousands of orders', () => {
     }
   });
 });
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function planNodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
-}
 
 /**
  * The generic plans (not run: EXPLAIN without ANALYZE) of the partner events' group statements, the
@@ -344,22 +335,6 @@ async function groupStatementPlans(codes: string[]): Promise<PlanNode[]> {
   );
   expect(captured).toHaveLength(2);
   const plans: PlanNode[] = [];
-  for (const statement of captured) {
-    plans.push(
-      await t.ctx.db.tx(async (q) => {
-        await q.query('SET LOCAL plan_cache_mode = force_generic_plan');
-        await q.query(`PREPARE group_probe AS ${statement.text}`);
-        try {
-          const rows = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> | string }>(
-            `EXPLAIN (FORMAT JSON) EXECUTE group_probe(${statement.params.map(() => 'NULL').join(', ')})`,
-          );
-          const raw = rows[0]['QUERY PLAN'];
-          return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-        } finally {
-          await q.query('DEALLOCATE group_probe');
-        }
-      }),
-    );
-  }
+  for (const statement of captured) plans.push(await genericPlan(t.ctx.db, statement.text, statement.params.length));
   return plans;
 }
