@@ -26,3 +26,11 @@ export function prepared<R>(text: string, params: unknown[], q: Queryable): Prom
   }
   return q.query<R>({ name, text } as unknown as string, params);
 }
+
+/**
+ * `text` as a named prepared statement when `prepare` is set, otherwise planned on this call: for the
+ * statements that may be prepared only once their tables have grown (src/db/join-plans.ts says when).
+ */
+export function preparedWhen<R>(prepare: boolean | undefined, text: string, params: unknown[], q: Queryable): Promise<R[]> {
+  return prepare ? prepared<R>(text, params, q) : q.query<R>(text, params);
+}

@@ -17,7 +17,7 @@
  * Queryable (or OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
-import { prepared } from '../../db/prepared.js';
+import { preparedWhen } from '../../db/prepared.js';
 import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, ApiKeyScope, OrderStatus } from '../../shared/schemas.js';
 import type { OfferDeclineReason, OfferStats, OfferStatus, PartnerOffer } from './offers.schemas.js';
@@ -79,16 +79,14 @@ export async function findOffer(
   options: { prepare?: boolean } = {},
 ): Promise<{ ref: OfferRef; offer: PartnerOffer } | null> {
   const params: unknown[] = [id, now];
-  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
-  const run = (text: string, values: unknown[]) =>
-    options.prepare
-      ? prepared<OfferRefRow & { offer: PartnerOffer }>(text, values, q)
-      : q.query<OfferRefRow & { offer: PartnerOffer }>(text, values);
-  const rows = await run(
+  // `prepare`: planned once per database session (src/db/join-plans.ts says when).
+  const rows = await preparedWhen<OfferRefRow & { offer: PartnerOffer }>(
+    options.prepare,
     `SELECT f.id, f.order_id, f.order_code, f.api_key_id, f.environment, partner_offer_json(f, o, $2) AS offer
        FROM offers f JOIN orders o ON o.id = f.order_id
       WHERE f.id = $1 AND ${ownerCondition(owner, params)}`,
     params,
+    q,
   );
   return rows[0] ? { ref: ref(rows[0]), offer: rows[0].offer } : null;
 }
@@ -270,12 +268,9 @@ export async function closeOffer(
   tx: OutboxTx,
   options: { prepare?: boolean } = {},
 ): Promise<{ ref: OfferRef; offer: PartnerOffer } | null> {
-  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
-  const run = (text: string, values: unknown[]) =>
-    options.prepare
-      ? prepared<OfferRefRow & { offer: PartnerOffer }>(text, values, tx)
-      : tx.query<OfferRefRow & { offer: PartnerOffer }>(text, values);
-  const rows = await run(
+  // `prepare`: planned once per database session (src/db/join-plans.ts says when).
+  const rows = await preparedWhen<OfferRefRow & { offer: PartnerOffer }>(
+    options.prepare,
     `WITH f AS (
        UPDATE offers f SET status = $2, decided_at = $3, decline_reason = $4, note = $5
          FROM orders o
@@ -297,6 +292,7 @@ export async function closeOffer(
       change.event.eventId,
       change.event.type,
     ],
+    tx,
   );
   if (!rows[0]) return null;
   tx.wroteOutbox();

@@ -6,7 +6,7 @@
  * LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
-import { prepared } from '../../db/prepared.js';
+import { prepared, preparedWhen } from '../../db/prepared.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod } from '../../shared/schemas.js';
 import { collectionPeriodPairs, collectionPeriodsHeldCte } from '../payments/collection-period-lock.js';
 import { type PartnerOrderScope, scopeConditions } from './visibility.js';
@@ -121,9 +121,8 @@ export async function lockVisibleOrders(
   // `prepare` only once `orders` has grown (src/db/join-plans.ts): a generic plan for a set of codes,
   // made while the table was small, can be a sequential scan. Otherwise planned on every call. The codes
   // are probed on the unique index (`code = ANY`); the scopes are joined to the rows found.
-  const run = (text: string, params: unknown[]) =>
-    options.prepare ? prepared<LockedRow>(text, params, q) : q.query<LockedRow>(text, params);
-  const rows = await run(
+  const rows = await preparedWhen<LockedRow>(
+    options.prepare,
     `${held ? `WITH ${collectionPeriodsHeldCte('periods', '$4', '$5')}` : ''}
      SELECT ${LOCKED_COLUMNS}
        FROM ${held ? 'periods, ' : ''}orders o
@@ -133,6 +132,7 @@ export async function lockVisibleOrders(
       ORDER BY o.code
         FOR UPDATE OF o`,
     params,
+    q,
   );
   return new Map(rows.map((r) => [r.code, lockedOrder(r)]));
 }
@@ -163,16 +163,16 @@ export async function lockOrderForAssignment(
   options: { prepare?: boolean } = {},
 ): Promise<{ order: LockedOrder | null; key: AssignableKey | null }> {
   type Row = LockedRow & { key_id: string | null; key_environment: ApiKeyEnvironment | null; key_revoked_at: Date | null };
-  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
-  const run = (text: string, params: unknown[]) =>
-    options.prepare ? prepared<Row>(text, params, q) : q.query<Row>(text, params);
-  const rows = await run(
+  // `prepare`: planned once per database session (src/db/join-plans.ts says when).
+  const rows = await preparedWhen<Row>(
+    options.prepare,
     `SELECT ${LOCKED_COLUMNS}, k.id AS key_id, k.environment AS key_environment, k.revoked_at AS key_revoked_at
        FROM orders o
        LEFT JOIN LATERAL (SELECT id, environment, revoked_at FROM api_keys WHERE id = $2 FOR KEY SHARE) k ON true
       WHERE o.code = $1
         FOR UPDATE OF o`,
     [code, apiKeyId],
+    q,
   );
   const r = rows[0];
   if (!r) return { order: null, key: null };

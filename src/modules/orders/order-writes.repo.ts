@@ -5,7 +5,7 @@
  * (or OutboxTx) comes LAST, as in every repo.
  */
 import type { Queryable } from '../../db/db.js';
-import { prepared } from '../../db/prepared.js';
+import { preparedWhen } from '../../db/prepared.js';
 import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
 import { newOrderIntentSql, statusChangeIntentSql } from '../payments/intent-hooks.js';
@@ -202,9 +202,8 @@ export async function recordStatusChanges(
   options: { prepare?: boolean } = {},
 ): Promise<Map<string, PartnerOrderPieces>> {
   const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
-  const run = <R>(text: string, params: unknown[]) =>
-    options.prepare ? prepared<R>(text, params, tx) : tx.query<R>(text, params);
-  const rows = await run<PartnerOrderPieces & { id: string }>(
+  const rows = await preparedWhen<PartnerOrderPieces & { id: string }>(
+    options.prepare,
     `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[],
                             $8::bigint[], $9::timestamptz[], $10::uuid[], $11::text[], $12::uuid[], $13::text[])
@@ -254,6 +253,7 @@ export async function recordStatusChanges(
       outbox.map((o) => o.eventId),
       outbox.map((o) => o.type),
     ],
+    tx,
   );
   if (outbox.length > 0) tx.wroteOutbox();
   const pieces = new Map(rows.map((r) => [r.id, { head: r.head, customer: r.customer, tail: r.tail }]));
@@ -286,10 +286,9 @@ export async function assignOrderToKey(
   tx: OutboxTx,
   options: { prepare?: boolean } = {},
 ): Promise<PartnerOrderPieces | null> {
-  // `prepare`: planned once per session, once orders and offers have grown (src/db/join-plans.ts).
-  const run = (text: string, params: unknown[]) =>
-    options.prepare ? prepared<PartnerOrderPieces>(text, params, tx) : tx.query<PartnerOrderPieces>(text, params);
-  const rows = await run(
+  // `prepare`: planned once per database session (src/db/join-plans.ts says when).
+  const rows = await preparedWhen<PartnerOrderPieces>(
+    options.prepare,
     `WITH o AS (
        UPDATE orders SET assigned_key_id = $2, partner_assigned_at = $3, updated_at = $3
         WHERE id = $1
@@ -302,6 +301,7 @@ export async function assignOrderToKey(
      )
      SELECT pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM o`,
     [change.orderId, change.apiKeyId, now, change.eventId, change.environment],
+    tx,
   );
   if (!rows[0]) return null;
   tx.wroteOutbox();
