@@ -1,8 +1,10 @@
 /**
  * A Db that can stop a request at a chosen statement, to force the order of two racing operations
  * deterministically (no timing): `pauseBefore(/UPDATE webhooks/)` holds the next statement matching the
- * pattern (inside its transaction, so the locks taken before it stay held) until `release()`. Everything
- * else goes straight to the wrapped database.
+ * pattern (inside its transaction, so the locks taken before it stay held) until `release()`.
+ * `beforeEachCommit(look)` runs `look` at the end of every transaction, on its own database session
+ * (what a session holds, such as its prepared statements, is visible only there). Everything else goes
+ * straight to the wrapped database.
  */
 import type pg from 'pg';
 import type { Db, Queryable, TxOptions } from '../src/db/db.js';
@@ -26,6 +28,7 @@ function textOf(text: string | { text: string }): string {
 
 export class GatedDb implements Db {
   private readonly gates: Gate[] = [];
+  private look: ((q: Queryable) => Promise<void>) | null = null;
 
   constructor(private readonly inner: Db) {}
 
@@ -51,6 +54,11 @@ export class GatedDb implements Db {
     return { reached, release };
   }
 
+  /** Runs `look` in every later transaction, after its work and before its COMMIT; null stops it. */
+  beforeEachCommit(look: ((q: Queryable) => Promise<void>) | null): void {
+    this.look = look;
+  }
+
   private async pass(text: string | { text: string }): Promise<void> {
     const i = this.gates.findIndex((g) => g.pattern.test(textOf(text)));
     if (i < 0) return;
@@ -65,16 +73,16 @@ export class GatedDb implements Db {
   }
 
   tx<T>(fn: (q: Queryable) => Promise<T>, options?: TxOptions): Promise<T> {
-    return this.inner.tx(
-      (q) =>
-        fn({
-          query: async <R>(text: string, params?: readonly unknown[]) => {
-            await this.pass(text);
-            return q.query<R>(text, params);
-          },
-        }),
-      options,
-    );
+    return this.inner.tx(async (q) => {
+      const result = await fn({
+        query: async <R>(text: string, params?: readonly unknown[]) => {
+          await this.pass(text);
+          return q.query<R>(text, params);
+        },
+      });
+      if (this.look) await this.look(q);
+      return result;
+    }, options);
   }
 
   connect(): Promise<pg.PoolClient> {

@@ -59,6 +59,17 @@ export interface TxOptions {
    */
   isolation?: 'repeatable read';
   readOnly?: boolean;
+  /**
+   * Every parameterised statement of the transaction runs on its generic plan (`SET LOCAL
+   * plan_cache_mode = force_generic_plan`, sent with the BEGIN: no round trip of its own). For a
+   * transaction of named prepared statements over sets given as arrays, whose generic plans are known
+   * to be right (src/db/join-plans.ts): left to itself, PostgreSQL compares a generic plan costed for
+   * an array of unknown length with custom plans for the few elements at hand, keeps choosing the
+   * custom plan, and so plans the statement again on every call. Unnamed statements in the
+   * transaction are planned without their values too: only for transactions whose every statement
+   * probes by key or inserts.
+   */
+  genericPlans?: boolean;
 }
 
 export interface Db extends Queryable {
@@ -335,10 +346,9 @@ class PoolDb implements Db {
     const client = await this.checkout(token);
     const deadline = this.arm(client, startedMs);
     const q: Queryable = { query: (text, params) => run(client, text, params) };
-    const begin =
-      options.isolation || options.readOnly
-        ? `BEGIN${options.isolation ? ' ISOLATION LEVEL REPEATABLE READ' : ''}${options.readOnly ? ' READ ONLY' : ''}`
-        : 'BEGIN';
+    const begin = `BEGIN${options.isolation ? ' ISOLATION LEVEL REPEATABLE READ' : ''}${options.readOnly ? ' READ ONLY' : ''}${
+      options.genericPlans ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''
+    }`;
     try {
       await this.setStatementTimeout(client);
       await run(client, begin);

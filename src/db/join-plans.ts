@@ -11,7 +11,9 @@
  * scales its row estimate with the file's size), and that plan stays right as the table grows.
  *
  * So these statements are planned per call until every table they read holds MIN_PAGES pages, and
- * prepared from then on. The sizes are read in the background (a stat of each file, at most every
+ * prepared from then on. A statement over an array of rows may also need its transaction to force the
+ * generic plan (Db.tx's `genericPlans`): otherwise PostgreSQL may judge it dearer than a plan for the
+ * values at hand and plan every call anyway. The sizes are read in the background (a stat of each file, at most every
  * CHECK_EVERY_MS, started by a caller asking), never on a request's path; once grown, never again
  * (tables are not expected to shrink back: a table emptied by hand keeps its plans until the sessions
  * end, as any large deletion does).

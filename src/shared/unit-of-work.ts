@@ -10,12 +10,16 @@
  * outbox rows mark it themselves (`wroteOutbox()`), and they accept nothing but a ChangeTx, so neither
  * step can be forgotten. A change that rolls back announces nothing and wakes no one.
  */
-import type { Queryable } from '../db/db.js';
+import type { Queryable, TxOptions } from '../db/db.js';
 import type { OutboxTx } from './outbox.js';
 
 /** What commitChange needs (AppContext satisfies it). */
 export interface UnitOfWorkDeps {
-  db: { kind?: 'embedded' | 'server'; query: Queryable['query']; tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> };
+  db: {
+    kind?: 'embedded' | 'server';
+    query: Queryable['query'];
+    tx<T>(fn: (q: Queryable) => Promise<T>, options?: TxOptions): Promise<T>;
+  };
   /** Wakes the outbox consumers (outbox.ts `OutboxSignal`). */
   outbox: { committed(): void };
 }
@@ -45,6 +49,8 @@ export interface CommitOptions<C> {
   afterCommit?: () => void;
   /** Where `tx.changed(…)` goes after COMMIT (none: nothing is announced). */
   announce?: ChangeAnnouncer<C>;
+  /** How the transaction is opened (Db.tx). */
+  tx?: TxOptions;
 }
 
 /**
@@ -74,7 +80,7 @@ export async function commitChange<T, C = never>(
         outbox = true;
       },
     });
-  const result = options.transaction === false ? await run(deps.db) : await deps.db.tx(run);
+  const result = options.transaction === false ? await run(deps.db) : await deps.db.tx(run, options.tx);
   try {
     options.afterCommit?.();
     const announce = options.announce;

@@ -5,7 +5,7 @@
  * change of orders runs through it (payments' captures and refunds too: they change the order's
  * paymentStatus); a change that touches no order runs through `commitChange` itself.
  */
-import { type ChangeTx, commitChange, type UnitOfWorkDeps } from '../../shared/unit-of-work.js';
+import { type ChangeTx, type CommitOptions, commitChange, type UnitOfWorkDeps } from '../../shared/unit-of-work.js';
 import type { OrderChange } from './read-cache.js';
 
 /** What commitOrderChange needs (AppContext and OrdersDeps satisfy it). */
@@ -20,7 +20,7 @@ export type OrderTx = ChangeTx<OrderChange>;
 export function commitOrderChange<T>(
   deps: OrderChangeDeps,
   fn: (tx: OrderTx) => Promise<T>,
-  options: { transaction?: boolean; afterCommit?: () => void } = {},
+  options: Omit<CommitOptions<OrderChange>, 'announce'> = {},
 ): Promise<T> {
   return commitChange(deps, fn, {
     ...options,

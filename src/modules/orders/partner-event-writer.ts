@@ -82,8 +82,12 @@ export class PartnerEventWriter {
     try {
       // commitOrderChange tells the read cache and wakes the outbox consumers after the COMMIT, before
       // any event is answered; nothing after the COMMIT throws, so a failure here is the transaction's.
-      [decided, written] = await commitOrderChange(this.deps, (tx) => this.writeGroup(group, tx), {
+      // Once the tables have grown the group's statements run prepared, on their generic plans from
+      // the first call (Db.tx's genericPlans says why they must be forced).
+      const prepare = this.deps.joinPlans?.prepared ?? false;
+      [decided, written] = await commitOrderChange(this.deps, (tx) => this.writeGroup(group, tx, prepare), {
         afterCommit: committed,
+        tx: { genericPlans: prepare },
       });
     } catch (err) {
       // The transaction failed as a whole (nothing of it is committed): alone, each event gets its own
@@ -107,8 +111,11 @@ export class PartnerEventWriter {
   }
 
   /** The group's transaction: its orders locked in one statement (each through its event's key scope), then written. */
-  private async writeGroup(group: PendingEvent[], tx: OrderTx): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
-    const prepare = this.deps.joinPlans?.prepared ?? false;
+  private async writeGroup(
+    group: PendingEvent[],
+    tx: OrderTx,
+    prepare: boolean,
+  ): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
     // A DELIVERED may collect cash: its instant (read below) is read once no settlement of its partner
     // is being made (src/modules/payments/collection-period-lock.ts); the same statement locks the orders.
     const locked = await lockVisibleOrders(

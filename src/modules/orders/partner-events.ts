@@ -59,36 +59,43 @@ export async function recordPartnerEvent(
     requestHash: requestHash(`POST /v1/partner/orders/${code}/events`, body),
   };
 
-  const outcome = await commitOrderChange(deps, async (tx) => {
-    // A DELIVERED may collect cash: its instant is read once no settlement of its partner is being
-    // made (src/modules/payments/collection-period-lock.ts).
-    if (body.type === 'DELIVERED') await holdCollectionPeriods([{ partnerId: key.partnerId, environment }], tx);
-    const now = deps.clock.now();
-    return runIdempotentChange<PartnerEventResult['order']>(
-      idem,
-      now,
-      'partner_event',
-      201,
-      async () => {
-        // The row lock serialises racing events on one order: the loser waits, then sees the new status.
-        const locked = await lockVisibleOrder(scopeOf(key, environment), code, tx);
-        // The same write path as the group-commit writer's, for one event.
-        const { outcomes, written } = await applyPartnerEvents(
-          [{ key, environment, code, body }],
-          locked ? new Map([[code, locked]]) : new Map(),
-          now,
-          tx,
-        );
-        const [outcome] = outcomes;
-        if ('error' in outcome) throw outcome.error;
-        const pieces = written.get(outcome.change.orderId);
-        if (!pieces) throw new Error(`order ${outcome.change.orderId} vanished inside its own transaction`);
-        const json = orderTextAsSeenBy(key, pieces);
-        return { answer: json, json };
-      },
-      tx,
-    );
-  });
+  // Its write is the group's statement, prepared under the same rule (partner-event-writer.ts).
+  const prepare = deps.joinPlans?.prepared ?? false;
+  const outcome = await commitOrderChange(
+    deps,
+    async (tx) => {
+      // A DELIVERED may collect cash: its instant is read once no settlement of its partner is being
+      // made (src/modules/payments/collection-period-lock.ts).
+      if (body.type === 'DELIVERED') await holdCollectionPeriods([{ partnerId: key.partnerId, environment }], tx);
+      const now = deps.clock.now();
+      return runIdempotentChange<PartnerEventResult['order']>(
+        idem,
+        now,
+        'partner_event',
+        201,
+        async () => {
+          // The row lock serialises racing events on one order: the loser waits, then sees the new status.
+          const locked = await lockVisibleOrder(scopeOf(key, environment), code, tx);
+          // The same write path as the group-commit writer's, for one event.
+          const { outcomes, written } = await applyPartnerEvents(
+            [{ key, environment, code, body }],
+            locked ? new Map([[code, locked]]) : new Map(),
+            now,
+            tx,
+            { prepare },
+          );
+          const [outcome] = outcomes;
+          if ('error' in outcome) throw outcome.error;
+          const pieces = written.get(outcome.change.orderId);
+          if (!pieces) throw new Error(`order ${outcome.change.orderId} vanished inside its own transaction`);
+          const json = orderTextAsSeenBy(key, pieces);
+          return { answer: json, json };
+        },
+        tx,
+      );
+    },
+    { tx: { genericPlans: prepare } },
+  );
   if (outcome.kind === 'error') throw outcome.error;
   return { order: outcome.answer, replayed: outcome.replayed };
 }
