@@ -49,16 +49,23 @@ export async function findAdminOrderByCode(code: string, q: Queryable): Promise<
  * unique index: with `code = ANY($1)` a generic plan can prefer the key or environment index (its row
  * estimate for an array parameter is a guess) and read every order of the key; an equality on a
  * unique column always plans as one index probe. A code not found (or not visible) yields j = NULL.
+ *
+ * One code (most lookups: they are grouped per key) has a statement of its own. The array's is
+ * planned again on every call: PostgreSQL costs its generic plan for a hundred codes against custom
+ * plans for the one or few at hand and keeps the custom plan, whose planning cost more than twice
+ * the read itself (91 against 34 µs, pg_stat_statements, docs/performance.md 'Partner reads'). The
+ * single code's generic plan costs what a custom one does, so it is kept after five calls.
  */
-const byCodes = (pii: boolean, kind: 'key' | 'all') =>
-  `SELECT w.code AS c, (SELECT ${orderJsonSql(pii)} FROM orders o WHERE ${[
-    'o.code = w.code',
+const byCodes = (pii: boolean, kind: 'key' | 'all', one: boolean) =>
+  `SELECT ${one ? '$1::text' : 'w.code'} AS c, (SELECT ${orderJsonSql(pii)} FROM orders o WHERE ${[
+    `o.code = ${one ? '$1' : 'w.code'}`,
     ...scopeConditions(kind, { environment: '$2', keyId: '$3' }, 'probe'),
-  ].join(' AND ')}) AS j FROM unnest($1::text[]) AS w(code)`;
-const VISIBLE_BY_CODES = {
-  partner: { key: byCodes(false, 'key'), all: byCodes(false, 'all') },
-  pii: { key: byCodes(true, 'key'), all: byCodes(true, 'all') },
-};
+  ].join(' AND ')}) AS j${one ? '' : ' FROM unnest($1::text[]) AS w(code)'}`;
+const byCodesOf = (pii: boolean) => ({
+  key: { many: byCodes(pii, 'key', false), one: byCodes(pii, 'key', true) },
+  all: { many: byCodes(pii, 'all', false), one: byCodes(pii, 'all', true) },
+});
+const VISIBLE_BY_CODES = { partner: byCodesOf(false), pii: byCodesOf(true) };
 /** Codes looked up by one statement at most. */
 const MAX_CODES_PER_LOOKUP = 100;
 
@@ -115,12 +122,14 @@ export class VisibleOrderLoader {
 
   private async load(group: PendingLookup, codes: string[]): Promise<void> {
     const { scope, pii } = group;
-    const sql = VISIBLE_BY_CODES[pii ? 'pii' : 'partner'];
+    const sql = VISIBLE_BY_CODES[pii ? 'pii' : 'partner'][scope.keyId === null ? 'all' : 'key'];
+    const [text, first] = codes.length === 1 ? [sql.one, codes[0]] : [sql.many, codes];
     try {
-      const rows =
-        scope.keyId === null
-          ? await prepared<{ c: string; j: string | null }>(sql.all, [codes, scope.environment], this.q)
-          : await prepared<{ c: string; j: string | null }>(sql.key, [codes, scope.environment, scope.keyId], this.q);
+      const rows = await prepared<{ c: string; j: string | null }>(
+        text,
+        scope.keyId === null ? [first, scope.environment] : [first, scope.environment, scope.keyId],
+        this.q,
+      );
       const found = new Map(rows.map((r) => [r.c, r.j]));
       for (const code of codes) for (const w of group.codes.get(code) ?? []) w.resolve(found.get(code) ?? null);
     } catch (err) {

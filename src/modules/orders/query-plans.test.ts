@@ -148,16 +148,36 @@ describe('partner single-order statement', () => {
     ['every order of the environment', () => ({ environment: 'LIVE' as const, keyId: null })],
   ] as const) {
     for (const mode of ['generic', 'custom'] as const) {
-      it(`${name}: one probe of the unique index per code (${mode} plan)`, async () => {
-        const { q, captured } = recorder([]);
-        const loader = new VisibleOrderLoader(q);
-        await Promise.all([loader.find(scope(), 'QP00000007', true), loader.find(scope(), 'QP00000008', true)]);
-        expect(captured).toHaveLength(1);
-        expect(captured[0].params[0]).toEqual(['QP00000007', 'QP00000008']);
-        const access = ordersAccess(await planOf(captured[0], mode));
-        expect(access.map((n) => [n['Node Type'], n['Index Name']])).toEqual([['Index Scan', 'orders_code_key']]);
-      });
+      for (const codes of [['QP00000007', 'QP00000008'], ['QP00000009']]) {
+        it(`${name}, ${codes.length} code(s): one probe of the unique index per code (${mode} plan)`, async () => {
+          const { q, captured } = recorder([]);
+          const loader = new VisibleOrderLoader(q);
+          await Promise.all(codes.map((code) => loader.find(scope(), code, true)));
+          expect(captured).toHaveLength(1);
+          expect(captured[0].params[0]).toEqual(codes.length === 1 ? codes[0] : codes);
+          const access = ordersAccess(await planOf(captured[0], mode));
+          expect(access.map((n) => [n['Node Type'], n['Index Name']])).toEqual([['Index Scan', 'orders_code_key']]);
+        });
+      }
     }
+
+    it(`${name}, one code at a time: the session keeps the generic plan, not planning each read again`, async () => {
+      const { q: capture, captured } = recorder([]);
+      await new VisibleOrderLoader(capture).find(scope(), 'QP00000010', true);
+      const plans = await t.ctx.db.tx(async (q) => {
+        const loader = new VisibleOrderLoader(q);
+        for (let i = 10; i < 18; i++) {
+          expect(await loader.find(scope(), `QP000000${i}`, true)).not.toBeNull();
+        }
+        return q.query<{ generic_plans: number; custom_plans: number }>(
+          'SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE statement = $1',
+          [captured[0].text],
+        );
+      });
+      // Five custom plans first (PostgreSQL's rule), then the generic one for good.
+      expect(plans).toHaveLength(1);
+      expect(plans[0].generic_plans).toBeGreaterThanOrEqual(3);
+    });
   }
 });
 
