@@ -120,7 +120,9 @@ export async function lockVisibleOrders(
   if (held) params.push(...collectionPeriodPairs(collecting));
   // `prepare` only once `orders` has grown (src/db/join-plans.ts): a generic plan for a set of codes,
   // made while the table was small, can be a sequential scan. Otherwise planned on every call. The codes
-  // are probed on the unique index (`code = ANY`); the scopes are joined to the rows found.
+  // are probed on the unique index (`code = ANY`); the scopes are joined to the rows found. Prepared, it
+  // still needs its transaction to force the generic plan (Db.tx's genericPlans; the partner-event
+  // writer does), or PostgreSQL plans it for the codes at hand on every call.
   const rows = await preparedWhen<LockedRow>(
     options.prepare,
     `${held ? `WITH ${collectionPeriodsHeldCte('periods', '$4', '$5')}` : ''}
