@@ -1,6 +1,7 @@
 /**
  * An acceptance's four statements (the offer's read, the order locked with its key, the offer's
- * conditional update, the assignment) run prepared once orders and offers have grown
+ * conditional update, the assignment; a decline and a withdrawal run the first and the third) run
+ * prepared once orders and offers have grown
  * (src/db/join-plans.ts): their generic plans, made on grown tables that were never analysed, probe
  * orders and offers by index and never read either whole. While the tables are small the gate is shut,
  * as for the partner events' statements (a generic plan made on a table the planner knows to be small
@@ -15,7 +16,7 @@ import { genericPlan, planReads } from '../../../test/plan-bounds.js';
 import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
 import { assignOrderToKey } from '../orders/order-writes.repo.js';
 import { closeOffer, findOffer } from './offers.repo.js';
-import { accept, offeredOrder } from './offers.test-helpers.js';
+import { accept, decline, offeredOrder, withdraw } from './offers.test-helpers.js';
 
 const ROWS = 10_000;
 
@@ -66,6 +67,24 @@ describe("an acceptance's statements", () => {
       const order = await t.live.inject({ method: 'GET', url: `/v1/partner/orders/${offer.order.code}`, headers: key.headers });
       expect(order.statusCode, order.body).toBe(200);
       expect(order.json()).toMatchObject({ code: offer.order.code });
+    }
+  });
+
+  it('decline and withdraw through HTTP as before once prepared (the same statements)', async () => {
+    expect(await t.ctx.offerPlans.check()).toBe(true);
+    const admin = (await createUser(t.ctx, 'ADMIN')).auth;
+    const key = await createKey(t.ctx, (await createPartner(t.ctx)).id, { scopes: ['orders:read', 'logistics:write'] });
+    for (let i = 0; i < 7; i++) {
+      const declined = await offeredOrder(t, admin, key.id);
+      const res = await decline(t, key, declined.id, { reason: 'NO_CAPACITY' });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ id: declined.id, status: 'DECLINED', declineReason: 'NO_CAPACITY' });
+      const again = await decline(t, key, declined.id, { reason: 'NO_CAPACITY' });
+      expect(again.statusCode, again.body).toBe(409);
+      const withdrawn = await offeredOrder(t, admin, key.id);
+      const gone = await withdraw(t, admin, withdrawn.id);
+      expect(gone.statusCode, gone.body).toBe(200);
+      expect(gone.json()).toMatchObject({ id: withdrawn.id, status: 'WITHDRAWN' });
     }
   });
 

@@ -49,7 +49,7 @@ export interface OffersDeps extends OrdersDeps {
   /** The process's metrics (offers_total{outcome}, the decision-time histogram); null when off. */
   metrics?: { offerClosed(outcome: OfferOutcome, decisionSeconds: number | null): void } | null;
   /**
-   * Whether an acceptance's statements may be prepared (src/db/join-plans.ts: orders and offers have
+   * Whether the decisions' statements (accept, decline, withdraw) may be prepared (src/db/join-plans.ts: orders and offers have
    * grown); absent: planned on every call.
    */
   offerPlans?: { readonly prepared: boolean };
@@ -184,6 +184,7 @@ export async function withdrawOffer(deps: OffersDeps, id: string): Promise<Partn
         { to: 'WITHDRAWN', keyIds: null, event: { eventId: newEventId(), type: 'offer.withdrawn' } },
         now,
         tx,
+        { prepare: deps.offerPlans?.prepared ?? false },
       );
       if (done) return done.offer;
       const current = await findOffer('all', id, now, tx);
@@ -404,9 +405,11 @@ export async function declineOffer(
     throw validationError('note', 'is required when reason is OTHER');
   }
   let fresh = false;
+  // An acceptance's statements, prepared under the same rule (see acceptOn).
+  const options = { prepare: deps.offerPlans?.prepared ?? false };
   const result = await idempotent(deps, by, idempotencyKey, `decline ${id}`, body, async (tx) => {
     const now = deps.clock.now();
-    const { by: decider, found } = await decidable(by, id, now, tx);
+    const { by: decider, found } = await decidable(by, id, now, tx, options);
     assertDecidable(decider, found.ref);
     const done = await closeOffer(
       id,
@@ -419,6 +422,7 @@ export async function declineOffer(
       },
       now,
       tx,
+      options,
     );
     if (!done) throw closed((await findOffer(decider.owner, id, now, tx))?.offer ?? found.offer);
     fresh = true;
