@@ -49,8 +49,8 @@ export interface OffersDeps extends OrdersDeps {
   /** The process's metrics (offers_total{outcome}, the decision-time histogram); null when off. */
   metrics?: { offerClosed(outcome: OfferOutcome, decisionSeconds: number | null): void } | null;
   /**
-   * Whether the decisions' statements (accept, decline, withdraw) may be prepared (src/db/join-plans.ts: orders and offers have
-   * grown); absent: planned on every call.
+   * Whether the decisions' statements (accept, decline, withdraw) may be prepared (src/db/join-plans.ts:
+   * orders and offers have grown); absent: planned on every call.
    */
   offerPlans?: { readonly prepared: boolean };
 }
