@@ -12,7 +12,10 @@
  * transaction.
  *
  * Waking. In-process: `events.emit('outbox')`. Other processes (PostgreSQL server): NOTIFY
- * OUTBOX_CHANNEL after COMMIT, coalesced. A lost wake-up only delays: the worker also polls (400 ms).
+ * OUTBOX_CHANNEL after COMMIT, coalesced, but only from a process that runs no consumer of its own
+ * (an `api` process): a process whose worker hears the in-process event fans its commits out itself,
+ * and waking other processes' workers to compete for the same rows would only cost a round trip per
+ * commit. A lost wake-up only delays: the worker also polls (400 ms).
  *
  * Rows (what consumers read):
  *  - order events (`order.placed`, `order.assigned_to_partner`, `order.status_changed`,
@@ -117,19 +120,36 @@ export async function appendOutbox(event: NewOutboxEvent, tx: OutboxTx): Promise
  * partner event waited for the previous one's WAL flush. The wake-up carries no data, needs no
  * durability (synchronous_commit off for it) and may be lost in a crash between COMMIT and NOTIFY: the
  * worker's poll then picks the rows up a little later.
+ *
+ * No NOTIFY while a consumer runs in this process (`consumedHere`, the worker's fan-out from its start
+ * to its stop): it is woken in-process, and the rows are its to fan out (docs/performance.md, "Partner
+ * events").
  */
 export class OutboxSignal {
   /** A wake-up NOTIFY is in flight, and whether another commit happened meanwhile. */
   private pending: { again: boolean } | null = null;
+  /** Consumers running in this process (started and not yet stopped). */
+  private consumers = 0;
 
   constructor(
     private readonly db: { kind?: 'embedded' | 'server'; query: Queryable['query'] },
     private readonly events: { emit(event: 'outbox'): boolean },
   ) {}
 
+  /** A consumer that wakes on the in-process event runs here from now on; returns its release. */
+  consumedHere(): () => void {
+    this.consumers++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.consumers--;
+    };
+  }
+
   committed(): void {
     this.events.emit('outbox');
-    if (this.db.kind !== 'server') return;
+    if (this.db.kind !== 'server' || this.consumers > 0) return;
     if (this.pending) {
       this.pending.again = true;
       return;

@@ -243,6 +243,8 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     if (analysed.length > 0) log.debug({ analysed }, 'analysed tables that grew');
   }, failed('analysing grown tables failed'));
 
+  // This process's commits wake the fan-out in-process from now on, with no NOTIFY (src/shared/outbox.ts).
+  const releaseOutbox = ctx.outbox.consumedHere();
   const unsubscribe = subscribeWakeups(ctx, {
     outbox: fanout.trigger,
     deliveries: deliveries.trigger,
@@ -277,6 +279,8 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     stop() {
       stopped ??= (async () => {
         closing = true;
+        // Commits from now on wake other processes' workers again.
+        releaseOutbox();
         untrackQueue?.();
         clearInterval(pollTimer);
         if (refillTimer) clearTimeout(refillTimer);
