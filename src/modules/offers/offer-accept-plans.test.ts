@@ -48,6 +48,14 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => t?.close());
 
+/** The gate is open (the statements run prepared); an operator and a fresh key to offer orders to. */
+async function preparedAndParties() {
+  expect(await t.ctx.offerPlans.check()).toBe(true);
+  const admin = (await createUser(t.ctx, 'ADMIN')).auth;
+  const key = await createKey(t.ctx, (await createPartner(t.ctx)).id, { scopes: ['orders:read', 'logistics:write'] });
+  return { admin, key };
+}
+
 describe("an acceptance's statements", () => {
   it('are planned per call on empty tables, and prepared once orders and offers have grown', async () => {
     expect(shutWhenEmpty).toBe(true);
@@ -55,9 +63,7 @@ describe("an acceptance's statements", () => {
   });
 
   it('accept through HTTP as before once prepared: the offer ACCEPTED, the order assigned to the key', async () => {
-    expect(await t.ctx.offerPlans.check()).toBe(true);
-    const admin = (await createUser(t.ctx, 'ADMIN')).auth;
-    const key = await createKey(t.ctx, (await createPartner(t.ctx)).id, { scopes: ['orders:read', 'logistics:write'] });
+    const { admin, key } = await preparedAndParties();
     // Several acceptances on the prepared statements (a session keeps a generic plan after five runs).
     for (let i = 0; i < 7; i++) {
       const offer = await offeredOrder(t, admin, key.id);
@@ -71,9 +77,7 @@ describe("an acceptance's statements", () => {
   });
 
   it('decline and withdraw through HTTP as before once prepared (the same statements)', async () => {
-    expect(await t.ctx.offerPlans.check()).toBe(true);
-    const admin = (await createUser(t.ctx, 'ADMIN')).auth;
-    const key = await createKey(t.ctx, (await createPartner(t.ctx)).id, { scopes: ['orders:read', 'logistics:write'] });
+    const { admin, key } = await preparedAndParties();
     for (let i = 0; i < 7; i++) {
       const declined = await offeredOrder(t, admin, key.id);
       const res = await decline(t, key, declined.id, { reason: 'NO_CAPACITY' });
