@@ -263,6 +263,25 @@ describe('PartnerOrderCache', () => {
     for (const k of ['a', 'c', 'd']) expect(cache.get(k, version)?.length).toBe(1000);
   });
 
+  it('gives an entry read since it was stored a second chance, then drops it once passed over unread', () => {
+    const clock = new TestClock();
+    const cache = new PartnerOrderCache({ mode: 'local' }, clock, 3 * (1000 + 64 + 1));
+    const version = cache.versionOf(scope) as string;
+    const body = 'x'.repeat(1000);
+    for (const k of ['a', 'b', 'c']) cache.set(k, version, body);
+    cache.get('a', version);
+    cache.set('d', version, body); // a, read, is passed over and kept; b goes
+    cache.set('e', version, body); // c goes
+    cache.set('f', version, body); // d goes: a was passed over once, and counts from there
+    expect(cache.get('d', version)).toBeUndefined();
+    for (const k of ['a', 'e', 'f']) expect(cache.get(k, version)?.length).toBe(1000);
+    // Read again, a, e and f are passed over once more when g comes; then a, reached unread, goes. g, never
+    // read, goes for h; e, unread since it was passed over, for i.
+    for (const k of ['g', 'h', 'i']) cache.set(k, version, body);
+    expect(['a', 'e', 'g'].map((k) => cache.get(k, version))).toEqual([undefined, undefined, undefined]);
+    for (const k of ['f', 'h', 'i']) expect(cache.get(k, version)?.length).toBe(1000);
+  });
+
   it('versions a scope by its own counter, its environment’s for receivesAllOrders, and the global one', async () => {
     const cache = new PartnerOrderCache({ mode: 'local' }, new TestClock());
     const all = { environment: 'LIVE' as const, keyId: null };
