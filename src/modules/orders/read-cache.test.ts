@@ -251,24 +251,25 @@ describe.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)('cached par
 describe('PartnerOrderCache', () => {
   const scope = { environment: 'LIVE' as const, keyId: '00000000-0000-4000-8000-000000000001' };
 
-  it('evicts the least recently used entries past its byte budget', () => {
-    const clock = new TestClock();
-    const cache = new PartnerOrderCache({ mode: 'local' }, clock, 3 * (1000 + 64 + 1));
+  /** A cache with room for three answers of 1,000 bytes, holding a, b and c (stored in that order). */
+  function threeAnswers() {
+    const cache = new PartnerOrderCache({ mode: 'local' }, new TestClock(), 3 * (1000 + 64 + 1));
     const version = cache.versionOf(scope) as string;
     const body = 'x'.repeat(1000);
     for (const k of ['a', 'b', 'c']) cache.set(k, version, body);
-    expect(cache.get('a', version)?.toString()).toBe(body); // a is now the most recently used
+    return { cache, version, body };
+  }
+
+  it('drops the answers not read since they were stored first, past its byte budget', () => {
+    const { cache, version, body } = threeAnswers();
+    expect(cache.get('a', version)?.toString()).toBe(body); // a is read: b is the oldest unread
     cache.set('d', version, body);
     expect(cache.get('b', version)).toBeUndefined();
     for (const k of ['a', 'c', 'd']) expect(cache.get(k, version)?.length).toBe(1000);
   });
 
   it('gives an entry read since it was stored a second chance, then drops it once passed over unread', () => {
-    const clock = new TestClock();
-    const cache = new PartnerOrderCache({ mode: 'local' }, clock, 3 * (1000 + 64 + 1));
-    const version = cache.versionOf(scope) as string;
-    const body = 'x'.repeat(1000);
-    for (const k of ['a', 'b', 'c']) cache.set(k, version, body);
+    const { cache, version, body } = threeAnswers();
     cache.get('a', version);
     cache.set('d', version, body); // a, read, is passed over and kept; b goes
     cache.set('e', version, body); // c goes
