@@ -162,7 +162,10 @@ describe.skipIf(!hasChromium)('the portal session in headless Chromium', { timeo
     for (let i = 0; i < 10; i++) await createKey(run.t.ctx, busy.id, { name: `Key ${i + 1}` });
     await signIn(page, origin, busy.phone);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    expect(await page.getByTestId('active-key-count').textContent()).toBe(
+    // The count needs both the keys and the service's limits (two queries): wait for it, then read it whole.
+    const count = page.getByTestId('active-key-count');
+    await count.filter({ hasText: '10 of 10 active keys used.' }).waitFor();
+    expect(await count.textContent()).toBe(
       '10 of 10 active keys used. Revoke a key you no longer use to create another.',
     );
     expect(await page.getByRole('button', { name: 'Create key', exact: true }).isDisabled()).toBe(true);
