@@ -54,5 +54,7 @@ for (const n of sizes) {
     else if (cache.get(hot[i % 9], version) === undefined) cache.set(hot[i % 9], version, body);
   }
   const ns = Number(process.hrtime.bigint() - started) / HITS;
-  console.log(`full cache of about ${n} answers, 9 read in turn, every tenth operation a new one: ${ns.toFixed(0)} ns an operation`);
+  console.log(
+    `full cache of about ${n} answers, 9 read in turn, every tenth operation a new one: ${ns.toFixed(0)} ns an operation`,
+  );
 }

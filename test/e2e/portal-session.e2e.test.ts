@@ -165,9 +165,7 @@ describe.skipIf(!hasChromium)('the portal session in headless Chromium', { timeo
     // The count needs both the keys and the service's limits (two queries): wait for it, then read it whole.
     const count = page.getByTestId('active-key-count');
     await count.filter({ hasText: '10 of 10 active keys used.' }).waitFor();
-    expect(await count.textContent()).toBe(
-      '10 of 10 active keys used. Revoke a key you no longer use to create another.',
-    );
+    expect(await count.textContent()).toBe('10 of 10 active keys used. Revoke a key you no longer use to create another.');
     expect(await page.getByRole('button', { name: 'Create key', exact: true }).isDisabled()).toBe(true);
     await atBothWidths(page, 'key-limit');
     expect(await page.locator('tbody tr').count()).toBe(10);
