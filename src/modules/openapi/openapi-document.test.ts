@@ -3,6 +3,7 @@
  * the operations and schemas of the contract, servers, security schemes, the errors every operation
  * documents, request bodies and headers; and the API reference page served without a CDN.
  */
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/harness.js';
 import { waitFor } from '../../../test/wait.js';
@@ -175,6 +176,52 @@ describe('GET /v1/developer/openapi.json', () => {
     expect(op.security).toEqual([]);
     // No 401 or 403 of its own (docs/decisions-log.md, 'OpenAPI documents'); what any route may answer.
     expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '500', '503']);
+  });
+
+  it('is sent compressed when asked (Brotli, else gzip), the same bytes once decoded, and revalidated by ETag', async () => {
+    const url = '/v1/developer/openapi.json';
+    const plain = await t.live.inject({ method: 'GET', url });
+    expect(plain.statusCode).toBe(200);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(plain.headers.vary).toBe('accept-encoding');
+    expect(plain.headers['cache-control']).toBe('no-cache');
+    expect(plain.json()).toEqual(doc);
+    const coded = {
+      br: (b: Buffer) => brotliDecompressSync(b),
+      gzip: (b: Buffer) => gunzipSync(b),
+    };
+    const etags = new Set([plain.headers.etag]);
+    for (const [accept, coding] of [
+      ['gzip, deflate, br', 'br'],
+      ['gzip;q=1.0, identity;q=0.5', 'gzip'],
+    ] as const) {
+      const answer = await t.live.inject({ method: 'GET', url, headers: { 'accept-encoding': accept } });
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['content-encoding']).toBe(coding);
+      expect(answer.rawPayload.length).toBeLessThan(plain.rawPayload.length / 5);
+      expect(coded[coding](answer.rawPayload).equals(plain.rawPayload)).toBe(true);
+      etags.add(answer.headers.etag);
+      // The client holds it: 304, no body; another coding's ETag is not this representation's.
+      const again = await t.live.inject({
+        method: 'GET',
+        url,
+        headers: { 'accept-encoding': accept, 'if-none-match': String(answer.headers.etag) },
+      });
+      expect(again.statusCode).toBe(304);
+      expect(again.rawPayload.length).toBe(0);
+      expect(again.headers.etag).toBe(answer.headers.etag);
+      const other = await t.live.inject({
+        method: 'GET',
+        url,
+        headers: { 'accept-encoding': accept, 'if-none-match': String(plain.headers.etag) },
+      });
+      expect(other.statusCode).toBe(200);
+    }
+    expect(etags.size).toBe(3);
+    const full = await t.live.inject({ method: 'GET', url: '/v1/openapi.json', headers: { 'accept-encoding': 'gzip' } });
+    expect(full.headers['content-encoding']).toBe('gzip');
+    expect(JSON.parse(gunzipSync(full.rawPayload).toString()).openapi).toBe('3.0.0');
   });
 
   it('lists both listeners under servers, at their configured public URLs', () => {

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { CatalogRoute } from '../../plugins/route-catalog.js';
+import { PrecompressedBody } from '../../shared/precompressed.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { generateOpenApi } from './openapi.generator.js';
 import {
@@ -90,33 +91,55 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     });
     return full;
   };
+  // Each document as sent: serialised once (about 400 KB of JSON, some milliseconds of CPU a time),
+  // compressed once per coding, revalidated by ETag (src/shared/precompressed.ts).
+  const JSON_TYPE = 'application/json; charset=utf-8';
+  let reducedSent: PrecompressedBody | null = null;
+  let fullSent: PrecompressedBody | null = null;
+  const reducedBytes = () => {
+    reducedSent ??= new PrecompressedBody(JSON.stringify(reducedDocument()), JSON_TYPE);
+    return reducedSent;
+  };
+  const fullBytes = () => {
+    fullSent ??= new PrecompressedBody(JSON.stringify(fullDocument()), JSON_TYPE);
+    return fullSent;
+  };
 
   app.get(
     '/v1/developer/openapi.json',
     {
       schema: {
         summary: 'The OpenAPI document of the partner and developer API',
-        description: 'Public: no token needed. OpenAPI 3.0.0, generated from the schemas the service validates with.',
+        description:
+          'Public: no token needed. OpenAPI 3.0.0, generated from the schemas the service validates with. Sent compressed ' +
+          'when the request accepts it (Brotli or gzip) and with an ETag: a request whose If-None-Match names it is ' +
+          'answered 304 Not Modified, without a body.',
         tags: ['developer'],
         operationId: 'getOpenApiDocument',
         // 400: a request the HTTP parser refuses (malformed headers or URL) is answered on every route.
         response: { 200: OpenApiDocument, ...errorResponses('ERR_BAD_REQUEST') },
       },
     },
-    async () => reducedDocument(),
+    async (request, reply) => reducedBytes().send(request, reply),
   );
 
-  app.get('/v1/openapi.json', { schema: { hide: true, response: { 200: OpenApiDocument } } }, async () => fullDocument());
+  app.get('/v1/openapi.json', { schema: { hide: true, response: { 200: OpenApiDocument } } }, async (request, reply) =>
+    fullBytes().send(request, reply),
+  );
 
   const require = createRequire(import.meta.url);
   const redocBundle = require.resolve('redoc/bundles/redoc.standalone.js');
-  let redocSource: Buffer | null = null;
+  let redocSource: PrecompressedBody | null = null;
 
-  app.get('/docs/redoc.standalone.js', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/docs/redoc.standalone.js', { schema: { hide: true } }, async (request, reply) => {
     // Redoc's sidebar credit shows a logo from Redocly's CDN: the page would ask a third party for it
     // (and the policy would refuse it). Pointed at an empty image, the credit hides its logo by itself.
-    redocSource ??= Buffer.from(readFileSync(redocBundle, 'utf8').replaceAll(REDOC_LOGO_URL, 'data:,'));
-    return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(redocSource);
+    redocSource ??= new PrecompressedBody(
+      readFileSync(redocBundle, 'utf8').replaceAll(REDOC_LOGO_URL, 'data:,'),
+      'application/javascript; charset=utf-8',
+      'public, max-age=3600',
+    );
+    return redocSource.send(request, reply);
   });
 
   app.get('/docs/favicon.svg', { schema: { hide: true } }, async (_request, reply) => {

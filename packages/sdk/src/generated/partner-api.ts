@@ -377,7 +377,7 @@ export interface paths {
         };
         /**
          * The OpenAPI document of the partner and developer API
-         * @description Public: no token needed. OpenAPI 3.0.0, generated from the schemas the service validates with.
+         * @description Public: no token needed. OpenAPI 3.0.0, generated from the schemas the service validates with. Sent compressed when the request accepts it (Brotli or gzip) and with an ETag: a request whose If-None-Match names it is answered 304 Not Modified, without a body.
          */
         get: operations["getOpenApiDocument"];
         put?: never;
