@@ -1,16 +1,18 @@
 /**
- * Serving the developer portal under /portal: redirect, SPA fallback, caching, security headers, the
+ * Serving the developer portal under /portal: redirect, SPA fallback, caching, compressed copies, security headers, the
  * missing-build answer, and finding portal/dist from src/ or dist/src/. Runs on small fixture builds so
  * it does not depend on `npm run build:portal`; the end-to-end test drives the real build.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandlerPlugin } from '../../plugins/error-handler.js';
 import { DEFAULT_PORTAL_DIST, portalRoutes, projectRoot } from './portal.routes.js';
 
+const SCRIPT = 'console.log("portal");';
 const INDEX =
   '<!doctype html><html><head><script type="module" src="/portal/assets/index-Ab12Cd34.js"></script></head><body><div id="root"></div></body></html>';
 
@@ -38,7 +40,11 @@ describe('GET /portal with a built portal', () => {
     const dist = join(tmp, 'dist');
     mkdirSync(join(dist, 'assets'), { recursive: true });
     writeFileSync(join(dist, 'index.html'), INDEX);
-    writeFileSync(join(dist, 'assets', 'index-Ab12Cd34.js'), 'console.log("portal");');
+    writeFileSync(join(dist, 'assets', 'index-Ab12Cd34.js'), SCRIPT);
+    // As the build writes them (portal/vite.config.ts): a Brotli and a gzip copy of every script.
+    writeFileSync(join(dist, 'assets', 'index-Ab12Cd34.js.br'), brotliCompressSync(SCRIPT));
+    writeFileSync(join(dist, 'assets', 'index-Ab12Cd34.js.gz'), gzipSync(SCRIPT));
+    writeFileSync(join(dist, 'assets', 'logo-Ef56Gh78.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     writeFileSync(join(tmp, 'secret.txt'), 'outside the build');
     app = await appServing(dist);
   });
@@ -85,7 +91,35 @@ describe('GET /portal with a built portal', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^(text|application)\/javascript/);
     expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
-    expect(res.body).toBe('console.log("portal");');
+    expect(res.body).toBe(SCRIPT);
+  });
+
+  it('sends the Brotli or gzip copy the browser accepts, with Vary: Accept-Encoding', async () => {
+    const url = '/portal/assets/index-Ab12Cd34.js';
+    for (const [accept, coding, decode] of [
+      ['gzip, deflate, br, zstd', 'br', brotliDecompressSync],
+      ['gzip, deflate', 'gzip', gunzipSync],
+    ] as const) {
+      const res = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': accept } });
+      expect(res.statusCode, accept).toBe(200);
+      expect(res.headers['content-encoding'], accept).toBe(coding);
+      expect(res.headers.vary, accept).toBe('accept-encoding');
+      expect(res.headers['content-type'], accept).toMatch(/^(text|application)\/javascript/);
+      expect(res.headers['cache-control'], accept).toBe('public, max-age=31536000, immutable');
+      expect(decode(res.rawPayload).toString(), accept).toBe(SCRIPT);
+    }
+    const plain = await app.inject({ method: 'GET', url });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toBe(SCRIPT);
+    // A file the build did not compress is sent as it is.
+    const logo = await app.inject({
+      method: 'GET',
+      url: '/portal/assets/logo-Ef56Gh78.svg',
+      headers: { 'accept-encoding': 'br' },
+    });
+    expect(logo.statusCode).toBe(200);
+    expect(logo.headers['content-encoding']).toBeUndefined();
+    expect(logo.body).toContain('<svg');
   });
 
   it('answers a missing file with 404 ERR_NOT_FOUND in the envelope, not with the app', async () => {

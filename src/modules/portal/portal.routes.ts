@@ -87,12 +87,18 @@ export const portalRoutes: FastifyPluginAsyncTypebox<PortalOptions> = async (app
         index: false,
         redirect: false,
         wildcard: true,
+        // The build writes a Brotli and a gzip copy of every script and style sheet (portal/vite.config.ts):
+        // a browser that accepts one gets it, with Vary: Accept-Encoding.
+        preCompressed: true,
         cacheControl: false,
         setHeaders(res, path) {
           // Vite fingerprints everything under assets/: safe to keep forever. Anything else is revalidated.
           const immutable = /[\\/]assets[\\/]/.test(path);
           res.setHeader('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
           res.setHeader('x-content-type-options', 'nosniff');
+          // A script or style sheet may be sent as its compressed copy (the path is then the copy's): caches
+          // must key on the coding.
+          if (/\.(js|css)(\.br|\.gz)?$/.test(path)) res.setHeader('vary', 'accept-encoding');
           if (path.endsWith('.html')) res.setHeader('content-security-policy', CSP);
         },
       });
