@@ -1,6 +1,6 @@
 /**
  * A large answer that does not change while the process runs (the OpenAPI documents, the reference
- * page's script), sent as bytes made once: never serialised again per request, compressed once (gzip and
+ * pages and their script, the webhook event catalog), sent as bytes made once: never serialised again per request, compressed once (gzip and
  * Brotli, on libuv's thread pool, the first time a client asks for that coding) and revalidated by ETag.
  * docs/decisions-log.md, 'OpenAPI documents', states what clients get.
  *
@@ -43,6 +43,13 @@ export class PrecompressedBody {
   ) {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     this.identity = { body: bytes, etag: etagOf(bytes, null) };
+  }
+
+  /** `value` as its route answers it with 200 (the route's response serializer), as JSON bytes made once. */
+  static json(reply: FastifyReply, value: unknown): PrecompressedBody {
+    const serialized = reply.serialize(value);
+    const bytes = typeof serialized === 'string' || Buffer.isBuffer(serialized) ? serialized : Buffer.from(serialized);
+    return new PrecompressedBody(bytes, 'application/json; charset=utf-8');
   }
 
   /** Sends the variant the request accepts, or 304 when the client holds it already. */

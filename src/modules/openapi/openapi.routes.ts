@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
 import type { CatalogRoute } from '../../plugins/route-catalog.js';
 import { PrecompressedBody } from '../../shared/precompressed.js';
@@ -91,17 +92,16 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
     });
     return full;
   };
-  // Each document as sent: serialised once (about 400 KB of JSON, some milliseconds of CPU a time),
-  // compressed once per coding, revalidated by ETag (src/shared/precompressed.ts).
-  const JSON_TYPE = 'application/json; charset=utf-8';
+  // Each document as sent: serialised once by its route's serializer (about 400 KB of JSON, some
+  // milliseconds of CPU a time), compressed once per coding, revalidated by ETag (src/shared/precompressed.ts).
   let reducedSent: PrecompressedBody | null = null;
   let fullSent: PrecompressedBody | null = null;
-  const reducedBytes = () => {
-    reducedSent ??= new PrecompressedBody(JSON.stringify(reducedDocument()), JSON_TYPE);
+  const reducedBytes = (reply: FastifyReply) => {
+    reducedSent ??= PrecompressedBody.json(reply, reducedDocument());
     return reducedSent;
   };
-  const fullBytes = () => {
-    fullSent ??= new PrecompressedBody(JSON.stringify(fullDocument()), JSON_TYPE);
+  const fullBytes = (reply: FastifyReply) => {
+    fullSent ??= PrecompressedBody.json(reply, fullDocument());
     return fullSent;
   };
 
@@ -120,11 +120,11 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: OpenApiDocument, ...errorResponses('ERR_BAD_REQUEST') },
       },
     },
-    async (request, reply) => reducedBytes().send(request, reply),
+    async (request, reply) => reducedBytes(reply).send(request, reply),
   );
 
   app.get('/v1/openapi.json', { schema: { hide: true, response: { 200: OpenApiDocument } } }, async (request, reply) =>
-    fullBytes().send(request, reply),
+    fullBytes(reply).send(request, reply),
   );
 
   const require = createRequire(import.meta.url);
@@ -169,20 +169,23 @@ export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
   app.addHook('onClose', () => renderer.close());
 
+  const HTML = 'text/html; charset=utf-8';
   for (const section of REFERENCE_SECTIONS) {
-    const page = referencePage(section);
-    let renderedPage: string | null = null;
-    app.get(section.path, { schema: { hide: true } }, async (_request, reply) => {
+    const page = new PrecompressedBody(referencePage(section), HTML);
+    // The page the server rendered (about 1 MB of HTML) once it has one; until then the browser renders it.
+    let renderedPage: PrecompressedBody | null = null;
+    app.get(section.path, { schema: { hide: true } }, async (request, reply) => {
       if (!renderedPage) {
-        // The page the server rendered once it has one; until then the browser renders it.
         const rendered = app.ctx.config.referenceServerRender ? renderer.rendered(section.path) : null;
-        if (rendered) renderedPage = referencePage(section, rendered);
+        if (rendered) renderedPage = new PrecompressedBody(referencePage(section, rendered), HTML);
       }
-      return reply
-        .type('text/html; charset=utf-8')
-        .header('content-security-policy', REFERENCE_CSP)
-        .send(renderedPage ?? page);
+      reply.header('content-security-policy', REFERENCE_CSP);
+      return (renderedPage ?? page).send(request, reply);
     });
-    app.get(section.document, { schema: { hide: true } }, async () => sectionDocumentOf(section));
+    let sectionSent: PrecompressedBody | null = null;
+    app.get(section.document, { schema: { hide: true } }, async (request, reply) => {
+      sectionSent ??= PrecompressedBody.json(reply, sectionDocumentOf(section));
+      return sectionSent.send(request, reply);
+    });
   }
 };

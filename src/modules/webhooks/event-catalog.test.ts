@@ -4,6 +4,7 @@
  * with no `$id` twice and every `$ref` resolvable inside it; the catalog's examples and the sample events
  * that `POST /v1/developer/webhooks/{id}/test {event}` really delivers validate against it.
  */
+import { gunzipSync } from 'node:zlib';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -57,6 +58,25 @@ function walk(node: unknown, visit: (o: Json) => void): void {
     for (const v of Object.values(node as Json)) walk(v, visit);
   }
 }
+
+describe('GET /v1/developer/event-types as sent', () => {
+  it('is the same catalog gzip-coded when asked, with an ETag a client revalidates (304)', async () => {
+    const url = '/v1/developer/event-types';
+    const plain = await t.live.inject({ method: 'GET', url });
+    const coded = await t.live.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
+    expect(coded.statusCode).toBe(200);
+    expect(coded.headers['content-encoding']).toBe('gzip');
+    expect(coded.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(gunzipSync(coded.rawPayload).equals(plain.rawPayload)).toBe(true);
+    const again = await t.live.inject({
+      method: 'GET',
+      url,
+      headers: { 'accept-encoding': 'gzip', 'if-none-match': String(coded.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+    expect(again.rawPayload.length).toBe(0);
+  });
+});
 
 describe('GET /v1/developer/event-types schemas', () => {
   it('compile on their own in Ajv draft-07 and 2020-12 (strict), no $id twice, every $ref inside', () => {
