@@ -25,8 +25,8 @@
  * passed over, oldest first (second chance, an approximation of least recently used): a read only
  * marks its entry. Moving the entry to the end of the map on every read, as an exact LRU would, costs
  * V8 a compaction of the whole map every few reads when a few answers are read again and again in a
- * big cache (0.74 µs a hit with 2,400 answers cached, 5.3 µs with 20,000, against about 40 ns now:
- * bench/read-cache-hits.ts, docs/performance.md, "Partner reads").
+ * big cache (0.74 µs a hit with 2,400 answers cached, 5.3 µs with 20,000, against about 40 ns for a
+ * flag: bench/read-cache-hits.ts, docs/performance.md, "Partner reads").
  *
  * Failure bounds. If announcing fails (Redis unreachable from this process after the COMMIT) this process
  * drops its own entries and tells every other process through PostgreSQL instead, which it has just
