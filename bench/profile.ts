@@ -1,5 +1,5 @@
 /**
- * `--profile`: the CPU profile of this process (the API, worker and webhook receiver of bench/run.ts)
+ * `--profile`: the CPU profile of this process (the API and worker of bench/run.ts)
  * from now until `stop`, written to bench/results/profiles/<scenario>.cpuprofile (open it in Chrome
  * DevTools or speedscope). Sampling costs some throughput: figures of a profiled run are not comparable
  * with others.

@@ -21,7 +21,7 @@
  * and reported with the ratio on/off (the median of the rounds' ratios) and the requests the log left
  * out (overload drops, counted per minute by the writer). The webhook fan-out runs once with its
  * changes made through each. BENCH_DEBUG=1 prints every load generator result as it comes. `--profile` records
- * this process's CPU profile (API, worker, webhook receiver) during the first round of each scenario's
+ * this process's CPU profile (API, worker) during the first round of each scenario's
  * load (not the bare route's) and during the webhook burst, into
  * bench/results/profiles/<scenario>.cpuprofile (open in Chrome DevTools or speedscope).
  *

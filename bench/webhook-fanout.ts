@@ -1,5 +1,8 @@
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { createContext } from '../src/context.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { newId } from '../src/shared/ids.js';
@@ -8,6 +11,29 @@ import { arg } from './args.js';
 import type { Seeded } from './hot-paths-seed.js';
 import { startProfile } from './profile.js';
 import { percentile } from './stats.js';
+
+const run = promisify(execFile);
+
+/** Now, in ms since the epoch with sub-millisecond precision: comparable with bench/paced-changes.mjs's. */
+const epochMs = (): number => performance.timeOrigin + performance.now();
+
+/** Paced changes from a child process (bench/paced-changes.mjs): when each change's answer arrived. */
+async function pacedChanges(scenario: {
+  api: string;
+  key: string;
+  codes: string[];
+  rate: number;
+}): Promise<{ answeredAt: Record<string, number>; seconds: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-paced-'));
+  const file = join(dir, 'scenario.json');
+  writeFileSync(file, JSON.stringify(scenario));
+  try {
+    const { stdout } = await run(process.execPath, ['bench/paced-changes.mjs', file], { maxBuffer: 64 * 1024 * 1024 });
+    return JSON.parse(stdout) as { answeredAt: Record<string, number>; seconds: number };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 const WEBHOOKS = Number(arg('webhooks', '5'));
 const LATENCY_CHANGES = Number(arg('latency-changes', '300'));
@@ -30,9 +56,40 @@ export const WEBHOOK_RUNS = arg('webhook-runs', 'on,off')
 /** The orders the fan-out changes (each once), seeded on the bench key. */
 export const WEBHOOK_ORDERS = WEBHOOK_CHANGES * WEBHOOK_RUNS.length;
 
+/** The webhook receiver, a child process (bench/webhook-receiver.mjs), and how to read what it received. */
+async function startReceiver(): Promise<{
+  port: number;
+  count: () => Promise<number>;
+  receipts: () => Promise<Map<string, number[]>>;
+  stop: () => void;
+}> {
+  const child = spawn(process.execPath, ['bench/webhook-receiver.mjs'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const stop = () => {
+    child.stdin.end();
+    child.kill();
+  };
+  process.once('exit', stop);
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const line = text.indexOf('\n');
+      if (line !== -1) resolve((JSON.parse(text.slice(0, line)) as { port: number }).port);
+    });
+    child.once('exit', (code) => reject(new Error(`the webhook receiver ended (${code}) before it listened`)));
+  });
+  const read = async (path: string) => (await fetch(`http://127.0.0.1:${port}${path}`)).json();
+  return {
+    port,
+    count: async () => (await read('/count')) as number,
+    receipts: async () => new Map(Object.entries((await read('/receipts')) as Record<string, number[]>)),
+    stop,
+  };
+}
+
 /**
  * Webhook fan-out: WEBHOOKS endpoints subscribed to order.status_changed on the bench key, a local
- * receiver answering 204 at once, and WEBHOOK_CHANGES order status changes made through the partner API,
+ * receiver in a child process answering 204 at once, and WEBHOOK_CHANGES order status changes made through the partner API,
  * once through the API with the request log on and once with it off (`bases`).
  * Deliveries/s = all deliveries / (last receipt − first change); latency = receipt − API answer of the
  * change that caused it.
@@ -43,29 +100,8 @@ export async function benchWebhooks(
   seeded: Seeded,
 ): Promise<Record<string, Record<string, number>>> {
   const base = bases.on;
-  const receipts = new Map<string, number[]>();
-  let received = 0;
-  const receiver = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      res.statusCode = 204;
-      res.end();
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        const code = body?.data?.order?.code as string | undefined;
-        if (code) {
-          const list = receipts.get(code) ?? [];
-          list.push(at);
-          receipts.set(code, list);
-        }
-      } catch {}
-      received++;
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  const url = `http://localhost:${(receiver.address() as AddressInfo).port}/hook`;
+  const receiver = await startReceiver();
+  const url = `http://localhost:${receiver.port}/hook`;
   // Earlier scenarios left outbox rows behind; the endpoints created below must not receive that backlog.
   // Hundreds of thousands of rows after the events scenario on a fast machine: longer than a request's
   // statement timeout.
@@ -103,11 +139,17 @@ export async function benchWebhooks(
     });
     await res.arrayBuffer();
     if (res.status !== 201) throw new Error(`event on ${code}: HTTP ${res.status}`);
-    sentAt.set(code, performance.now());
+    sentAt.set(code, epochMs());
   };
-  const waitFor = async (count: number) => {
+  /** Waits until the receiver has `count` deliveries (2 min at most); answers how many it has. */
+  const waitFor = async (count: number): Promise<number> => {
     const deadline = performance.now() + 120_000;
-    while (received < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    let received = await receiver.count();
+    while (received < count && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 5));
+      received = await receiver.count();
+    }
+    return received;
   };
 
   const out: Record<string, Record<string, number>> = {};
@@ -116,11 +158,11 @@ export async function benchWebhooks(
     const codes = seeded.webhookCodes.slice(run * WEBHOOK_CHANGES, (run + 1) * WEBHOOK_CHANGES);
     out[log] = await webhookRun(bases[log], codes, log);
   }
-  receiver.close();
+  receiver.stop();
   return out;
 
   /** Paced changes by the second they were made in: when in a run the latency goes (a warming process). */
-  function printBySecond(codes: string[]): void {
+  function printBySecond(codes: string[], receipts: Map<string, number[]>): void {
     const first = Math.min(...codes.map((c) => sentAt.get(c) ?? Number.POSITIVE_INFINITY));
     const bySecond = new Map<number, number[]>();
     for (const code of codes) {
@@ -144,18 +186,13 @@ export async function benchWebhooks(
     // API's answer to the receipt of its deliveries.
     let worker = startWorker(ctx);
     const latencyCodes = codes.slice(0, LATENCY_CHANGES);
-    const start = received;
+    const start = await receiver.count();
     if (LATENCY_RATE > 0) {
-      // Open loop: the i-th change starts at i / rate s, as a steady stream of operators' changes would.
-      const t0 = performance.now();
-      await Promise.all(
-        latencyCodes.map(async (code, i) => {
-          const due = t0 + (i * 1000) / LATENCY_RATE - performance.now();
-          if (due > 0) await new Promise((r) => setTimeout(r, due));
-          await change(api, code);
-        }),
-      );
-      console.log(`  paced: ${latencyCodes.length} changes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      // Open loop, from a child process (bench/paced-changes.mjs): the i-th change starts at i / rate s, as
+      // a steady stream of changes would, and the client's work stays off the measured event loop.
+      const paced = await pacedChanges({ api, key: seeded.key, codes: latencyCodes, rate: LATENCY_RATE });
+      for (const [code, at] of Object.entries(paced.answeredAt)) sentAt.set(code, at);
+      console.log(`  paced: ${latencyCodes.length} changes in ${paced.seconds.toFixed(1)} s`);
     } else {
       for (const code of latencyCodes) {
         await change(api, code);
@@ -163,13 +200,14 @@ export async function benchWebhooks(
       }
     }
     await waitFor(start + latencyCodes.length * hooks);
+    const receipts = await receiver.receipts();
     const latencies: number[] = [];
     for (const code of latencyCodes) {
       const sent = sentAt.get(code);
       for (const at of receipts.get(code) ?? []) if (sent !== undefined) latencies.push(at - sent);
     }
     latencies.sort((a, b) => a - b);
-    if (LATENCY_RATE > 0) printBySecond(latencyCodes);
+    if (LATENCY_RATE > 0) printBySecond(latencyCodes, receipts);
 
     // Throughput: with the worker stopped, a burst of changes fills the outbox; then the worker starts and
     // fans out and delivers all of them.
@@ -181,11 +219,11 @@ export async function benchWebhooks(
         for (let code = queue.shift(); code; code = queue.shift()) await change(api, code);
       }),
     );
-    const before = received;
+    const before = await receiver.count();
     const profiling = PROFILE ? await startProfile() : null;
     const t0 = performance.now();
     worker = startWorker(ctx);
-    await waitFor(before + burstCodes.length * hooks);
+    const received = await waitFor(before + burstCodes.length * hooks);
     const t1 = performance.now();
     if (profiling) await profiling.stop(`webhook fan-out burst (log ${log})`);
     await worker.stop();
