@@ -59,7 +59,7 @@ export const WEBHOOK_ORDERS = WEBHOOK_CHANGES * WEBHOOK_RUNS.length;
 /** The webhook receiver, a child process (bench/webhook-receiver.mjs), and how to read what it received. */
 async function startReceiver(): Promise<{
   port: number;
-  count: () => Promise<number>;
+  count: (atLeast?: number) => Promise<{ received: number; at: number | null }>;
   receipts: () => Promise<Map<string, number[]>>;
   stop: () => void;
 }> {
@@ -78,10 +78,11 @@ async function startReceiver(): Promise<{
     });
     child.once('exit', (code) => reject(new Error(`the webhook receiver ended (${code}) before it listened`)));
   });
-  const read = async (path: string) => (await fetch(`http://127.0.0.1:${port}${path}`)).json();
+  const read = async (path: string) =>
+    (await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(120_000) })).json();
   return {
     port,
-    count: async () => (await read('/count')) as number,
+    count: async (atLeast = 0) => (await read(`/count?atLeast=${atLeast}`)) as { received: number; at: number | null },
     receipts: async () => new Map(Object.entries((await read('/receipts')) as Record<string, number[]>)),
     stop,
   };
@@ -141,15 +142,16 @@ export async function benchWebhooks(
     if (res.status !== 201) throw new Error(`event on ${code}: HTTP ${res.status}`);
     sentAt.set(code, epochMs());
   };
-  /** Waits until the receiver has `count` deliveries (2 min at most); answers how many it has. */
-  const waitFor = async (count: number): Promise<number> => {
-    const deadline = performance.now() + 120_000;
-    let received = await receiver.count();
-    while (received < count && performance.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 5));
-      received = await receiver.count();
+  /**
+   * Waits until the receiver has `count` deliveries, 2 min at most: how many it has, and when the
+   * `count`-th arrived (null when they did not all arrive in time).
+   */
+  const waitFor = async (count: number): Promise<{ received: number; at: number | null }> => {
+    try {
+      return await receiver.count(count);
+    } catch {
+      return { received: (await receiver.count()).received, at: null };
     }
-    return received;
   };
 
   const out: Record<string, Record<string, number>> = {};
@@ -186,7 +188,7 @@ export async function benchWebhooks(
     // API's answer to the receipt of its deliveries.
     let worker = startWorker(ctx);
     const latencyCodes = codes.slice(0, LATENCY_CHANGES);
-    const start = await receiver.count();
+    const start = (await receiver.count()).received;
     if (LATENCY_RATE > 0) {
       // Open loop, from a child process (bench/paced-changes.mjs): the i-th change starts at i / rate s, as
       // a steady stream of changes would, and the client's work stays off the measured event loop.
@@ -219,12 +221,13 @@ export async function benchWebhooks(
         for (let code = queue.shift(); code; code = queue.shift()) await change(api, code);
       }),
     );
-    const before = await receiver.count();
+    const before = (await receiver.count()).received;
     const profiling = PROFILE ? await startProfile() : null;
-    const t0 = performance.now();
+    const t0 = epochMs();
     worker = startWorker(ctx);
-    const received = await waitFor(before + burstCodes.length * hooks);
-    const t1 = performance.now();
+    const burst = await waitFor(before + burstCodes.length * hooks);
+    const received = burst.received;
+    const t1 = burst.at ?? epochMs();
     if (profiling) await profiling.stop(`webhook fan-out burst (log ${log})`);
     await worker.stop();
 
