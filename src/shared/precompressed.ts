@@ -1,8 +1,9 @@
 /**
  * A large answer that does not change while the process runs (the OpenAPI documents, the reference
- * pages and their script, the webhook event catalog), sent as bytes made once: never serialised again per request, compressed once (gzip and
- * Brotli, on libuv's thread pool, the first time a client asks for that coding) and revalidated by ETag.
- * docs/decisions-log.md, 'OpenAPI documents', states what clients get.
+ * pages and their script, the webhook event catalog), sent as bytes made once: never serialised again
+ * per request, compressed once (gzip and Brotli, on libuv's thread pool, the first time a client asks
+ * for that coding) and revalidated by ETag. docs/decisions-log.md, 'OpenAPI documents', states what
+ * clients get.
  *
  * - The coding follows the request's Accept-Encoding (Brotli, then gzip, else none), with
  *   `Vary: Accept-Encoding`.

@@ -73,7 +73,7 @@ export interface paths {
         };
         /**
          * Webhook event catalog
-         * @description Public: no token needed. Every event kind a delivery can carry (`ping` and the six WebhookEvent kinds): when it fires, the JSON Schema of its whole envelope, and an example. Sent compressed when the request accepts it (Brotli or gzip) and with an ETag: a request whose If-None-Match names it is answered 304 Not Modified.
+         * @description Public: no token needed. Every event kind a delivery can carry (`ping` and every WebhookEvent kind): when it fires, the JSON Schema of its whole envelope, and an example. Sent compressed when the request accepts it (Brotli or gzip) and with an ETag: a request whose If-None-Match names it is answered 304 Not Modified.
          */
         get: operations["listEventTypes"];
         put?: never;
