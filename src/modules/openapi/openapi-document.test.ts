@@ -336,7 +336,8 @@ describe('GET /v1/developer/openapi.json', () => {
     expect(page.body).toContain('data-spec="/docs/partner.json"');
   });
 
-  it('serves each section rendered by the server once rendered, its state in a data block, no inline script', async () => {
+  it('serves each section rendered by the server once rendered, its state in a data block, no inline script, every code block focusable', async () => {
+    let codeBlocks = 0;
     for (const [path, heading] of [
       ['/docs', 'Create a sandbox test order'],
       ['/docs/developer', 'Rotate an API key'],
@@ -366,7 +367,12 @@ describe('GET /v1/developer/openapi.json', () => {
       // Nothing is loaded from another origin (Redoc's sidebar logo is an empty image here too).
       expect(body).not.toMatch(/\bsrc="https?:/);
       expect(body).not.toContain(REDOC_LOGO_URL);
+      // Every code block can take focus before any script has run (the keyboard scrolls a wide one).
+      const blocks = [...body.matchAll(/<pre\b[^>]*>/g)].map((m) => m[0]);
+      codeBlocks += blocks.length;
+      expect(blocks.filter((b) => !b.includes('tabindex="0"'))).toEqual([]);
     }
+    expect(codeBlocks, 'code blocks in the rendered descriptions').toBeGreaterThan(0);
   }, 120_000);
 
   it('splits the reference into sections: each page renders its part of the document, every operation in exactly one', async () => {

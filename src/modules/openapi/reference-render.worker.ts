@@ -30,7 +30,12 @@ for (const job of jobs) {
   try {
     // Redoc's sidebar credit points at a logo on Redocly's CDN; the page's policy refuses it, and the
     // bundle the browser runs has it replaced by an empty image: so has the rendered page.
-    const html = renderToString(sheet.collectStyles(createElement(Redoc, { store }))).replaceAll(logoUrl, 'data:,');
+    // Every code block can take focus from the first paint, so one wider than the screen scrolls with the
+    // keyboard before the browser's Redoc (whose script does the same) has taken the page over; an
+    // attribute React did not render is no mismatch for the takeover.
+    const html = renderToString(sheet.collectStyles(createElement(Redoc, { store })))
+      .replaceAll(logoUrl, 'data:,')
+      .replace(/<pre(?=[\s>])(?![^>]*\stabindex=)/g, '<pre tabindex="0"');
     const styles = sheet.getStyleTags();
     // The state goes into the page as a data block: no '<' in it can close the block or open a comment.
     const state = JSON.stringify(await store.toJS()).replaceAll('<', '\\u003c');
