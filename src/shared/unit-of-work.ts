@@ -73,6 +73,7 @@ export async function commitChange<T, C = never>(
   const run = (q: Queryable) =>
     fn({
       query: <R>(text: string, params?: readonly unknown[]) => q.query<R>(text, params),
+      ...(q.commit ? { commit: () => (q.commit as () => Promise<void>)() } : {}),
       changed: (change) => {
         changes.push(change);
       },

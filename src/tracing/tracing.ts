@@ -103,6 +103,7 @@ export function traceDb(db: Db, tracing: Tracing): Db {
     );
   const tracedQueryable = (q: Queryable): Queryable => ({
     query: (text, params) => statementSpan(text, () => q.query(text, params)),
+    ...(q.commit ? { commit: () => statementSpan('COMMIT', () => (q.commit as () => Promise<void>)()) } : {}),
   });
   return new Proxy(db, {
     get(target, prop, receiver) {

@@ -87,7 +87,8 @@ export class PartnerEventWriter {
       const prepare = this.deps.joinPlans?.prepared ?? false;
       [decided, written] = await commitOrderChange(this.deps, (tx) => this.writeGroup(group, tx, prepare), {
         afterCommit: committed,
-        tx: { genericPlans: prepare },
+        // Pipelined: the BEGIN goes with the lock and the COMMIT with the write (two round trips).
+        tx: { genericPlans: prepare, pipelined: true },
       });
     } catch (err) {
       // The transaction failed as a whole (nothing of it is committed): alone, each event gets its own
@@ -131,7 +132,7 @@ export class PartnerEventWriter {
       locked,
       this.deps.clock.now(),
       tx,
-      { prepare },
+      { prepare, commit: true },
     );
     const decided: Decided[] = outcomes.map((o, i) =>
       'error' in o ? { event: group[i], error: o.error } : { event: group[i], change: o.change },
@@ -150,14 +151,15 @@ export type PartnerEventOutcome = { change: StatusChange } | { error: AppError }
  * (the geofence, 409, on the locked order, whose address came with the lock), and the accepted ones
  * written by ONE statement with their proofs. A refusal (AppError) is that event's outcome and does
  * not stop the others; any other error fails the transaction. Returns the outcomes in the events'
- * order and the written orders' new pieces by order id.
+ * order and the written orders' new pieces by order id. `commit`: the writes end the transaction, and
+ * in a pipelined one (Db.tx `pipelined`) its COMMIT is sent with them instead of after their answers.
  */
 export async function applyPartnerEvents(
   events: readonly PartnerEvent[],
   locked: ReadonlyMap<string, LockedOrder>,
   now: Date,
   tx: OrderTx,
-  options: { prepare?: boolean } = {},
+  options: { prepare?: boolean; commit?: boolean } = {},
 ): Promise<{ outcomes: PartnerEventOutcome[]; written: Map<string, PartnerOrderPieces> }> {
   const outcomes: PartnerEventOutcome[] = [];
   const proofs: NewProof[] = [];
@@ -176,7 +178,15 @@ export async function applyPartnerEvents(
     }
   }
   const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-  const written = changes.length > 0 ? await recordStatusChanges(changes, tx, options) : new Map<string, PartnerOrderPieces>();
-  if (proofs.length > 0) await recordProofs(proofs, tx);
+  const write = () => (changes.length > 0 ? recordStatusChanges(changes, tx, options) : new Map<string, PartnerOrderPieces>());
+  const prove = () => (proofs.length > 0 ? recordProofs(proofs, tx) : undefined);
+  if (options.commit && tx.commit) {
+    // Pipelined: each statement is sent when called, the COMMIT behind them; awaited together, the
+    // first to fail is the error (the ones behind it fail because the transaction is aborted).
+    const [written] = await Promise.all([write(), prove(), tx.commit()]);
+    return { outcomes, written };
+  }
+  const written = await write();
+  await prove();
   return { outcomes, written };
 }
