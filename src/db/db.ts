@@ -51,10 +51,10 @@ export interface Queryable {
   /** Runs one parameterised statement and returns its rows. */
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
   /**
-   * In a pipelined transaction only (TxOptions `pipelined`): sends COMMIT at once, behind the
-   * statements already sent, without waiting for their answers. Resolves once committed; rejects when
-   * the transaction did not commit (a statement before it failed, and PostgreSQL ended the transaction
-   * with a ROLLBACK instead). Nothing may be sent after it.
+   * In a transaction on a PostgreSQL server only (pipelined: see Db.tx): sends COMMIT at once, behind
+   * the statements already sent, without waiting for their answers. Resolves once committed; rejects
+   * when the transaction did not commit (a statement before it failed, and PostgreSQL ended the
+   * transaction with a ROLLBACK instead). Nothing may be sent after it.
    */
   commit?(): Promise<void>;
 }
@@ -77,24 +77,25 @@ export interface TxOptions {
    * probes by key or inserts.
    */
   genericPlans?: boolean;
-  /**
-   * Server only (the embedded database ignores it): the transaction's connection runs in node-postgres's
-   * pipeline mode, so a statement is sent as soon as it is called, without waiting for the answers of
-   * those before it (each is still answered, or fails, on its own). The BEGIN then travels with the
-   * first statement, and `commit()` sends COMMIT with the last ones: a transaction of a lock and a
-   * write takes two round trips instead of four. Only for a transaction whose statements are sent one
-   * after another as its code awaits them, or together where it means them to go together; a statement
-   * sent behind one that fails fails too (the transaction is aborted), so nothing is written out of
-   * order. The connection leaves pipeline mode before it goes back to the pool (COPY cannot run in it).
-   */
-  pipelined?: boolean;
 }
 
 export interface Db extends Queryable {
   readonly kind: 'embedded' | 'server';
   /** Whether the database answers, as this process last saw it (outages are logged by context.ts). */
   readonly health: DependencyHealth;
-  /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
+  /**
+   * Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws.
+   *
+   * On a PostgreSQL server the transaction is pipelined: its connection runs in node-postgres's
+   * pipeline mode while the transaction lasts, so a statement is sent as soon as it is called, without
+   * waiting for the answers of those before it (each is still answered, or fails, on its own, in
+   * order). The BEGIN travels with the first statement, and `q.commit()` sends COMMIT with the last
+   * ones (a lock and a write then take two round trips instead of four). A statement sent behind one
+   * that fails fails too (the transaction is aborted), so nothing is written out of order. The
+   * connection leaves pipeline mode before it goes back to the pool (a COPY cannot run in it). The
+   * embedded database sends one statement at a time and has no `commit()` (its round trips cost no
+   * network wait).
+   */
   tx<T>(fn: (q: Queryable) => Promise<T>, options?: TxOptions): Promise<T>;
   /** A dedicated connection (advisory locks, migrations); release it when done. No deadline applies. */
   connect(): Promise<pg.PoolClient>;
@@ -179,6 +180,26 @@ async function run<R>(client: pg.Pool | pg.PoolClient, text: string, params?: re
  */
 function setPipelineMode(client: pg.PoolClient, on: boolean): void {
   (client as unknown as { pipeline: boolean }).pipeline = on;
+}
+
+/**
+ * A transaction's last statements with its COMMIT: on a PostgreSQL server (a pipelined transaction, see
+ * Db.tx) all sent at once, one round trip; on the embedded database one after another, the COMMIT then
+ * sent by Db.tx. Resolves with their results in order; the first statement to fail is the error (the
+ * ones behind it fail because the transaction is aborted, and the COMMIT is answered with a ROLLBACK).
+ * Nothing may be sent on `q` afterwards.
+ */
+export async function lastStatements<T extends unknown[]>(
+  q: Queryable,
+  ...statements: { [K in keyof T]: () => Promise<T[K]> }
+): Promise<T> {
+  if (q.commit) {
+    const results = await Promise.all([...statements.map((send) => send()), q.commit()]);
+    return results.slice(0, -1) as T;
+  }
+  const results: unknown[] = [];
+  for (const send of statements) results.push(await send());
+  return results as T;
 }
 
 /**
@@ -390,7 +411,7 @@ class PoolDb implements Db {
     const begin = `BEGIN${options.isolation ? ' ISOLATION LEVEL REPEATABLE READ' : ''}${options.readOnly ? ' READ ONLY' : ''}${
       options.genericPlans ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''
     }`;
-    const pipelined = options.pipelined === true && this.kind === 'server';
+    const pipelined = this.kind === 'server';
     let committing: Promise<void> | undefined;
     const q: Queryable = pipelined
       ? {
@@ -403,24 +424,16 @@ class PoolDb implements Db {
       : { query: (text, params) => run(client, text, params) };
     try {
       await this.setStatementTimeout(client);
-      if (pipelined) {
-        setPipelineMode(client, true);
-        // Sent now, answered with the first statement's round trip: a BEGIN that fails (the connection
-        // is lost) fails every statement behind it, so it is awaited only once they have answered.
-        const began = run(client, begin);
-        began.catch(() => {});
-        const result = await fn(q);
-        await began;
-        await q.commit?.();
-        setPipelineMode(client, false);
-        deadline?.cancel();
-        client.release();
-        this.health.succeeded(token);
-        return result;
-      }
-      await run(client, begin);
+      if (pipelined) setPipelineMode(client, true);
+      const began = run(client, begin);
+      // Pipelined, the BEGIN is answered with the first statement's round trip. A BEGIN that fails (the
+      // connection is lost) fails every statement behind it, so it is awaited once they have answered.
+      if (pipelined) began.catch(() => {});
+      else await began;
       const result = await fn(q);
-      await run(client, 'COMMIT');
+      await began;
+      await (q.commit ? q.commit() : run(client, 'COMMIT'));
+      if (pipelined) setPipelineMode(client, false);
       deadline?.cancel();
       client.release();
       this.health.succeeded(token);

@@ -1,9 +1,9 @@
 /**
- * Pipelined transactions (Db.tx `pipelined`): on a PostgreSQL server the BEGIN travels with the first
- * statement and `commit()` sends COMMIT with the last ones; the transaction is still one transaction,
+ * Pipelined transactions (Db.tx): on a PostgreSQL server the BEGIN travels with the first statement
+ * and `commit()` sends COMMIT with the last ones; the transaction is still one transaction,
  * a statement that fails takes the whole of it with it, and the connection goes back to the pool out of
- * pipeline mode (a COPY runs on it afterwards). The embedded database ignores the option (its
- * transactions send one statement at a time, and have no `commit()`).
+ * pipeline mode (a COPY runs on it afterwards). The embedded database's transactions send one
+ * statement at a time and have no `commit()`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../../test/harness.js';
@@ -30,21 +30,15 @@ async function rows(): Promise<number[]> {
 const server = Boolean(process.env.DATABASE_URL);
 
 it.skipIf(server)('is an ordinary transaction on the embedded database', async () => {
-  await db.tx(
-    async (q) => {
-      expect(q.commit).toBeUndefined();
-      await q.query('INSERT INTO pipelined (a) VALUES (1)');
-    },
-    { pipelined: true },
-  );
+  await db.tx(async (q) => {
+    expect(q.commit).toBeUndefined();
+    await q.query('INSERT INTO pipelined (a) VALUES (1)');
+  });
   await expect(
-    db.tx(
-      async (q) => {
-        await q.query('INSERT INTO pipelined (a) VALUES (2)');
-        await q.query('INSERT INTO pipelined (a) VALUES (1)');
-      },
-      { pipelined: true },
-    ),
+    db.tx(async (q) => {
+      await q.query('INSERT INTO pipelined (a) VALUES (2)');
+      await q.query('INSERT INTO pipelined (a) VALUES (1)');
+    }),
   ).rejects.toMatchObject({ code: '23505' });
   expect(await rows()).toEqual([1]);
   await db.query('DELETE FROM pipelined');
@@ -52,19 +46,16 @@ it.skipIf(server)('is an ordinary transaction on the embedded database', async (
 
 describe.skipIf(!server)('a pipelined transaction', () => {
   it('runs its statements in one transaction and commits the last ones with its COMMIT', async () => {
-    const seen = await db.tx(
-      async (q) => {
-        const [first] = await q.query<{ id: string }>('SELECT txid_current()::text AS id');
-        // Sent together with the COMMIT, none of them awaited before it is sent.
-        const [inserted, second] = await Promise.all([
-          q.query<{ a: number }>('INSERT INTO pipelined (a) VALUES ($1), ($2) RETURNING a', [1, 2]),
-          q.query<{ id: string }>('SELECT txid_current()::text AS id'),
-          q.commit?.(),
-        ]);
-        return { inserted: inserted.map((r) => r.a), same: first.id === second[0].id };
-      },
-      { pipelined: true },
-    );
+    const seen = await db.tx(async (q) => {
+      const [first] = await q.query<{ id: string }>('SELECT txid_current()::text AS id');
+      // Sent together with the COMMIT, none of them awaited before it is sent.
+      const [inserted, second] = await Promise.all([
+        q.query<{ a: number }>('INSERT INTO pipelined (a) VALUES ($1), ($2) RETURNING a', [1, 2]),
+        q.query<{ id: string }>('SELECT txid_current()::text AS id'),
+        q.commit?.(),
+      ]);
+      return { inserted: inserted.map((r) => r.a), same: first.id === second[0].id };
+    });
     expect(seen).toEqual({ inserted: [1, 2], same: true });
     expect(await rows()).toEqual([1, 2]);
     await db.query('DELETE FROM pipelined');
@@ -72,35 +63,29 @@ describe.skipIf(!server)('a pipelined transaction', () => {
 
   it('a statement that fails ahead of the COMMIT fails the transaction: nothing of it is kept', async () => {
     await db.query('INSERT INTO pipelined (a) VALUES (1)');
-    const attempt = db.tx(
-      async (q) => {
-        await q.query('INSERT INTO pipelined (a) VALUES ($1)', [2]);
-        const results = [
-          q.query('INSERT INTO pipelined (a) VALUES ($1)', [1]), // a duplicate key
-          q.query('INSERT INTO pipelined (a) VALUES ($1)', [3]),
-          q.commit?.(),
-        ];
-        await Promise.all(results);
-      },
-      { pipelined: true },
-    );
+    const attempt = db.tx(async (q) => {
+      await q.query('INSERT INTO pipelined (a) VALUES ($1)', [2]);
+      const results = [
+        q.query('INSERT INTO pipelined (a) VALUES ($1)', [1]), // a duplicate key
+        q.query('INSERT INTO pipelined (a) VALUES ($1)', [3]),
+        q.commit?.(),
+      ];
+      await Promise.all(results);
+    });
     await expect(attempt).rejects.toMatchObject({ code: '23505' });
     expect(await rows()).toEqual([1]);
     // The connection is in step: the next statements and transactions get their own answers.
     for (let i = 0; i < 5; i++) expect(await db.query<{ v: number }>('SELECT $1::int AS v', [i])).toEqual([{ v: i }]);
-    await db.tx(async (q) => q.query('INSERT INTO pipelined (a) VALUES (4)'), { pipelined: true });
+    await db.tx(async (q) => q.query('INSERT INTO pipelined (a) VALUES (4)'));
     expect(await rows()).toEqual([1, 4]);
     await db.query('DELETE FROM pipelined');
   });
 
   it('an error thrown by its code after statements were sent rolls them back', async () => {
-    const attempt = db.tx(
-      async (q) => {
-        void q.query('INSERT INTO pipelined (a) VALUES (5)');
-        throw new Error('refused by the code');
-      },
-      { pipelined: true },
-    );
+    const attempt = db.tx(async (q) => {
+      void q.query('INSERT INTO pipelined (a) VALUES (5)');
+      throw new Error('refused by the code');
+    });
     await expect(attempt).rejects.toThrow('refused by the code');
     expect(await rows()).toEqual([]);
   });
@@ -109,13 +94,10 @@ describe.skipIf(!server)('a pipelined transaction', () => {
     // Every connection of the pool (5 in the tests) takes a pipelined transaction at once, then a COPY.
     await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        db.tx(
-          async (q) => {
-            await q.query('SELECT pg_sleep(0.05)');
-            await Promise.all([q.query('INSERT INTO pipelined (a) VALUES ($1)', [10 + i]), q.commit?.()]);
-          },
-          { pipelined: true },
-        ),
+        db.tx(async (q) => {
+          await q.query('SELECT pg_sleep(0.05)');
+          await Promise.all([q.query('INSERT INTO pipelined (a) VALUES ($1)', [10 + i]), q.commit?.()]);
+        }),
       ),
     );
     await Promise.all(

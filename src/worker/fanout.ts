@@ -8,6 +8,7 @@
  * claim loop's wake-up.
  */
 import type { AppContext } from '../context.js';
+import { lastStatements } from '../db/db.js';
 import { findOrderPlacements } from '../modules/orders/order-reads.repo.js';
 import type { OrderPlacement } from '../modules/orders/visibility.js';
 import { serializeEnvelope } from '../modules/webhooks/envelope.js';
@@ -73,13 +74,19 @@ export async function fanOutBatch(ctx: AppContext, batchSize: number): Promise<F
         });
       }
     }
-    const queued = await insertDeliveries(deliveries, now, q);
-    await markOutboxProcessed(
-      rows.map((r) => r.id),
-      now,
+    // The writes and the other workers' wake-up go with the COMMIT (one round trip on a server). A
+    // wake-up for deliveries that were all there already costs a worker one empty claim.
+    const [queued] = await lastStatements(
       q,
+      () => insertDeliveries(deliveries, now, q),
+      () =>
+        markOutboxProcessed(
+          rows.map((r) => r.id),
+          now,
+          q,
+        ),
+      async () => (deliveries.length > 0 ? notifyDeliveriesDue(ctx.db, q) : undefined),
     );
-    if (queued.length > 0) await notifyDeliveriesDue(ctx.db, q);
     return { rows, queued };
   });
 

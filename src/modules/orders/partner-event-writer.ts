@@ -11,6 +11,7 @@
  * share a transaction: the later one goes to the next, and then sees the first's outcome, as two
  * requests racing on the row lock always did.
  */
+import { lastStatements } from '../../db/db.js';
 import type { JoinPlans } from '../../db/join-plans.js';
 import { AppError } from '../../errors.js';
 import { type BatchEntry, Batcher } from '../../shared/batcher.js';
@@ -87,8 +88,7 @@ export class PartnerEventWriter {
       const prepare = this.deps.joinPlans?.prepared ?? false;
       [decided, written] = await commitOrderChange(this.deps, (tx) => this.writeGroup(group, tx, prepare), {
         afterCommit: committed,
-        // Pipelined: the BEGIN goes with the lock and the COMMIT with the write (two round trips).
-        tx: { genericPlans: prepare, pipelined: true },
+        tx: { genericPlans: prepare },
       });
     } catch (err) {
       // The transaction failed as a whole (nothing of it is committed): alone, each event gets its own
@@ -152,7 +152,8 @@ export type PartnerEventOutcome = { change: StatusChange } | { error: AppError }
  * written by ONE statement with their proofs. A refusal (AppError) is that event's outcome and does
  * not stop the others; any other error fails the transaction. Returns the outcomes in the events'
  * order and the written orders' new pieces by order id. `commit`: the writes end the transaction, and
- * in a pipelined one (Db.tx `pipelined`) its COMMIT is sent with them instead of after their answers.
+ * on a PostgreSQL server (a pipelined transaction, Db.tx) its COMMIT is sent with them instead of after
+ * their answers: with the BEGIN sent with the lock, a group takes two round trips.
  */
 export async function applyPartnerEvents(
   events: readonly PartnerEvent[],
@@ -178,12 +179,11 @@ export async function applyPartnerEvents(
     }
   }
   const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-  const write = () => (changes.length > 0 ? recordStatusChanges(changes, tx, options) : new Map<string, PartnerOrderPieces>());
-  const prove = () => (proofs.length > 0 ? recordProofs(proofs, tx) : undefined);
-  if (options.commit && tx.commit) {
-    // Pipelined: each statement is sent when called, the COMMIT behind them; awaited together, the
-    // first to fail is the error (the ones behind it fail because the transaction is aborted).
-    const [written] = await Promise.all([write(), prove(), tx.commit()]);
+  const write = async () =>
+    changes.length > 0 ? recordStatusChanges(changes, tx, options) : new Map<string, PartnerOrderPieces>();
+  const prove = async () => (proofs.length > 0 ? recordProofs(proofs, tx) : undefined);
+  if (options.commit) {
+    const [written] = await lastStatements(tx, write, prove);
     return { outcomes, written };
   }
   const written = await write();

@@ -26,7 +26,7 @@
  * the worker has free slots, so under load one claim starts a whole wave of attempts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../../db/db.js';
+import { type Db, lastStatements } from '../../../db/db.js';
 import type { WebhookDeliveryStatus } from '../../../shared/schemas.js';
 import type { NewDelivery } from './insert-deliveries.js';
 
@@ -111,22 +111,24 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
     // 2. Count what is in flight per webhook, pick up to the cap, lease: one statement. Its snapshot is
     //    taken after step 1 holds the webhook locks, so it sees every lease another worker committed
     //    for these webhooks; a worker still claiming one of them holds its lock and was skipped in 1.
-    const rows = await q.query<{
-      ord: number;
-      id: string;
-      webhook_id: string;
-      partner_id: string;
-      event_id: string;
-      event_type: string;
-      body: string;
-      status: WebhookDeliveryStatus;
-      attempts: number;
-      url: string;
-      secret_ciphertext: string;
-      previous_secret_ciphertext: string | null;
-      signed_at_sec: string;
-    }>(
-      `WITH cand AS (
+    //    Sent with the COMMIT (on a server: the claim is two round trips, its BEGIN went with step 1).
+    const [rows] = await lastStatements(q, () =>
+      q.query<{
+        ord: number;
+        id: string;
+        webhook_id: string;
+        partner_id: string;
+        event_id: string;
+        event_type: string;
+        body: string;
+        status: WebhookDeliveryStatus;
+        attempts: number;
+        url: string;
+        secret_ciphertext: string;
+        previous_secret_ciphertext: string | null;
+        signed_at_sec: string;
+      }>(
+        `WITH cand AS (
          SELECT c.id, c.wid, c.ord,
                 row_number() OVER (PARTITION BY c.wid ORDER BY c.ord) AS k
            FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, wid, ord)
@@ -148,18 +150,19 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
         RETURNING picked.ord::int AS ord, d.id, d.webhook_id, d.partner_id, d.event_id, d.event_type, d.body, d.status,
                   d.attempts, w.url, w.secret_ciphertext, d.signed_at_sec,
                   CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_ciphertext END AS previous_secret_ciphertext`,
-      [
-        candidates.map((c) => c.id),
-        candidates.map((c) => c.webhook_id),
-        now,
-        options.perWebhookLimit,
-        options.limit,
-        new Date(options.nowMs + options.leaseMs),
-        leaseToken,
-        Math.floor(options.wallClockMs / 1000),
-        adjusted.webhookIds,
-        adjusted.limits,
-      ],
+        [
+          candidates.map((c) => c.id),
+          candidates.map((c) => c.webhook_id),
+          now,
+          options.perWebhookLimit,
+          options.limit,
+          new Date(options.nowMs + options.leaseMs),
+          leaseToken,
+          Math.floor(options.wallClockMs / 1000),
+          adjusted.webhookIds,
+          adjusted.limits,
+        ],
+      ),
     );
     // Oldest due first, as claimed.
     rows.sort((a, b) => a.ord - b.ord);
