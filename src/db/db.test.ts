@@ -3,6 +3,12 @@
  * own answer. (With PGlite's node-postgres adapter, letting pg-pool destroy the client after a failing
  * parameterised statement put the protocol stream out of step: later statements failed, then received
  * the results of earlier ones.)
+ *
+ * Pipelined transactions (Db.tx): on a PostgreSQL server the BEGIN travels with the first statement
+ * and `commit()` sends COMMIT with the last ones; the transaction is still one transaction, a statement
+ * that fails takes the whole of it with it, and the connection goes back to the pool out of pipeline
+ * mode (a COPY runs on it afterwards). The embedded database's transactions send one statement at a
+ * time and have no `commit()`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../../test/harness.js';
@@ -20,6 +26,7 @@ beforeAll(async () => {
   };
   await db.query('CREATE TABLE probe (a int PRIMARY KEY)');
   await db.query('INSERT INTO probe VALUES (1)');
+  await db.query('CREATE TABLE pipelined (a int PRIMARY KEY, note text)');
 });
 afterAll(() => drop());
 
@@ -64,5 +71,89 @@ describe('after a failing statement', () => {
       else expect(o).toEqual({ status: 'fulfilled', value: [{ v: i }] });
     });
     await expectInStep();
+  });
+});
+
+async function rows(): Promise<number[]> {
+  return (await db.query<{ a: number }>('SELECT a FROM pipelined ORDER BY a')).map((r) => r.a);
+}
+
+const server = Boolean(process.env.DATABASE_URL);
+
+it.skipIf(server)('is an ordinary transaction on the embedded database', async () => {
+  await db.tx(async (q) => {
+    expect(q.commit).toBeUndefined();
+    await q.query('INSERT INTO pipelined (a) VALUES (1)');
+  });
+  await expect(
+    db.tx(async (q) => {
+      await q.query('INSERT INTO pipelined (a) VALUES (2)');
+      await q.query('INSERT INTO pipelined (a) VALUES (1)');
+    }),
+  ).rejects.toMatchObject({ code: '23505' });
+  expect(await rows()).toEqual([1]);
+  await db.query('DELETE FROM pipelined');
+});
+
+describe.skipIf(!server)('a pipelined transaction', () => {
+  it('runs its statements in one transaction and commits the last ones with its COMMIT', async () => {
+    const seen = await db.tx(async (q) => {
+      const [first] = await q.query<{ id: string }>('SELECT txid_current()::text AS id');
+      // Sent together with the COMMIT, none of them awaited before it is sent.
+      const [inserted, second] = await Promise.all([
+        q.query<{ a: number }>('INSERT INTO pipelined (a) VALUES ($1), ($2) RETURNING a', [1, 2]),
+        q.query<{ id: string }>('SELECT txid_current()::text AS id'),
+        q.commit?.(),
+      ]);
+      return { inserted: inserted.map((r) => r.a), same: first.id === second[0].id };
+    });
+    expect(seen).toEqual({ inserted: [1, 2], same: true });
+    expect(await rows()).toEqual([1, 2]);
+    await db.query('DELETE FROM pipelined');
+  });
+
+  it('a statement that fails ahead of the COMMIT fails the transaction: nothing of it is kept', async () => {
+    await db.query('INSERT INTO pipelined (a) VALUES (1)');
+    const attempt = db.tx(async (q) => {
+      await q.query('INSERT INTO pipelined (a) VALUES ($1)', [2]);
+      const results = [
+        q.query('INSERT INTO pipelined (a) VALUES ($1)', [1]), // a duplicate key
+        q.query('INSERT INTO pipelined (a) VALUES ($1)', [3]),
+        q.commit?.(),
+      ];
+      await Promise.all(results);
+    });
+    await expect(attempt).rejects.toMatchObject({ code: '23505' });
+    expect(await rows()).toEqual([1]);
+    // The connection is in step: the next statements and transactions get their own answers.
+    for (let i = 0; i < 5; i++) expect(await db.query<{ v: number }>('SELECT $1::int AS v', [i])).toEqual([{ v: i }]);
+    await db.tx(async (q) => q.query('INSERT INTO pipelined (a) VALUES (4)'));
+    expect(await rows()).toEqual([1, 4]);
+    await db.query('DELETE FROM pipelined');
+  });
+
+  it('an error thrown by its code after statements were sent rolls them back', async () => {
+    const attempt = db.tx(async (q) => {
+      void q.query('INSERT INTO pipelined (a) VALUES (5)');
+      throw new Error('refused by the code');
+    });
+    await expect(attempt).rejects.toThrow('refused by the code');
+    expect(await rows()).toEqual([]);
+  });
+
+  it('leaves every connection out of pipeline mode: COPY runs on each of them afterwards', async () => {
+    // Every connection of the pool (5 in the tests) takes a pipelined transaction at once, then a COPY.
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        db.tx(async (q) => {
+          await q.query('SELECT pg_sleep(0.05)');
+          await Promise.all([q.query('INSERT INTO pipelined (a) VALUES ($1)', [10 + i]), q.commit?.()]);
+        }),
+      ),
+    );
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) => db.copyFrom('COPY pipelined (a, note) FROM STDIN', `${20 + i}\tcopied\n`)),
+    );
+    expect(await rows()).toEqual([10, 11, 12, 13, 14, 20, 21, 22, 23, 24]);
   });
 });
