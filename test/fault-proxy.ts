@@ -70,6 +70,11 @@ export class FaultProxy {
     return this.links.size;
   }
 
+  /** What a blackhole holds on its way to the target, over every open connection (latin1 text). */
+  get heldToTarget(): string {
+    return [...this.links].map((link) => Buffer.concat(link.toUpstream).toString('latin1')).join('');
+  }
+
   /** Traffic flows; what a blackhole held is delivered, in order. */
   pass(): void {
     this.mode = 'pass';

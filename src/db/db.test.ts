@@ -11,15 +11,19 @@
  * time and have no `commit()`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase } from '../../test/harness.js';
-import type { Db } from './db.js';
+import { FaultProxy } from '../../test/fault-proxy.js';
+import { freshDatabase, TEST_DB_TIMEOUT_MS } from '../../test/harness.js';
+import { waitFor } from '../../test/wait.js';
+import { type Db, openDb } from './db.js';
 
 let db: Db;
+let url: string | null;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
   const fresh = await freshDatabase();
   db = fresh.db;
+  url = fresh.url;
   drop = async () => {
     await fresh.db.close();
     await fresh.drop();
@@ -96,6 +100,38 @@ it.skipIf(server)('is an ordinary transaction on the embedded database', async (
 });
 
 describe.skipIf(!server)('a pipelined transaction', () => {
+  it('sends a statement without waiting for the answers of those before it', async () => {
+    // Through a proxy that holds what the client sends: both statements reach it before any answer.
+    const proxy = await FaultProxy.startFor(url as string);
+    const viaProxy = await openDb({
+      databaseUrl: proxy.url(url as string),
+      dataDir: '',
+      poolSize: 1,
+      timeoutMs: TEST_DB_TIMEOUT_MS,
+    });
+    try {
+      const answers = await viaProxy.tx(async (q) => {
+        proxy.blackhole();
+        const first = q.query<{ m: string }>(`SELECT 'first statement' AS m`);
+        const second = q.query<{ m: string }>(`SELECT 'second statement' AS m`);
+        try {
+          await waitFor(() => proxy.heldToTarget.includes('second statement'), {
+            timeoutMs: 5_000,
+            what: 'the second statement sent while the first is unanswered',
+          });
+        } finally {
+          proxy.pass();
+        }
+        return [...(await first), ...(await second)].map((r) => r.m);
+      });
+      expect(answers).toEqual(['first statement', 'second statement']);
+    } finally {
+      proxy.pass();
+      await viaProxy.close();
+      await proxy.close();
+    }
+  });
+
   it('runs its statements in one transaction and commits the last ones with its COMMIT', async () => {
     const seen = await db.tx(async (q) => {
       const [first] = await q.query<{ id: string }>('SELECT txid_current()::text AS id');
