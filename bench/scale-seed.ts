@@ -74,25 +74,39 @@ export async function findSeeded(db: SeedDb): Promise<SeededLists> {
   };
 }
 
+/** How many requests, over how long before `now`, and whose: every fifth row the other partner's when one is given. */
+export interface RequestLogShape {
+  rows: number;
+  spanMs: number;
+  otherPartnerId: string | null;
+}
+
 /**
- * LOG_ROWS requests of one partner, one every 35 days / LOG_ROWS going back from `now`, in day-sized
+ * LOG_ROWS requests of one partner, one every 35 days / LOG_ROWS going back from `now` (or `shape`'s), in day-sized
  * statements. Keys 60/30/10 %; statuses 200 85 %, 201 5 %, 404 4 %, 400 3 %, 429 2 %, 500 0.5 %, 503 0.5 %;
  * methods GET, POST for the events and creations, DELETE 1 %; paths /me, the list, an order, its events.
  */
-async function seedRequestLog(db: SeedDb, partnerId: string, keyIds: string[], now: Date): Promise<void> {
+export async function seedRequestLog(
+  db: SeedDb,
+  partnerId: string,
+  keyIds: string[],
+  now: Date,
+  shape: RequestLogShape = { rows: LOG_ROWS, spanMs: LOG_DAYS * DAY_MS, otherPartnerId: null },
+): Promise<void> {
+  const { rows, spanMs, otherPartnerId } = shape;
   const nowMs = now.getTime();
-  const stepMs = (LOG_DAYS * DAY_MS) / LOG_ROWS;
+  const stepMs = spanMs / rows;
   const days = new Set<string>();
-  for (let d = 0; d <= LOG_DAYS + 1; d++) days.add(new Date(nowMs - d * DAY_MS).toISOString().slice(0, 10));
+  for (let d = 0; d <= Math.ceil(spanMs / DAY_MS) + 1; d++) days.add(new Date(nowMs - d * DAY_MS).toISOString().slice(0, 10));
   await db.query('SELECT request_log_ensure_day(d::date) FROM unnest($1::text[]) AS d', [[...days]]);
-  const perStatement = Math.ceil(LOG_ROWS / LOG_DAYS);
-  for (let from = 0; from < LOG_ROWS; from += perStatement) {
-    const to = Math.min(LOG_ROWS, from + perStatement) - 1;
+  const perStatement = Math.min(Math.ceil(LOG_ROWS / LOG_DAYS), rows);
+  for (let from = 0; from < rows; from += perStatement) {
+    const to = Math.min(rows, from + perStatement) - 1;
     await db.query(
       `INSERT INTO request_log (id, created_at, partner_id, api_key_id, environment, method, path, query, status_code, error_code,
                                 duration_ms, ip, user_agent, idempotency_key, request_body, response_body)
        SELECT 'req_' || lpad(to_hex(ms), 12, '0') || lpad(to_hex(g % 16777216), 6, '0') || substr(md5(g::text), 1, 14),
-              timestamptz 'epoch' + ms * interval '1 millisecond', $4::uuid,
+              timestamptz 'epoch' + ms * interval '1 millisecond', CASE WHEN $7::uuid IS NOT NULL AND g % 5 = 1 THEN $7::uuid ELSE $4::uuid END,
               ($5::uuid[])[CASE WHEN g % 10 < 6 THEN 1 WHEN g % 10 < 9 THEN 2 ELSE 3 END], 'LIVE',
               m.method, m.path, NULL, s.code, s.err, 12.5, '10.0.0.1', 'bench/1.0', NULL,
               CASE WHEN s.code >= 400 OR m.method <> 'GET' THEN '{}' END,
@@ -107,7 +121,7 @@ async function seedRequestLog(db: SeedDb, partnerId: string, keyIds: string[], n
                               CASE WHEN g % 10 < 3 THEN '/v1/partner/me' WHEN g % 10 < 7 THEN '/v1/partner/orders'
                                    ELSE '/v1/partner/orders/B' || lpad((g % 100000)::text, 8, '0') || CASE WHEN g % 10 = 9 THEN '/events' ELSE '' END
                               END AS path) m`,
-      [from, to, nowMs, partnerId, keyIds, stepMs],
+      [from, to, nowMs, partnerId, keyIds, stepMs, otherPartnerId],
     );
     if ((from / perStatement) % 5 === 4) console.log(`  ${to + 1} requests`);
   }

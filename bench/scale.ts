@@ -1,6 +1,6 @@
 /**
- * npm run bench -- --scale[=lists|tenants] [--duration=10] [--readers=8] [--log-rows=10000000]
- *                  [--scale-orders=1000000] [--scale-deliveries=1000000] [--tenant-seconds=30]
+ * npm run bench -- --scale[=lists|tenants|day] [--duration=10] [--readers=8] [--log-rows=10000000]
+ *                  [--scale-orders=1000000] [--scale-deliveries=1000000] [--day-rows=1000000] [--tenant-seconds=30]
  *                  [--tenant-parts=fresh,random] [--tenant-rounds=1] [--profile] [--keep] [--reuse=<database url>]
  *
  * The scale scenario (docs/scale.md), on the PostgreSQL server of DATABASE_URL (a throw-away database,
@@ -17,6 +17,8 @@
  *    at random (as a probe from outside reads them), 200 tenants → one → 200 tenants on one API process,
  *    after 10 s of one tenant's reads that are not compared (V8 optimises a new process's code first);
  *    `--tenant-rounds=N` repeats one → 200 tenants N times and prints the median of the N ratios.
+ *  - `day` (only when named): `--day-rows` requests logged today in a day's partition nobody has
+ *    analysed, page 1 and page 100 of three filters before and after the service's statistics pass.
  * `--profile` writes a CPU profile of this process (the API's) for each phase at random (bench/profile.ts;
  * bench/profile-top.ts sums and compares them).
  * Each part runs on a database of its own. `--keep` leaves the lists' database in place (its URL is
@@ -27,6 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type AppContext, createContext } from '../src/context.js';
+import { analyseGrownTables } from '../src/db/statistics.js';
 import { signAccessToken } from '../src/modules/auth/tokens.js';
 import { newId } from '../src/shared/ids.js';
 import { dropRedisNamespace } from '../test/redis-namespace.js';
@@ -35,8 +38,8 @@ import { BENCH_ENV } from './bench-env.js';
 import { type Measured, measured } from './figures.js';
 import type { Load } from './load-generator.js';
 import { startProfile } from './profile.js';
-import { DAY_MS, DELIVERIES, findSeeded, LOG_ROWS, loadAverage, ORDERS, seedLists } from './scale-seed.js';
-import { seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
+import { DAY_MS, DELIVERIES, findSeeded, LOG_ROWS, loadAverage, ORDERS, seedLists, seedRequestLog } from './scale-seed.js';
+import { type SeedDb, seedDb, seededCode, seedOrders, seedPartnersAndKeys, seedZone } from './seed.js';
 import { freshServerDatabase } from './server-db.js';
 
 const DURATION = Number(arg('duration', '10'));
@@ -51,10 +54,17 @@ const TENANT_ROUNDS = Math.max(1, Number(arg('tenant-rounds', '1')));
 const TENANT_PARTS = arg('tenant-parts', 'fresh,random').split(',');
 const KEEP = process.argv.includes('--keep');
 const REUSE = arg('reuse', '');
+/** Requests of the `day` part. */
+const DAY_ROWS = Number(arg('day-rows', '1000000'));
 
-async function startApi(url: string, prefix: string): Promise<{ ctx: AppContext; base: string; close: () => Promise<void> }> {
+async function startApi(
+  url: string,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<{ ctx: AppContext; base: string; close: () => Promise<void> }> {
   const config = loadConfig({
     ...BENCH_ENV,
+    ...env,
     DATABASE_URL: url,
     REDIS_URL: process.env.REDIS_URL,
     REDIS_KEY_PREFIX: prefix,
@@ -86,6 +96,14 @@ export async function benchScale(options: { load: Load; only: string }): Promise
       await server.drop();
     }
   }
+  if (parts.includes('day')) {
+    const server = await freshServerDatabase();
+    try {
+      await benchDay(options.load, server.url, prefix);
+    } finally {
+      await server.drop();
+    }
+  }
   if (parts.includes('lists')) {
     const server = REUSE ? null : await freshServerDatabase();
     try {
@@ -95,6 +113,18 @@ export async function benchScale(options: { load: Load; only: string }): Promise
       else if (server) console.log(`kept: ${server.url}`);
     }
   }
+}
+
+/** A user of `partnerId` made in the database, and the Authorization header of its access token (the developer routes). */
+async function partnerUserBearer(db: SeedDb, ctx: AppContext, partnerId: string): Promise<Record<string, string>> {
+  const userId = newId();
+  await db.query(`INSERT INTO users (id, phone, role, partner_id, created_at) VALUES ($1, $2, 'PARTNER', $3, now())`, [
+    userId,
+    `+99457${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
+    partnerId,
+  ]);
+  const token = await signAccessToken(ctx.secrets.jwtKey, ctx.clock, { userId, role: 'PARTNER', partnerId });
+  return { authorization: `Bearer ${token}` };
 }
 
 function printRow(r: Measured): void {
@@ -115,14 +145,7 @@ async function benchLists(load: Load, url: string, prefix: string, seed: boolean
     const [a, b, c] = keys;
     const partnerId = a.partnerId;
 
-    const userId = newId();
-    await db.query(`INSERT INTO users (id, phone, role, partner_id, created_at) VALUES ($1, $2, 'PARTNER', $3, now())`, [
-      userId,
-      `+99457${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
-      partnerId,
-    ]);
-    const token = await signAccessToken(api.ctx.secrets.jwtKey, api.ctx.clock, { userId, role: 'PARTNER', partnerId });
-    const bearer = { authorization: `Bearer ${token}` };
+    const bearer = await partnerUserBearer(db, api.ctx, partnerId);
 
     // The request log's far end, per filter: a cursor 1,000 requests before the oldest that matches.
     const deep = async (where: string, params: unknown[] = []) => {
@@ -194,6 +217,64 @@ async function benchLists(load: Load, url: string, prefix: string, seed: boolean
       `/v1/developer/webhooks/${webhookId}/deliveries?status=DELIVERED&page=10000&pageSize=50`,
     ]);
     await measure('key usage: 35 days', [`/v1/developer/keys/${a.id}/usage?days=35`]);
+    console.log(`load average after: ${loadAverage()}`);
+  } finally {
+    await db.close();
+    await api.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One busy day of the request log, never analysed
+
+/**
+ * DAY_ROWS requests logged today (every fifth another partner's), in a partition nobody has analysed
+ * (this machine's PostgreSQL, like CI's, runs with autovacuum off). Page 1 and page 100 (offset 4,950)
+ * with `--readers` readers: first page 100 before any statistics exist (what the planner does without
+ * them), then the pass the worker runs every 10 s (src/db/statistics.ts), timed, then every read.
+ */
+async function benchDay(load: Load, url: string, prefix: string): Promise<void> {
+  // Its first reads time out by design (answered 503, counted in the figures): not logged as errors.
+  const api = await startApi(url, `${prefix}:day`, { LOG_LEVEL: 'fatal' });
+  const db = await seedDb(url, api.ctx.db);
+  try {
+    const now = new Date();
+    const [a, b, c] = await seedPartnersAndKeys(db, 1, 3, now);
+    const [other] = await seedPartnersAndKeys(db, 1, 1, now);
+    // Inside today's UTC day: from its first second (or the last hour, just after midnight) to now.
+    const intoDayMs = now.getTime() % DAY_MS;
+    const spanMs = Math.max(intoDayMs - 1000, Math.min(intoDayMs, 1000));
+    const t0 = Date.now();
+    console.log(`\nseeding ${DAY_ROWS} requests of today (${(spanMs / 3_600_000).toFixed(1)} h)…`);
+    await seedRequestLog(db, a.partnerId, [a.id, b.id, c.id], now, { rows: DAY_ROWS, spanMs, otherPartnerId: other.partnerId });
+    const partition = `request_log_d${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
+    const [state] = await db.query<{ reltuples: number; pages: number }>(
+      `SELECT reltuples::float8 AS reltuples, pg_relation_size(oid) / 8192 AS pages FROM pg_class WHERE relname = $1`,
+      [partition],
+    );
+    console.log(
+      `  done in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${partition}, ${state.pages} pages, ${state.reltuples < 0 ? 'never analysed' : `analysed (${state.reltuples} rows)`}`,
+    );
+
+    const headers = await partnerUserBearer(db, api.ctx, a.partnerId);
+    const measure = async (name: string, path: string, seconds = DURATION) => {
+      printRow(measured(name, await load({ url: api.base, connections: READERS, duration: seconds, headers, paths: [path] })));
+    };
+    const filters = [
+      { name: 'no filter', query: '' },
+      { name: 'status=4xx', query: 'status=4xx&' },
+      { name: `apiKeyId (10 %)`, query: `apiKeyId=${c.id}&` },
+    ];
+
+    console.log(`request log, ${DAY_ROWS} rows of one day, ${READERS} readers; before any statistics:`);
+    await measure('no filter: page 100 (never analysed)', '/v1/developer/requests?page=100&pageSize=50', Math.min(DURATION, 5));
+    const passStart = Date.now();
+    const analysed = await analyseGrownTables(api.ctx.db.withTimeout(600_000));
+    console.log(`the service's statistics pass: ${Date.now() - passStart} ms (${analysed.join(', ') || 'nothing'}); then:`);
+    for (const f of filters) {
+      await measure(`${f.name}: page 1`, `/v1/developer/requests?${f.query}pageSize=50`);
+      await measure(`${f.name}: page 100`, `/v1/developer/requests?${f.query}page=100&pageSize=50`);
+    }
     console.log(`load average after: ${loadAverage()}`);
   } finally {
     await db.close();
