@@ -14,7 +14,7 @@
  * and it runs the request itself. Two duplicates can therefore never both apply the change.
  */
 import { createHash } from 'node:crypto';
-import type { Db, Queryable } from '../db/db.js';
+import { type Db, lastStatements, type Queryable } from '../db/db.js';
 import { AppError } from '../errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -111,6 +111,10 @@ export type IdempotentOutcome<T> = { kind: 'ok'; answer: T; replayed: boolean } 
  * A storable error (isStorableError) undoes the change back to the savepoint and is stored as the
  * answer: the caller throws it after COMMIT, so that the stored answer is kept. Any other error
  * propagates and rolls the whole transaction back.
+ *
+ * It is the transaction's last work: the answer is stored with the COMMIT (`lastStatements`; on a
+ * server one round trip, docs/decisions-log.md "Pipelined transactions"), so nothing may be sent on `q`
+ * after it.
  */
 export async function runIdempotentChange<T>(
   scope: IdempotencyScope,
@@ -131,16 +135,25 @@ export async function runIdempotentChange<T>(
     }
     return { kind: 'ok', answer: claim.response as T, replayed: true };
   }
-  await q.query(`SAVEPOINT ${savepoint}`);
+  // Pipelined (a server), the savepoint is sent with the change's first statement; its failure (the
+  // connection lost) fails every statement behind it, so it is awaited once the change has run.
+  const saved = q.query(`SAVEPOINT ${savepoint}`);
+  if (q.commit) saved.catch(() => {});
+  else await saved;
   try {
     const { answer, json } = await change();
-    await saveIdempotentResponse(scope, statusCode, json, q);
+    await saved;
+    await lastStatements(q, () => saveIdempotentResponse(scope, statusCode, json, q));
     return { kind: 'ok', answer, replayed: false };
   } catch (err) {
     if (!(err instanceof AppError) || !isStorableError(err)) throw err;
-    await q.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
+    await saved;
     const envelope = { statusCode: err.statusCode, code: err.code, message: err.message, details: err.details };
-    await saveIdempotentResponse(scope, err.statusCode, JSON.stringify(envelope), q);
+    await lastStatements(
+      q,
+      () => q.query(`ROLLBACK TO SAVEPOINT ${savepoint}`),
+      () => saveIdempotentResponse(scope, err.statusCode, JSON.stringify(envelope), q),
+    );
     return { kind: 'error', error: err };
   }
 }

@@ -7,12 +7,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser, type TestKey } from '../../test/factories.js';
-import { createTestApp, type TestApp } from '../../test/harness.js';
+import { FaultProxy } from '../../test/fault-proxy.js';
+import { createTestApp, TEST_DB_TIMEOUT_MS, type TestApp } from '../../test/harness.js';
 import { waitFor } from '../../test/wait.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
+import { openDb } from '../db/db.js';
 import { orderFor } from '../modules/orders/orders.test-helpers.js';
 import { createWebhookVia, devAuth } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker, type Worker } from '../worker/worker.js';
+import { type Tracing, traceDb } from './tracing.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -152,6 +155,40 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(attempt.links).toEqual([expect.objectContaining({ traceId: request.traceId, spanId: transaction.spanId })]);
     expect(attribute(attempt, 'partner_api.event_type')?.stringValue).toBe('order.status_changed');
   }, 40_000);
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    "sends a transaction's trace context with its first statement on a server (no round trip of its own)",
+    async () => {
+      // Through a proxy that holds what the client sends from the transaction's start: the setting and
+      // the first statement both reach it before anything is answered.
+      const url = process.env.DATABASE_URL as string;
+      const proxy = await FaultProxy.startFor(url);
+      const viaProxy = await openDb({ databaseUrl: proxy.url(url), dataDir: '', poolSize: 1, timeoutMs: TEST_DB_TIMEOUT_MS });
+      const traced = traceDb(viaProxy, t.ctx.tracing as Tracing);
+      try {
+        await traced.query('SELECT 1'); // the connection is open before the proxy holds anything
+        proxy.blackhole();
+        const answer = await traced.tx(async (q) => {
+          const first = q.query<{ m: string }>(`SELECT 'first statement' AS m`);
+          try {
+            await waitFor(() => proxy.heldToTarget.includes('trace_parent') && proxy.heldToTarget.includes('first statement'), {
+              timeoutMs: 5_000,
+              what: 'the first statement sent while the trace context is unanswered',
+            });
+          } finally {
+            proxy.pass();
+          }
+          return (await first)[0].m;
+        });
+        expect(answer).toBe('first statement');
+      } finally {
+        proxy.pass();
+        await viaProxy.close();
+        await proxy.close();
+      }
+    },
+    30_000,
+  );
 
   it('traces Redis commands when Redis is configured', async () => {
     if (!t.ctx.redis) return;

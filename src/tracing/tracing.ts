@@ -84,7 +84,9 @@ const MAX_STATEMENT_CHARS = 2_000;
 /**
  * `db` with a span around each statement and transaction. A transaction first stores its span's context
  * in the transaction-local setting `partner_api.trace_parent`, the default of `outbox.trace_parent`
- * (migration 0022): every event the transaction writes keeps where it came from.
+ * (migration 0022): every event the transaction writes keeps where it came from. On a server the setting
+ * is sent with the transaction's first statement, costing no round trip of its own
+ * (docs/decisions-log.md, "Pipelined transactions").
  */
 export function traceDb(db: Db, tracing: Tracing): Db {
   const { tracer, api } = tracing;
@@ -118,8 +120,20 @@ export function traceDb(db: Db, tracing: Tracing): Db {
                 span,
                 target.tx(async (q) => {
                   const traced = tracedQueryable(q);
-                  await traced.query(`SELECT set_config('partner_api.trace_parent', $1, true)`, [tracing.traceParent(span)]);
-                  return fn(traced);
+                  const stored = traced.query(`SELECT set_config('partner_api.trace_parent', $1, true)`, [
+                    tracing.traceParent(span),
+                  ]);
+                  if (!q.commit) {
+                    await stored;
+                    return fn(traced);
+                  }
+                  // Pipelined (a server): sent ahead of the transaction's first statement and answered with
+                  // it, no round trip of its own. Its failure fails every statement behind it, so it is
+                  // awaited once they are.
+                  stored.catch(() => {});
+                  const result = await fn(traced);
+                  await stored;
+                  return result;
                 }, options),
                 api,
               ),

@@ -1,0 +1,139 @@
+/**
+ * `runIdempotentChange` as the last work of its transaction: the answer (or a storable error) is stored
+ * with the COMMIT, the change is undone back to its savepoint when it fails, and a repeat gets the stored
+ * answer. On a PostgreSQL server the savepoint travels with the change's first statement and the stored
+ * answer with the COMMIT (seen through a proxy holding what the client sends: each pair reaches it
+ * before the first of the two is answered).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FaultProxy } from '../../test/fault-proxy.js';
+import { freshDatabase, TEST_DB_TIMEOUT_MS } from '../../test/harness.js';
+import { waitFor } from '../../test/wait.js';
+import { type Db, openDb, type Queryable } from '../db/db.js';
+import { AppError } from '../errors.js';
+import { type IdempotencyScope, runIdempotentChange } from './idempotency.js';
+
+let db: Db;
+let url: string | null;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  const fresh = await freshDatabase();
+  db = fresh.db;
+  url = fresh.url;
+  drop = async () => {
+    await fresh.db.close();
+    await fresh.drop();
+  };
+  await db.query('CREATE TABLE changed (a int PRIMARY KEY)');
+});
+afterAll(() => drop());
+
+const scope = (): IdempotencyScope => ({ apiKeyId: randomUUID(), key: randomUUID(), requestHash: 'h' });
+const now = new Date('2026-11-29T10:00:00Z');
+
+async function stored(s: IdempotencyScope): Promise<{ status_code: number; response: unknown } | undefined> {
+  const [row] = await db.query<{ status_code: number; response: unknown }>(
+    'SELECT status_code, response FROM idempotency_keys WHERE api_key_id = $1 AND key = $2',
+    [s.apiKeyId, s.key],
+  );
+  return row;
+}
+
+describe('an idempotent change', () => {
+  it('stores its answer with the change; a repeat gets the stored answer and changes nothing', async () => {
+    const s = scope();
+    const change = (q: Queryable, a: number) => async () => {
+      await q.query('INSERT INTO changed (a) VALUES ($1)', [a]);
+      return { answer: { a }, json: JSON.stringify({ a }) };
+    };
+    const first = await db.tx((q) => runIdempotentChange(s, now, 'sp', 201, change(q, 1), q));
+    expect(first).toEqual({ kind: 'ok', answer: { a: 1 }, replayed: false });
+    expect(await stored(s)).toEqual({ status_code: 201, response: { a: 1 } });
+    const repeat = await db.tx((q) => runIdempotentChange(s, now, 'sp', 201, change(q, 2), q));
+    expect(repeat).toEqual({ kind: 'ok', answer: { a: 1 }, replayed: true });
+    expect((await db.query<{ a: number }>('SELECT a FROM changed ORDER BY a')).map((r) => r.a)).toEqual([1]);
+  });
+
+  it('a refusal undoes the change back to its savepoint and is stored as the answer', async () => {
+    const s = scope();
+    const outcome = await db.tx((q) =>
+      runIdempotentChange(
+        s,
+        now,
+        'sp',
+        201,
+        async () => {
+          await q.query('INSERT INTO changed (a) VALUES (3)');
+          throw new AppError('ERR_CONFLICT', 'no');
+        },
+        q,
+      ),
+    );
+    expect(outcome).toMatchObject({ kind: 'error', error: { code: 'ERR_CONFLICT' } });
+    expect(await stored(s)).toMatchObject({ status_code: 409, response: { code: 'ERR_CONFLICT', message: 'no' } });
+    expect(await db.query('SELECT a FROM changed WHERE a = 3')).toEqual([]);
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('on a server', () => {
+  it('sends the savepoint with the first statement and the stored answer with the COMMIT', async () => {
+    const proxy = await FaultProxy.startFor(url as string);
+    const viaProxy = await openDb({
+      databaseUrl: proxy.url(url as string),
+      dataDir: '',
+      poolSize: 1,
+      timeoutMs: TEST_DB_TIMEOUT_MS,
+    });
+    // Holds everything from the statement that starts with `opening` on, until `follower` is sent too.
+    const heldUntil = async (opening: string, follower: string) => {
+      try {
+        await waitFor(() => proxy.heldToTarget.includes(opening) && proxy.heldToTarget.includes(follower), {
+          timeoutMs: 5_000,
+          what: `${follower} sent while ${opening} is unanswered`,
+        });
+      } finally {
+        proxy.pass();
+      }
+    };
+    const s = scope();
+    const waits: Promise<void>[] = [];
+    try {
+      const outcome = await viaProxy.tx(async (q) => {
+        const watched: Queryable = {
+          query: (text, params) => {
+            if (text.startsWith('SAVEPOINT')) {
+              proxy.blackhole();
+              waits.push(heldUntil('SAVEPOINT', 'the change'));
+            } else if (text.startsWith('UPDATE idempotency_keys')) {
+              proxy.blackhole();
+              waits.push(heldUntil('UPDATE idempotency_keys', 'COMMIT'));
+            }
+            return q.query(text, params);
+          },
+          commit: q.commit,
+        };
+        return runIdempotentChange(
+          s,
+          now,
+          'sp',
+          201,
+          async () => {
+            await watched.query(`INSERT INTO changed (a) SELECT 4 WHERE 'the change' <> ''`);
+            return { answer: 4, json: '4' };
+          },
+          watched,
+        );
+      });
+      await Promise.all(waits);
+      expect(waits).toHaveLength(2);
+      expect(outcome).toEqual({ kind: 'ok', answer: 4, replayed: false });
+      expect(await stored(s)).toEqual({ status_code: 201, response: 4 });
+    } finally {
+      proxy.pass();
+      await viaProxy.close();
+      await proxy.close();
+    }
+  });
+});
