@@ -1,9 +1,11 @@
 /**
  * The base URLs of the live and the sandbox partner API, as the server is configured to publish them
  * (its PUBLIC_URL and SANDBOX_PUBLIC_URL settings). They are read from the `servers` of the public
- * OpenAPI document, once per page load, so every page and snippet shows the same real addresses.
+ * OpenAPI document (api-document.ts: fetched once per page load), so every page, snippet and curl line
+ * shows the same real addresses.
  */
 import { useSyncExternalStore } from 'react';
+import { type ApiDocument, apiDocument } from './api-document';
 
 export interface ApiBases {
   live: string;
@@ -14,26 +16,23 @@ let bases: ApiBases | null = null;
 let started = false;
 const listeners = new Set<() => void>();
 
-interface ServerEntry {
-  url?: unknown;
-  description?: unknown;
+/** The live and sandbox base URLs a document's `servers` name (by their descriptions), else `fallback`. */
+export function basesOf(doc: ApiDocument, fallback: string): ApiBases {
+  const servers = (doc.servers ?? []).filter((s): s is { url: string; description?: unknown } => typeof s.url === 'string');
+  const sandbox = servers.find((s) => String(s.description ?? '').startsWith('Sandbox'));
+  const live = servers.find((s) => String(s.description ?? '').startsWith('Live')) ?? servers.find((s) => s !== sandbox);
+  return {
+    live: trim(live?.url ?? fallback),
+    sandbox: trim(sandbox?.url ?? live?.url ?? fallback),
+  };
 }
 
 function load(): void {
   if (started) return;
   started = true;
-  void fetch('/v1/developer/openapi.json', { headers: { accept: 'application/json' } })
-    .then((res) =>
-      res.ok ? (res.json() as Promise<{ servers?: ServerEntry[] }>) : Promise.reject(new Error(`HTTP ${res.status}`)),
-    )
+  apiDocument()
     .then((doc) => {
-      const servers = (doc.servers ?? []).filter((s): s is { url: string; description?: unknown } => typeof s.url === 'string');
-      const sandbox = servers.find((s) => String(s.description ?? '').startsWith('Sandbox'));
-      const live = servers.find((s) => String(s.description ?? '').startsWith('Live')) ?? servers.find((s) => s !== sandbox);
-      bases = {
-        live: trim(live?.url ?? window.location.origin),
-        sandbox: trim(sandbox?.url ?? live?.url ?? window.location.origin),
-      };
+      bases = basesOf(doc, window.location.origin);
     })
     .catch(() => {
       // Unreachable for now: show this origin as the live API rather than nothing; a reload tries again.

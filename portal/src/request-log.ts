@@ -4,6 +4,8 @@
  * its key, and where an operation is described in the API reference.
  */
 import type { DeveloperRequest, DeveloperRequestDetail } from '@partner-logistics/sdk/types';
+import { baseFor, basesOf } from './api-bases';
+import { type ApiDocument, apiDocument } from './api-document';
 import type { RequestFilters } from './types';
 
 export const FILTER_NAMES = ['apiKeyId', 'status', 'code', 'method', 'path', 'since', 'until'] as const;
@@ -113,24 +115,6 @@ export function curlFor(r: DeveloperRequestDetail, baseUrl: string): { command: 
   return { command: lines.join(' \\\n  '), bodyMissing };
 }
 
-interface ApiDocument {
-  servers?: Array<{ url: string }>;
-  paths?: Record<string, Record<string, { operationId?: string }>>;
-}
-
-let documentLoad: Promise<ApiDocument> | null = null;
-
-/** The reduced OpenAPI document (public), fetched once per page load. */
-function apiDocument(): Promise<ApiDocument> {
-  documentLoad ??= fetch('/v1/developer/openapi.json')
-    .then((res) => (res.ok ? (res.json() as Promise<ApiDocument>) : {}))
-    .catch(() => {
-      documentLoad = null;
-      return {};
-    });
-  return documentLoad;
-}
-
 export interface Reference {
   /** Where partners reach the live and the sandbox API (the document's servers), for the curl line. */
   baseUrl: string;
@@ -140,8 +124,8 @@ export interface Reference {
 
 /** The API reference's section for a logged request's operation, and the base URL of its listener. */
 export async function referenceFor(r: DeveloperRequest): Promise<Reference> {
-  const doc = await apiDocument();
-  const server = doc.servers?.[r.environment === 'SANDBOX' ? 1 : 0]?.url ?? window.location.origin;
+  const doc = await apiDocument().catch((): ApiDocument => ({}));
+  const server = baseFor(basesOf(doc, window.location.origin), r.environment);
   const method = r.method.toLowerCase() === 'head' ? 'get' : r.method.toLowerCase();
   for (const [template, operations] of Object.entries(doc.paths ?? {})) {
     const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);

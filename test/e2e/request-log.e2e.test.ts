@@ -143,6 +143,26 @@ describe.skipIf(!hasChromium)('the Requests page in headless Chromium', { timeou
     expect(await page.getByTestId('response-body').textContent()).toContain('Not kept');
   });
 
+  it('reads the OpenAPI document once per page load, for the base URLs and the curl line alike', async () => {
+    const fetched: string[] = [];
+    const count = (req: { url(): string }) => {
+      if (new URL(req.url()).pathname === '/v1/developer/openapi.json') fetched.push(req.url());
+    };
+    page.on('request', count);
+    try {
+      await page.goto(url('/portal/keys'));
+      await expect.poll(() => page.getByTestId('base-url-live').textContent()).toBe('https://api.partner.test');
+      await page.getByRole('link', { name: 'Requests' }).click();
+      await page.locator(`tr[data-request-id="${sent.invalid}"] a.request-link`).click();
+      await expect
+        .poll(async () => (await page.locator('figure', { hasText: 'curl' }).locator('pre').textContent()) ?? '')
+        .toContain(`'https://api.partner.test/v1/partner/orders/${code}/events'`);
+      expect(fetched).toHaveLength(1);
+    } finally {
+      page.off('request', count);
+    }
+  });
+
   it('tails the log live: a new request appears on top without a reload', async () => {
     await page.goto(url('/portal/requests'));
     await rows().first().waitFor();
