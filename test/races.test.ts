@@ -353,4 +353,41 @@ describe('a partner event racing its key', () => {
       expect(order.status).toBe('PACKED');
     });
   }
+
+  // A read by the old key whose record predates a rotation that commits while the read is on its way:
+  // the rotation moved what it reads to the successor, which the old key in its grace still reads.
+  it('the old key reads its order while the rotation commits (held at its read): 200 with the order, as before and after', async () => {
+    const s = await sandboxSetup();
+    const held = gated.pauseBefore(/^SELECT \$1::text AS c/);
+    const read = send({ method: 'GET', url: `/v1/partner/orders/${s.code}`, headers: s.key.headers }, 'sandbox');
+    await held.reached;
+    const rotated = await send({ method: 'POST', url: `/v1/developer/keys/${s.key.id}/rotate`, headers: s.auth });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    expect(rotated.json().movedOrders).toBe(1);
+    held.release();
+    const answer = await read;
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(answer.json()).toMatchObject({ code: s.code, status: 'PACKED' });
+    const again = await send({ method: 'GET', url: `/v1/partner/orders/${s.code}`, headers: s.key.headers }, 'sandbox');
+    expect(again.statusCode, again.body).toBe(200);
+  });
+
+  it('the old key reads its offer while the rotation commits (held at its read): 200 with the offer, now the successor’s', async () => {
+    const s = await sandboxSetup();
+    const made = await send(
+      { method: 'POST', url: '/v1/partner/sandbox/offers', headers: s.key.headers, payload: { count: 1 } },
+      'sandbox',
+    );
+    expect(made.statusCode, made.body).toBe(201);
+    const id = made.json().items[0].id as string;
+    const held = gated.pauseBefore(/FROM offers f JOIN orders o ON o.id = f.order_id\s+WHERE f.id = \$1/);
+    const read = send({ method: 'GET', url: `/v1/partner/offers/${id}`, headers: s.key.headers }, 'sandbox');
+    await held.reached;
+    const rotated = await send({ method: 'POST', url: `/v1/developer/keys/${s.key.id}/rotate`, headers: s.auth });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    held.release();
+    const answer = await read;
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(answer.json()).toMatchObject({ id, status: 'PENDING', apiKeyId: rotated.json().id });
+  });
 });

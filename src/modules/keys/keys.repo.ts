@@ -161,8 +161,19 @@ export async function retireKey(
 }
 
 /**
+ * `key` with the key it acts for read again; the same object when that has not changed. For a record
+ * that may predate a rotation committed while its request was on its way (the rotation moved the key's
+ * orders and offers to its successor): a partner event, a decision on an offer and a read that found
+ * nothing look again through it before answering 404.
+ */
+export async function withCurrentActsFor(key: ResolvedKey, q: Queryable): Promise<ResolvedKey> {
+  const actsFor = await findActsForKeyId(key.partnerId, key.id, q);
+  return actsFor && actsFor !== key.actsForKeyId ? { ...key, actsForKeyId: actsFor } : key;
+}
+
+/**
  * The key a key acts for now: itself, or the newest key of its rotation chain (orders and webhooks move
- * forward at each rotation). Read when a cached record may predate a rotation (partner-events.ts).
+ * forward at each rotation). Read when a cached record may predate a rotation (withCurrentActsFor).
  */
 export async function findActsForKeyId(partnerId: string, keyId: string, q: Queryable): Promise<string | null> {
   const rows = await q.query<{ id: string }>(

@@ -10,7 +10,7 @@ import { type IdempotencyScope, requestHash, runIdempotentChange } from '../../s
 import { newEventId } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
-import { findActsForKeyId } from '../keys/keys.repo.js';
+import { withCurrentActsFor } from '../keys/keys.repo.js';
 import { commitOrderChange, type OrderTx } from '../orders/order-change.js';
 import { lockOrderForAssignment } from '../orders/order-locks.repo.js';
 import { assertAssignable, assignLockedOrder, type OrdersDeps } from '../orders/orders.service.js';
@@ -73,8 +73,8 @@ export interface OfferDecider {
 export function keyDecider(key: ResolvedKey): OfferDecider {
   const keyIds = key.actsForKeyId === key.id ? [key.id] : [key.id, key.actsForKeyId];
   const reload = async (q: Queryable): Promise<OfferOwner | null> => {
-    const actsFor = await findActsForKeyId(key.partnerId, key.id, q);
-    return actsFor && actsFor !== key.actsForKeyId ? { keyIds: [key.id, actsFor] } : null;
+    const current = await withCurrentActsFor(key, q);
+    return current === key ? null : { keyIds: [key.id, current.actsForKeyId] };
   };
   return { owner: { keyIds }, actorId: key.id, sandboxOnly: false, reload };
 }
@@ -252,8 +252,20 @@ export async function listKeyOffers(
   return { page, pageSize, ...found };
 }
 
+/**
+ * GET /v1/partner/offers/{id}. Not found through the key's record, the offer is looked for once more
+ * after reading the key it acts for, as a decision is (see `decidable`): a rotation that committed while
+ * the request was on its way moved the offer to the key's successor, and the read must not answer 404
+ * for an offer the key sees both before and after the rotation.
+ */
 export async function getKeyOffer(deps: OffersDeps, key: ResolvedKey, id: string): Promise<PartnerOffer> {
-  const found = await findOffer(keyDecider(key).owner, id, deps.clock.now(), deps.db);
+  const by = keyDecider(key);
+  const now = deps.clock.now();
+  let found = await findOffer(by.owner, id, now, deps.db);
+  if (!found) {
+    const owner = await by.reload?.(deps.db);
+    if (owner) found = await findOffer(owner, id, now, deps.db);
+  }
   if (!found) throw notFound('Offer');
   return found.offer;
 }

@@ -17,6 +17,7 @@ import {
   type WebhookEvent,
 } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
+import { withCurrentActsFor } from '../keys/keys.repo.js';
 import { withdrawOpenOfferOfOrder } from '../offers/offers.repo.js';
 import { holdCollectionPeriodOfKey } from '../payments/collection-period-lock.js';
 import { CODE_ATTEMPTS, newOrderCode } from './codes.js';
@@ -111,7 +112,13 @@ export async function listPartnerOrders(
   return json;
 }
 
-/** One order the key may see; `version` as for listPartnerOrders. A 404 is cached like an order. */
+/**
+ * One order the key may see; `version` as for listPartnerOrders. A 404 is cached like an order. Not
+ * found through a key that sees only its own orders, the order is looked for once more after reading
+ * the key it acts for (keys.repo.ts, withCurrentActsFor): a rotation that committed while the request
+ * was on its way moved the key's orders to its successor, which the old key in its grace still reads.
+ * That answer is not cached under the key's record as it was.
+ */
 export async function getPartnerOrder(
   deps: OrdersDeps,
   key: ResolvedKey,
@@ -126,7 +133,9 @@ export async function getPartnerOrder(
     cacheKey !== null && version !== null ? deps.orderCache.get(cacheKey, version) : undefined;
   if (order === undefined) {
     const text = await deps.orderLoader.find(scope, code, pii);
-    order = cacheKey !== null && version !== null ? deps.orderCache.set(cacheKey, version, text) : text;
+    const current = text === null && !key.receivesAllOrders ? await withCurrentActsFor(key, deps.db) : key;
+    if (current !== key) order = await deps.orderLoader.find(scopeOf(current, environment), code, pii);
+    else order = cacheKey !== null && version !== null ? deps.orderCache.set(cacheKey, version, text) : text;
   }
   if (!order) throw notFound('Order');
   return order;

@@ -24,7 +24,7 @@ import { AppError, notFound, validationError } from '../../errors.js';
 import { parseInstant } from '../../shared/instants.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
-import { findActsForKeyId } from '../keys/keys.repo.js';
+import { withCurrentActsFor } from '../keys/keys.repo.js';
 import { type LockedOrder, lockVisibleOrder } from './order-locks.repo.js';
 import type { StatusChange } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
@@ -68,7 +68,7 @@ export function eventTarget(
 ): EventTarget | Promise<EventTarget> {
   if (locked === null) return key.receivesAllOrders ? { key, order: null } : afterRotation(key, environment, code, q);
   if (locked.assignedKeyId === null || locked.assignedKeyId === key.actsForKeyId) return { key, order: locked };
-  return reloadActsFor(key, q).then((current) => ({ key: current, order: locked }));
+  return withCurrentActsFor(key, q).then((current) => ({ key: current, order: locked }));
 }
 
 /**
@@ -78,15 +78,9 @@ export function eventTarget(
  * race, and a deadlock it might meet fails the group, whose events are then tried one by one.
  */
 async function afterRotation(key: ResolvedKey, environment: ApiKeyEnvironment, code: string, q: Queryable): Promise<EventTarget> {
-  const current = await reloadActsFor(key, q);
+  const current = await withCurrentActsFor(key, q);
   if (current === key) return { key, order: null };
   return { key: current, order: await lockVisibleOrder(scopeOf(current, environment), code, q) };
-}
-
-/** `key` with the key it acts for read again; the same object when that has not changed. */
-async function reloadActsFor(key: ResolvedKey, q: Queryable): Promise<ResolvedKey> {
-  const actsFor = await findActsForKeyId(key.partnerId, key.id, q);
-  return actsFor && actsFor !== key.actsForKeyId ? { ...key, actsForKeyId: actsFor } : key;
 }
 
 /** The change one partner event makes to its order (its target), or the refusal it gets (thrown). */
