@@ -10,29 +10,20 @@
  * mode (a COPY runs on it afterwards). The embedded database's transactions send one statement at a
  * time and have no `commit()`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FaultProxy } from '../../test/fault-proxy.js';
-import { freshDatabase, TEST_DB_TIMEOUT_MS } from '../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { dbThroughProxy, setUpFreshDatabase } from '../../test/database-per-file.js';
 import { waitFor } from '../../test/wait.js';
-import { type Db, openDb } from './db.js';
+import type { Db } from './db.js';
 
 let db: Db;
 let url: string | null;
-let drop: () => Promise<void>;
 
-beforeAll(async () => {
-  const fresh = await freshDatabase();
-  db = fresh.db;
-  url = fresh.url;
-  drop = async () => {
-    await fresh.db.close();
-    await fresh.drop();
-  };
+setUpFreshDatabase(async (fresh, freshUrl) => {
+  [db, url] = [fresh, freshUrl];
   await db.query('CREATE TABLE probe (a int PRIMARY KEY)');
   await db.query('INSERT INTO probe VALUES (1)');
   await db.query('CREATE TABLE pipelined (a int PRIMARY KEY, note text)');
 });
-afterAll(() => drop());
 
 async function expectInStep() {
   for (let i = 0; i < 5; i++) {
@@ -102,13 +93,8 @@ it.skipIf(server)('is an ordinary transaction on the embedded database', async (
 describe.skipIf(!server)('a pipelined transaction', () => {
   it('sends a statement without waiting for the answers of those before it', async () => {
     // Through a proxy that holds what the client sends: both statements reach it before any answer.
-    const proxy = await FaultProxy.startFor(url as string);
-    const viaProxy = await openDb({
-      databaseUrl: proxy.url(url as string),
-      dataDir: '',
-      poolSize: 1,
-      timeoutMs: TEST_DB_TIMEOUT_MS,
-    });
+    const proxied = await dbThroughProxy(url as string);
+    const { proxy, db: viaProxy } = proxied;
     try {
       const answers = await viaProxy.tx(async (q) => {
         proxy.blackhole();
@@ -126,9 +112,7 @@ describe.skipIf(!server)('a pipelined transaction', () => {
       });
       expect(answers).toEqual(['first statement', 'second statement']);
     } finally {
-      proxy.pass();
-      await viaProxy.close();
-      await proxy.close();
+      await proxied.close();
     }
   });
 

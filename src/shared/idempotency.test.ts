@@ -6,29 +6,20 @@
  * before the first of the two is answered).
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FaultProxy } from '../../test/fault-proxy.js';
-import { freshDatabase, TEST_DB_TIMEOUT_MS } from '../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { dbThroughProxy, setUpFreshDatabase } from '../../test/database-per-file.js';
 import { waitFor } from '../../test/wait.js';
-import { type Db, openDb, type Queryable } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import { AppError } from '../errors.js';
 import { type IdempotencyScope, runIdempotentChange } from './idempotency.js';
 
 let db: Db;
 let url: string | null;
-let drop: () => Promise<void>;
 
-beforeAll(async () => {
-  const fresh = await freshDatabase();
-  db = fresh.db;
-  url = fresh.url;
-  drop = async () => {
-    await fresh.db.close();
-    await fresh.drop();
-  };
+setUpFreshDatabase(async (fresh, freshUrl) => {
+  [db, url] = [fresh, freshUrl];
   await db.query('CREATE TABLE changed (a int PRIMARY KEY)');
 });
-afterAll(() => drop());
 
 const scope = (): IdempotencyScope => ({ apiKeyId: randomUUID(), key: randomUUID(), requestHash: 'h' });
 const now = new Date('2026-11-29T10:00:00Z');
@@ -79,13 +70,8 @@ describe('an idempotent change', () => {
 
 describe.skipIf(!process.env.DATABASE_URL)('on a server', () => {
   it('sends the savepoint with the first statement and the stored answer with the COMMIT', async () => {
-    const proxy = await FaultProxy.startFor(url as string);
-    const viaProxy = await openDb({
-      databaseUrl: proxy.url(url as string),
-      dataDir: '',
-      poolSize: 1,
-      timeoutMs: TEST_DB_TIMEOUT_MS,
-    });
+    const proxied = await dbThroughProxy(url as string);
+    const { proxy, db: viaProxy } = proxied;
     // Holds everything from the statement that starts with `opening` on, until `follower` is sent too.
     const heldUntil = async (opening: string, follower: string) => {
       try {
@@ -131,9 +117,7 @@ describe.skipIf(!process.env.DATABASE_URL)('on a server', () => {
       expect(outcome).toEqual({ kind: 'ok', answer: 4, replayed: false });
       expect(await stored(s)).toEqual({ status_code: 201, response: 4 });
     } finally {
-      proxy.pass();
-      await viaProxy.close();
-      await proxy.close();
+      await proxied.close();
     }
   });
 });

@@ -6,12 +6,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dbThroughProxy } from '../../test/database-per-file.js';
 import { createKey, createPartner, createUser, type TestKey } from '../../test/factories.js';
-import { FaultProxy } from '../../test/fault-proxy.js';
-import { createTestApp, TEST_DB_TIMEOUT_MS, type TestApp } from '../../test/harness.js';
+import { createTestApp, type TestApp } from '../../test/harness.js';
 import { waitFor } from '../../test/wait.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
-import { openDb } from '../db/db.js';
 import { orderFor } from '../modules/orders/orders.test-helpers.js';
 import { createWebhookVia, devAuth } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker, type Worker } from '../worker/worker.js';
@@ -162,9 +161,9 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
       // Through a proxy that holds what the client sends from the transaction's start: the setting and
       // the first statement both reach it before anything is answered.
       const url = process.env.DATABASE_URL as string;
-      const proxy = await FaultProxy.startFor(url);
-      const viaProxy = await openDb({ databaseUrl: proxy.url(url), dataDir: '', poolSize: 1, timeoutMs: TEST_DB_TIMEOUT_MS });
-      const traced = traceDb(viaProxy, t.ctx.tracing as Tracing);
+      const proxied = await dbThroughProxy(url);
+      const { proxy } = proxied;
+      const traced = traceDb(proxied.db, t.ctx.tracing as Tracing);
       try {
         await traced.query('SELECT 1'); // the connection is open before the proxy holds anything
         proxy.blackhole();
@@ -182,9 +181,7 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
         });
         expect(answer).toBe('first statement');
       } finally {
-        proxy.pass();
-        await viaProxy.close();
-        await proxy.close();
+        await proxied.close();
       }
     },
     30_000,
