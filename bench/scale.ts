@@ -88,22 +88,17 @@ export async function benchScale(options: { load: Load; only: string }): Promise
   const parts = options.only ? options.only.split(',') : ['lists', 'tenants'];
   const prefix = `bench:${newId()}`;
   console.log(`scale scenario; load average before: ${loadAverage()}`);
-  if (parts.includes('tenants')) {
+  // Each part on a throw-away database of its own (the lists' may be kept or reused, below).
+  const onFreshDatabase = async (part: (url: string) => Promise<void>) => {
     const server = await freshServerDatabase();
     try {
-      await benchTenants(options.load, server.url, prefix);
+      await part(server.url);
     } finally {
       await server.drop();
     }
-  }
-  if (parts.includes('day')) {
-    const server = await freshServerDatabase();
-    try {
-      await benchDay(options.load, server.url, prefix);
-    } finally {
-      await server.drop();
-    }
-  }
+  };
+  if (parts.includes('tenants')) await onFreshDatabase((url) => benchTenants(options.load, url, prefix));
+  if (parts.includes('day')) await onFreshDatabase((url) => benchDay(options.load, url, prefix));
   if (parts.includes('lists')) {
     const server = REUSE ? null : await freshServerDatabase();
     try {
