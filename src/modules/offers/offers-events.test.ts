@@ -131,6 +131,18 @@ describe('offer webhooks', () => {
     expect(withdrawn).toEqual((await read(pulled.id)).json());
     expect(withdrawn).toMatchObject({ id: pulled.id, status: 'WITHDRAWN' });
 
+    // A row written by an earlier version ({ offer }), as a rolling restart may leave: delivered as
+    // the PartnerOffer all the same.
+    const oldShape = `evt_old_${pulled.id}`;
+    await t.ctx.db.query(
+      `INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at, partner_id)
+       SELECT $2, type, environment, order_id, assigned_key_id, jsonb_build_object('offer', data), created_at, partner_id
+         FROM outbox WHERE type = 'offer.created' AND data->>'id' = $1`,
+      [pulled.id, oldShape],
+    );
+    await waitFor(() => unique(path).some((b) => b.id === oldShape), { what: 'the old-shape row delivered' });
+    expect(unique(path).find((b) => b.id === oldShape)?.data).toEqual(created);
+
     const lapsing = await offeredOrder(t, admin, key.id, { ttlSec: 60 });
     await delivered('offer.created', lapsing.id);
     t.clock.advance(60);

@@ -49,9 +49,21 @@ export async function lockUnprocessedOutbox(limit: number, q: Queryable): Promis
     orderId: r.order_id,
     assignedKeyId: r.assigned_key_id,
     partnerId: r.partner_id,
-    data: r.data,
+    data: currentShape(r.type, r.data),
     createdAt: r.created_at,
   }));
+}
+
+/**
+ * An outbox row's `data` in the shape this version writes. The offer kinds' `data` is the PartnerOffer
+ * itself (docs/offers.md, "Events"); a process of an earlier version, still running during a rolling
+ * restart or stopped with rows not yet fanned out, wrote it as `{ offer }`: read as the PartnerOffer,
+ * so that neither a webhook nor the realtime channel ever carries the old shape.
+ */
+function currentShape(type: string, data: Record<string, unknown>): Record<string, unknown> {
+  if (!type.startsWith('offer.') || 'id' in data) return data;
+  const offer = data.offer;
+  return offer !== null && typeof offer === 'object' ? (offer as Record<string, unknown>) : data;
 }
 
 /**
