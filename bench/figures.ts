@@ -37,9 +37,10 @@ export interface Figure extends Measured {
  * What the on/off pairs compare: the request log (REQUEST_LOG), the Prometheus metrics (METRICS_PORT),
  * `DELIVERED` with a location proof against `DELIVERED` without one (events only), or events on cash
  * orders, whose `DELIVERED` collects the payment intent, against events on prepaid card orders, whose
- * `DELIVERED` moves none (events only).
+ * `DELIVERED` moves none (events only), or events each with a fresh Idempotency-Key against events
+ * without one (events only).
  */
-export type Compared = 'log' | 'metrics' | 'proof' | 'payments';
+export type Compared = 'log' | 'metrics' | 'proof' | 'payments' | 'idempotency';
 
 /** One line of a figure as it is measured. */
 export function figureLine(f: Figure, compare: Compared): string {

@@ -5,7 +5,8 @@
 //  - paths: each request takes the next path (and the next of apiKeys as x-api-key, when given);
 //  - cycle: a sequence of POSTs on one order per connection (pathTemplate, `{code}` replaced; partner
 //    events by default; a step of null is sent without a body), each new cycle taking the next code;
-//    the run ends when the codes are used;
+//    the run ends when the codes are used; `idempotencyKeys: true` gives every request a fresh
+//    Idempotency-Key;
 //  - create: POST /v1/admin/orders with `body`, then POST …/{code}/assign to `apiKeyId`, again and
 //    again; prints the codes it created (`codes`).
 import { readFileSync } from 'node:fs';
@@ -43,6 +44,7 @@ if (scenario.paths) {
 } else if (scenario.cycle) {
   // A sequence of requests on one order per connection; each new cycle takes the next order.
   let next = 0;
+  const run = `bench-${process.pid}-${Date.now()}`;
   const { steps } = scenario.cycle;
   // autocannon shares `amount` equally among connections: each must run whole cycles, so the codes
   // are cut to a multiple of the connections (otherwise a connection would run out mid-way).
@@ -62,7 +64,10 @@ if (scenario.paths) {
         context.code = codes[next++];
       }
       const path = template.replace('{code}', context.code);
-      return step === null ? { ...req, path } : { ...req, path, body: JSON.stringify(step) };
+      const keyed = scenario.cycle.idempotencyKeys
+        ? { ...req, path, headers: { ...req.headers, 'idempotency-key': `${run}-${context.code}-${index}` } }
+        : { ...req, path };
+      return step === null ? keyed : { ...keyed, body: JSON.stringify(step) };
     },
   }));
   options.amount = codes.length * steps.length;

@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --db=server] [--duration=5] [--rounds=3] [--connections=10] [--orders=100000]
  *                 [--only=me,list,single,list-db,single-db,events,offers,webhooks,writes] [--write-sizes=10000,100000,1000000]
- *                 [--write-connections=16] [--offer-requests=N] [--profile] [--compare=log|metrics|proof|payments]
+ *                 [--write-connections=16] [--offer-requests=N] [--profile] [--compare=log|metrics|proof|payments|idempotency]
  *                 [--pg-cpu=all|own]
  *
  * Runs the hot paths against a real listener in this process, each beside a bare Fastify route measured in
@@ -36,6 +36,10 @@
  * DELIVERED collects the payment intent and writes its `payment_intent.collected` outbox row ("on"),
  * against the same cycle on prepaid card orders, whose DELIVERED moves no intent ("off"); the DELIVERED
  * carries no `codCollectedQepik` in either, the request log is on in both.
+ *
+ * Idempotency: `--compare=idempotency --only=events` measures the event cycle with a fresh Idempotency-Key
+ * on every event ("on": each event its own transaction, the key claimed and the answer stored) against
+ * the same cycle without one ("off": the group-commit writer), the request log on in both.
  *
  * Offers: `offers` measures accepting open offers (POST /v1/partner/offers/{id}/accept: the offer
  * decided, the order assigned to the key, two outbox rows) against the partner event cycle, in the same
@@ -81,6 +85,7 @@ const OFF_NOTE = {
   metrics: 'METRICS_PORT=off',
   proof: 'DELIVERED without proof',
   payments: 'prepaid card orders: DELIVERED moves no payment intent',
+  idempotency: 'events without an Idempotency-Key',
 }[COMPARE];
 /** `own`: PostgreSQL CPU of the bench database's processes only (bench/cpu.ts); `all`: the machine's. */
 const PG_CPU = arg('pg-cpu', 'all') as 'all' | 'own';
@@ -311,7 +316,11 @@ async function benchMain(bareUrl: string, printed: string[]): Promise<Record<str
       (round, log) => ({
         url: urls.cached[log],
         headers,
-        cycle: { codes: eventShare(round, log), steps: [{ type: 'PICKED_UP' }, { type: 'EN_ROUTE' }, delivered(log)] },
+        cycle: {
+          codes: eventShare(round, log),
+          steps: [{ type: 'PICKED_UP' }, { type: 'EN_ROUTE' }, delivered(log)],
+          idempotencyKeys: COMPARE === 'idempotency' && log === 'on',
+        },
       }),
       `${share} orders × 3 events per round`,
       { name: DURABLE_LIMIT, scenario: () => ({ url: durableLimit.url, method: 'POST', paths: durablePaths() }) },
