@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Db, lastStatements, type Queryable } from '../db/db.js';
+import { prepared } from '../db/prepared.js';
 import { AppError } from '../errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -54,7 +55,9 @@ export async function claimIdempotencyKey(scope: IdempotencyScope, now: Date, q:
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
   // Two rounds at most: the second covers a purge deleting the row between the two statements.
   for (let round = 0; round < 2; round++) {
-    const claimed = await q.query(
+    // Each statement is a probe of the key's primary key: prepared, it is planned once per session
+    // (src/db/prepared.ts).
+    const claimed = await prepared(
       `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
        VALUES ($1, $2, $3, 0, 'null'::jsonb, $4)
        ON CONFLICT (api_key_id, key) DO UPDATE
@@ -62,11 +65,13 @@ export async function claimIdempotencyKey(scope: IdempotencyScope, now: Date, q:
         WHERE idempotency_keys.created_at <= $5
        RETURNING 1`,
       [scope.apiKeyId, scope.key, scope.requestHash, now, cutoff],
+      q,
     );
     if (claimed.length > 0) return { kind: 'new' };
-    const rows = await q.query<{ request_hash: string; status_code: number; response: unknown }>(
+    const rows = await prepared<{ request_hash: string; status_code: number; response: unknown }>(
       'SELECT request_hash, status_code, response FROM idempotency_keys WHERE api_key_id = $1 AND key = $2',
       [scope.apiKeyId, scope.key],
+      q,
     );
     const stored = rows[0];
     if (!stored) continue;
@@ -88,12 +93,11 @@ export async function saveIdempotentResponse(
   responseJson: string,
   q: Queryable,
 ): Promise<void> {
-  await q.query('UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE api_key_id = $1 AND key = $2', [
-    scope.apiKeyId,
-    scope.key,
-    statusCode,
-    responseJson,
-  ]);
+  await prepared(
+    'UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE api_key_id = $1 AND key = $2',
+    [scope.apiKeyId, scope.key, statusCode, responseJson],
+    q,
+  );
 }
 
 /** Whether an error answer is replayed to a repeat (everything but 5xx and 429). */
