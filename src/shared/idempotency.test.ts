@@ -89,10 +89,12 @@ describe.skipIf(!process.env.DATABASE_URL)('on a server', () => {
       const outcome = await viaProxy.tx(async (q) => {
         const watched: Queryable = {
           query: (text, params) => {
-            if (text.startsWith('SAVEPOINT')) {
+            // A prepared statement comes as node-postgres's query config (src/db/prepared.ts).
+            const sql = typeof text === 'string' ? text : (text as { text: string }).text;
+            if (sql.startsWith('SAVEPOINT')) {
               proxy.blackhole();
               waits.push(heldUntil('SAVEPOINT', 'the change'));
-            } else if (text.startsWith('UPDATE idempotency_keys')) {
+            } else if (sql.startsWith('UPDATE idempotency_keys')) {
               proxy.blackhole();
               waits.push(heldUntil('UPDATE idempotency_keys', 'COMMIT'));
             }
