@@ -14,6 +14,7 @@ import type { InjectOptions } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
+import { requestHash } from '../src/shared/idempotency.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from './factories.js';
 import { GatedDb } from './gated-db.js';
 import { createTestApp, type TestApp } from './harness.js';
@@ -390,4 +391,90 @@ describe('a partner event racing its key', () => {
     expect(answer.statusCode, answer.body).toBe(200);
     expect(answer.json()).toMatchObject({ id, status: 'PENDING', apiKeyId: rotated.json().id });
   });
+});
+
+// Events with an Idempotency-Key are written in groups that lock their orders, then claim their keys
+// (src/modules/orders/partner-event-writer.ts). "The other process" is a transaction of the test doing
+// what another process's group does with the same key: lock the order, claim the key, store an answer.
+describe('an event with an Idempotency-Key racing the same key in another process', () => {
+  async function setupKeyed() {
+    const partner = await createPartner(t.ctx);
+    const key = await createKey(t.ctx, partner.id, { environment: 'SANDBOX' });
+    const made = await send({ method: 'POST', url: '/v1/partner/sandbox/orders', headers: key.headers }, 'sandbox');
+    expect(made.statusCode, made.body).toBe(201);
+    return { key, code: made.json().code as string };
+  }
+
+  const body = { type: 'PICKED_UP' };
+  const post = (key: TestKey, code: string, idempotencyKey: string) =>
+    send(
+      {
+        method: 'POST',
+        url: `/v1/partner/orders/${code}/events`,
+        headers: { ...key.headers, 'idempotency-key': idempotencyKey },
+        payload: body,
+      },
+      'sandbox',
+    );
+
+  async function partnerEvents(code: string): Promise<number> {
+    const rows = await t.ctx.db.query(
+      `SELECT 1 FROM order_events e JOIN orders o ON o.id = e.order_id WHERE o.code = $1 AND e.actor = 'PARTNER'`,
+      [code],
+    );
+    return rows.length;
+  }
+
+  it.skipIf(!server)(
+    'the same request, whose order the other holds: waits, then replays the answer the other stored (201)',
+    async () => {
+      const s = await setupKeyed();
+      // The answer the other process stores: the order as the key reads it.
+      const read = await send({ method: 'GET', url: `/v1/partner/orders/${s.code}`, headers: s.key.headers }, 'sandbox');
+      const other = await testTransaction();
+      await other.query('SELECT 1 FROM orders WHERE code = $1 FOR UPDATE', [s.code]);
+      await other.query(
+        `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
+       VALUES ($1, 'dup-same', $2, 201, $3::jsonb, now())`,
+        [s.key.id, requestHash(`POST /v1/partner/orders/${s.code}/events`, body), read.body],
+      );
+      const posted = post(s.key, s.code, 'dup-same');
+      await waitForLockWaiters();
+      await other.commit();
+      const answer = await posted;
+      expect(answer.statusCode, answer.body).toBe(201);
+      expect(answer.headers['idempotent-replayed']).toBe('true');
+      expect(answer.json()).toEqual(read.json());
+      expect(await partnerEvents(s.code)).toBe(0);
+    },
+  );
+
+  for (const ending of ['commit', 'roll back'] as const) {
+    it.skipIf(!server)(
+      `another request under the key, claimed by the other (${ending}): waits on the key, then ${ending === 'commit' ? '409 ERR_IDEMPOTENCY_CONFLICT, nothing written' : 'runs itself (201)'}`,
+      async () => {
+        const s = await setupKeyed();
+        const other = await testTransaction();
+        await other.query(
+          `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
+         VALUES ($1, 'dup-other', 'another request', 201, '{}'::jsonb, now())`,
+          [s.key.id],
+        );
+        const posted = post(s.key, s.code, 'dup-other');
+        await waitForLockWaiters();
+        if (ending === 'commit') await other.commit();
+        else await other.query('ROLLBACK');
+        const answer = await posted;
+        if (ending === 'commit') {
+          expect(answer.statusCode, answer.body).toBe(409);
+          expect(answer.json()).toMatchObject({ code: 'ERR_IDEMPOTENCY_CONFLICT' });
+          expect(await partnerEvents(s.code)).toBe(0);
+        } else {
+          expect(answer.statusCode, answer.body).toBe(201);
+          expect(answer.headers['idempotent-replayed']).toBeUndefined();
+          expect(await partnerEvents(s.code)).toBe(1);
+        }
+      },
+    );
+  }
 });

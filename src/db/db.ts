@@ -183,6 +183,21 @@ function setPipelineMode(client: pg.PoolClient, on: boolean): void {
 }
 
 /**
+ * Statements sent together: on a PostgreSQL server (a pipelined transaction, see Db.tx) all at once, one
+ * round trip; on the embedded database one after another. Resolves with their results in order; the
+ * first statement to fail is the error (the ones behind it fail because the transaction is aborted).
+ */
+export async function together<T extends unknown[]>(
+  q: Queryable,
+  ...statements: { [K in keyof T]: () => Promise<T[K]> }
+): Promise<T> {
+  if (q.commit) return (await Promise.all(statements.map((send) => send()))) as T;
+  const results: unknown[] = [];
+  for (const send of statements) results.push(await send());
+  return results as T;
+}
+
+/**
  * A transaction's last statements with its COMMIT: on a PostgreSQL server (a pipelined transaction, see
  * Db.tx) all sent at once, one round trip; on the embedded database one after another, the COMMIT then
  * sent by Db.tx. Resolves with their results in order; the first statement to fail is the error (the
@@ -197,9 +212,7 @@ export async function lastStatements<T extends unknown[]>(
     const results = await Promise.all([...statements.map((send) => send()), q.commit()]);
     return results.slice(0, -1) as T;
   }
-  const results: unknown[] = [];
-  for (const send of statements) results.push(await send());
-  return results as T;
+  return together<T>(q, ...statements);
 }
 
 /**

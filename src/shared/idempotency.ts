@@ -14,7 +14,7 @@
  * and it runs the request itself. Two duplicates can therefore never both apply the change.
  */
 import { createHash } from 'node:crypto';
-import { type Db, lastStatements, type Queryable } from '../db/db.js';
+import { type Db, lastStatements, type Queryable, together } from '../db/db.js';
 import { prepared } from '../db/prepared.js';
 import { AppError } from '../errors.js';
 
@@ -52,38 +52,98 @@ export function requestHash(target: string, body: unknown): string {
  * An expired row (older than 24 h, not yet purged) is taken over as if it did not exist.
  */
 export async function claimIdempotencyKey(scope: IdempotencyScope, now: Date, q: Queryable): Promise<IdempotencyClaim> {
+  const [claim] = await claimIdempotencyKeys([scope], now, q);
+  if (claim instanceof AppError) throw claim;
+  return claim;
+}
+
+/**
+ * Claims several keys (distinct) in one statement, as claimIdempotencyKey does one: for each scope, in
+ * the order given, its claim, or the refusal (409) to answer instead. The rows are written in key
+ * order, so two transactions claiming overlapping keys never wait for each other in a cycle. A key
+ * another transaction has claimed and not yet committed makes the statement wait for its end; then the
+ * key is claimed (that transaction rolled back) or its stored answer read (one statement more, with a
+ * probe per key, sent only when some key was not claimed).
+ */
+export async function claimIdempotencyKeys(
+  scopes: readonly IdempotencyScope[],
+  now: Date,
+  q: Queryable,
+): Promise<Array<IdempotencyClaim | AppError>> {
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
-  // Two rounds at most: the second covers a purge deleting the row between the two statements.
-  for (let round = 0; round < 2; round++) {
-    // Each statement is a probe of the key's primary key: prepared, it is planned once per session
-    // (src/db/prepared.ts).
-    const claimed = await prepared(
+  const claims = new Array<IdempotencyClaim | AppError | undefined>(scopes.length);
+  let open = scopes.map((_, i) => i);
+  // Two rounds at most: the second covers a purge deleting a row between the claim and its read.
+  for (let round = 0; round < 2 && open.length > 0; round++) {
+    const sorted = [...open].sort((a, b) => compareScopes(scopes[a], scopes[b]));
+    // An insert of rows given as arrays, whatever the table holds: its plan has nothing to choose, so it
+    // is prepared (planned once per session, src/db/prepared.ts).
+    const claimed = await prepared<{ api_key_id: string; key: string }>(
       `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
-       VALUES ($1, $2, $3, 0, 'null'::jsonb, $4)
+       SELECT a, k, h, 0, 'null'::jsonb, $4 FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS s(a, k, h, n)
+        ORDER BY n
        ON CONFLICT (api_key_id, key) DO UPDATE
           SET request_hash = EXCLUDED.request_hash, status_code = 0, response = 'null'::jsonb, created_at = EXCLUDED.created_at
         WHERE idempotency_keys.created_at <= $5
-       RETURNING 1`,
-      [scope.apiKeyId, scope.key, scope.requestHash, now, cutoff],
+       RETURNING api_key_id, key`,
+      [
+        sorted.map((i) => scopes[i].apiKeyId),
+        sorted.map((i) => scopes[i].key),
+        sorted.map((i) => scopes[i].requestHash),
+        now,
+        cutoff,
+      ],
       q,
     );
-    if (claimed.length > 0) return { kind: 'new' };
-    const rows = await prepared<{ request_hash: string; status_code: number; response: unknown }>(
-      'SELECT request_hash, status_code, response FROM idempotency_keys WHERE api_key_id = $1 AND key = $2',
-      [scope.apiKeyId, scope.key],
-      q,
-    );
-    const stored = rows[0];
-    if (!stored) continue;
-    if (stored.request_hash !== scope.requestHash) {
-      throw new AppError(
-        'ERR_IDEMPOTENCY_CONFLICT',
-        'This Idempotency-Key was already used with a different request; use a new key for a new request',
-      );
+    const isClaimed = new Set(claimed.map((r) => `${r.api_key_id}\n${r.key}`));
+    const unclaimed: number[] = [];
+    for (const i of open) {
+      if (isClaimed.has(`${scopes[i].apiKeyId}\n${scopes[i].key}`)) claims[i] = { kind: 'new' };
+      else unclaimed.push(i);
     }
-    return { kind: 'replay', statusCode: stored.status_code, response: stored.response };
+    // Each a probe of the primary key, prepared; sent together (one round trip on a server).
+    const stored = await together(
+      q,
+      ...unclaimed.map(
+        (i) => () =>
+          prepared<{ request_hash: string; status_code: number; response: unknown }>(
+            'SELECT request_hash, status_code, response FROM idempotency_keys WHERE api_key_id = $1 AND key = $2',
+            [scopes[i].apiKeyId, scopes[i].key],
+            q,
+          ),
+      ),
+    );
+    open = [];
+    unclaimed.forEach((i, n) => {
+      const row = stored[n][0];
+      if (!row) open.push(i);
+      else if (row.request_hash !== scopes[i].requestHash) {
+        claims[i] = new AppError(
+          'ERR_IDEMPOTENCY_CONFLICT',
+          'This Idempotency-Key was already used with a different request; use a new key for a new request',
+        );
+      } else claims[i] = { kind: 'replay', statusCode: row.status_code, response: row.response };
+    });
   }
-  throw new AppError('ERR_CONFLICT', 'The Idempotency-Key is in use by a concurrent request; retry');
+  for (const i of open) claims[i] = new AppError('ERR_CONFLICT', 'The Idempotency-Key is in use by a concurrent request; retry');
+  return claims as Array<IdempotencyClaim | AppError>;
+}
+
+function compareScopes(a: IdempotencyScope, b: IdempotencyScope): number {
+  if (a.apiKeyId !== b.apiKeyId) return a.apiKeyId < b.apiKeyId ? -1 : 1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** The outcome a repeat gets from the answer stored for its key (a stored error as its AppError, marked replayed). */
+export function replayedOutcome<T>(claim: Extract<IdempotencyClaim, { kind: 'replay' }>): IdempotentOutcome<T> {
+  if (claim.statusCode >= 400) {
+    const stored = claim.response as { code: AppError['code']; message: string; details?: never };
+    return {
+      kind: 'error',
+      error: new AppError(stored.code, stored.message, stored.details, { 'Idempotent-Replayed': 'true' }),
+    };
+  }
+  return { kind: 'ok', answer: claim.response as T, replayed: true };
 }
 
 /** Stores the answer (its JSON text) for a claimed key (same transaction as the claim). */
@@ -97,6 +157,40 @@ export async function saveIdempotentResponse(
     'UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE api_key_id = $1 AND key = $2',
     [scope.apiKeyId, scope.key, statusCode, responseJson],
     q,
+  );
+}
+
+/** An answer to store for a claimed key: its status and its JSON text. */
+export interface IdempotentAnswer {
+  scope: IdempotencyScope;
+  statusCode: number;
+  json: string;
+}
+
+/**
+ * The JSON text stored for a refusal: the error envelope's fields, replayed as the same AppError
+ * (replayedOutcome).
+ */
+export function storedErrorJson(err: AppError): string {
+  return JSON.stringify({ statusCode: err.statusCode, code: err.code, message: err.message, details: err.details });
+}
+
+/**
+ * Stores the answers of several claimed keys (same transaction as their claims) in one statement.
+ * Planned on every call: it joins the table to rows given as arrays (src/db/join-plans.ts says why
+ * such a statement is not kept prepared).
+ */
+export async function saveIdempotentResponses(answers: readonly IdempotentAnswer[], q: Queryable): Promise<void> {
+  await q.query(
+    `UPDATE idempotency_keys i SET status_code = v.status_code, response = v.response::jsonb
+       FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[]) AS v(api_key_id, key, status_code, response)
+      WHERE i.api_key_id = v.api_key_id AND i.key = v.key`,
+    [
+      answers.map((a) => a.scope.apiKeyId),
+      answers.map((a) => a.scope.key),
+      answers.map((a) => a.statusCode),
+      answers.map((a) => a.json),
+    ],
   );
 }
 
@@ -129,16 +223,7 @@ export async function runIdempotentChange<T>(
   q: Queryable,
 ): Promise<IdempotentOutcome<T>> {
   const claim = await claimIdempotencyKey(scope, now, q);
-  if (claim.kind === 'replay') {
-    if (claim.statusCode >= 400) {
-      const stored = claim.response as { code: AppError['code']; message: string; details?: never };
-      return {
-        kind: 'error',
-        error: new AppError(stored.code, stored.message, stored.details, { 'Idempotent-Replayed': 'true' }),
-      };
-    }
-    return { kind: 'ok', answer: claim.response as T, replayed: true };
-  }
+  if (claim.kind === 'replay') return replayedOutcome<T>(claim);
   // Pipelined (a server), the savepoint is sent with the change's first statement; its failure (the
   // connection lost) fails every statement behind it, so it is awaited once the change has run.
   const saved = q.query(`SAVEPOINT ${savepoint}`);
@@ -152,11 +237,10 @@ export async function runIdempotentChange<T>(
   } catch (err) {
     if (!(err instanceof AppError) || !isStorableError(err)) throw err;
     await saved;
-    const envelope = { statusCode: err.statusCode, code: err.code, message: err.message, details: err.details };
     await lastStatements(
       q,
       () => q.query(`ROLLBACK TO SAVEPOINT ${savepoint}`),
-      () => saveIdempotentResponse(scope, err.statusCode, JSON.stringify(envelope), q),
+      () => saveIdempotentResponse(scope, err.statusCode, storedErrorJson(err), q),
     );
     return { kind: 'error', error: err };
   }

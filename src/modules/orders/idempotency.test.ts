@@ -160,6 +160,118 @@ describe('Idempotency-Key on POST /v1/partner/orders/{code}/events', () => {
   });
 });
 
+describe('Idempotency-Key in the group commit', () => {
+  /** The transactions that wrote these orders' latest events and these keys' rows (rows of one transaction share xmin). */
+  async function writers(codes: string[], k: TestKey, keys: string[]): Promise<number> {
+    const [{ n }] = await t.ctx.db.query<{ n: number }>(
+      `SELECT count(DISTINCT x)::int AS n FROM (
+         SELECT e.xmin::text AS x FROM orders o JOIN order_events e ON e.id = o.pv_last_event WHERE o.code = ANY($1::text[])
+         UNION ALL
+         SELECT xmin::text FROM idempotency_keys WHERE api_key_id = $2 AND key = ANY($3::text[])) w`,
+      [codes, k.id, keys],
+    );
+    return n;
+  }
+
+  async function stored(k: TestKey, idempotencyKey: string) {
+    const [row] = await t.ctx.db.query<{ status_code: number; response: unknown }>(
+      'SELECT status_code, response FROM idempotency_keys WHERE api_key_id = $1 AND key = $2',
+      [k.id, idempotencyKey],
+    );
+    return row;
+  }
+
+  it('writes events with keys and without in one transaction, each key storing its own answer with the change', async () => {
+    const k = await key();
+    const stranger = await key();
+    const keyed = await Promise.all([1, 2, 3].map(() => orderFor(t, admin, k.id, 'PACKED')));
+    const plain = await orderFor(t, admin, k.id, 'PACKED');
+    const atHub = await orderFor(t, admin, k.id, 'AT_HUB');
+    const foreign = await orderFor(t, admin, stranger.id, 'PACKED');
+    const answers = await Promise.all([
+      ...keyed.map((code, i) => send(k, code, { type: 'PICKED_UP' }, `group-${i}`)),
+      send(k, plain, { type: 'PICKED_UP' }),
+      send(k, atHub, { type: 'PICKED_UP' }, 'group-refused'),
+      send(k, foreign, { type: 'PICKED_UP' }, 'group-foreign'),
+    ]);
+    for (const [i, code] of keyed.entries()) {
+      expect(answers[i].statusCode, answers[i].body).toBe(201);
+      expect(answers[i].json()).toMatchObject({ code, status: 'SCANNED_TO_VAN' });
+      expect(answers[i].headers['idempotent-replayed']).toBeUndefined();
+      expect(await stored(k, `group-${i}`)).toEqual({ status_code: 201, response: answers[i].json() });
+    }
+    expect(answers[3].statusCode).toBe(201);
+    expectError(answers[4], 409, 'ERR_INVALID_TRANSITION');
+    expectError(answers[5], 404, 'ERR_NOT_FOUND');
+    expect((await stored(k, 'group-refused')).status_code).toBe(409);
+    expect((await stored(k, 'group-foreign')).status_code).toBe(404);
+    // The accepted events, their keys' answers and the refusals' answers: one transaction.
+    expect(await writers([...keyed, plain], k, ['group-0', 'group-1', 'group-2', 'group-refused', 'group-foreign'])).toBe(1);
+
+    // Every key replays its answer, in a group of its own or beside a new event.
+    const fresh = await orderFor(t, admin, k.id, 'PACKED');
+    const again = await Promise.all([
+      ...keyed.map((code, i) => send(k, code, { type: 'PICKED_UP' }, `group-${i}`)),
+      send(k, atHub, { type: 'PICKED_UP' }, 'group-refused'),
+      send(k, fresh, { type: 'PICKED_UP' }, 'group-fresh'),
+    ]);
+    for (const [i, res] of again.slice(0, 3).entries()) {
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual(answers[i].json());
+      expect(res.headers['idempotent-replayed']).toBe('true');
+    }
+    expect(again[3].statusCode).toBe(409);
+    expect(again[3].json()).toEqual(answers[4].json());
+    expect(again[3].headers['idempotent-replayed']).toBe('true');
+    expect(again[4].statusCode).toBe(201);
+    expect(again[4].headers['idempotent-replayed']).toBeUndefined();
+    for (const code of keyed) expect(await partnerEventCount(code)).toBe(1);
+  });
+
+  it('of one key sent for two orders at once, the first applies and the other is refused with 409 ERR_IDEMPOTENCY_CONFLICT', async () => {
+    const k = await key();
+    const a = await orderFor(t, admin, k.id, 'PACKED');
+    const b = await orderFor(t, admin, k.id, 'PACKED');
+    const [first, second] = await Promise.all([
+      send(k, a, { type: 'PICKED_UP' }, 'twice'),
+      send(k, b, { type: 'PICKED_UP' }, 'twice'),
+    ]);
+    expect(first.statusCode, first.body).toBe(201);
+    expectError(second, 409, 'ERR_IDEMPOTENCY_CONFLICT');
+    expect(await partnerEventCount(a)).toBe(1);
+    expect(await partnerEventCount(b)).toBe(0);
+  });
+
+  it('stores nothing for an event of a group the database failed: tried again alone, its key is free for a retry', async () => {
+    const k = await key();
+    const codes = await Promise.all([1, 2].map(() => orderFor(t, admin, k.id, 'PACKED')));
+    // A database error for one event only (a trigger refusing one note), which the rules cannot foresee.
+    await t.ctx.db.query(`CREATE FUNCTION test_refuse_keyed_note() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.partner_note = 'refused by the database' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`);
+    await t.ctx.db.query(
+      'CREATE TRIGGER test_refuse_keyed_note BEFORE INSERT ON order_events FOR EACH ROW EXECUTE FUNCTION test_refuse_keyed_note()',
+    );
+    const refusedBody = { type: 'PICKED_UP', note: 'refused by the database' };
+    try {
+      const answers = await Promise.all([
+        send(k, codes[0], { type: 'PICKED_UP' }, 'failed-group-0'),
+        send(k, codes[1], refusedBody, 'failed-group-1'),
+      ]);
+      expect(answers[0].statusCode, answers[0].body).toBe(201);
+      expectError(answers[1], 500, 'ERR_INTERNAL');
+      expect((await stored(k, 'failed-group-0')).status_code).toBe(201);
+      expect(await stored(k, 'failed-group-1')).toBeUndefined();
+    } finally {
+      await t.ctx.db.query('DROP TRIGGER test_refuse_keyed_note ON order_events');
+      await t.ctx.db.query('DROP FUNCTION test_refuse_keyed_note()');
+    }
+    // The same request with the same key now runs (a 5xx is never stored).
+    const retried = await send(k, codes[1], refusedBody, 'failed-group-1');
+    expect(retried.statusCode, retried.body).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
 describe('purgeExpiredIdempotencyKeys', () => {
   it('deletes the rows older than 24 h and answers how many', async () => {
     const k = await key();

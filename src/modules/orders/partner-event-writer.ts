@@ -1,5 +1,5 @@
 /**
- * Group commit of partner events without an Idempotency-Key (the rules are partner-event-rules.ts).
+ * Group commit of partner events (the rules are partner-event-rules.ts).
  *
  * Events that arrive in the same turn of the event loop (many couriers reporting at once) are gathered by
  * src/shared/batcher.ts and written in ONE transaction: their orders are locked in one statement, each through its event's key scope, each
@@ -10,20 +10,38 @@
  * its events is tried again alone, so one event can never fail another. Two events on one order never
  * share a transaction: the later one goes to the next, and then sees the first's outcome, as two
  * requests racing on the row lock always did.
+ *
+ * Events with an Idempotency-Key (src/shared/idempotency.ts) are written in the same groups: their keys
+ * are claimed by one statement sent with the lock, a key already answered replays its stored answer
+ * (the event is not judged), and the answers of the claimed ones (the new order, or the refusal) are
+ * stored by one statement sent with the COMMIT, so the answer and the change commit together. Two
+ * events with the same key (same API key, same Idempotency-Key) never share a group either: the later
+ * one then finds the first's stored answer. A concurrent duplicate in another process waits for the
+ * group's end on the order's row lock (or, for another order, on the key's row) and then replays.
  */
-import { lastStatements } from '../../db/db.js';
+import { lastStatements, together } from '../../db/db.js';
 import type { JoinPlans } from '../../db/join-plans.js';
 import { AppError } from '../../errors.js';
 import { type BatchEntry, Batcher } from '../../shared/batcher.js';
+import {
+  claimIdempotencyKeys,
+  type IdempotencyClaim,
+  type IdempotencyScope,
+  type IdempotentAnswer,
+  isStorableError,
+  replayedOutcome,
+  saveIdempotentResponses,
+  storedErrorJson,
+} from '../../shared/idempotency.js';
 import type { ApiKeyEnvironment } from '../../shared/schemas.js';
 import type { ResolvedKey } from '../keys/key.types.js';
 import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
 import { type LockedOrder, lockVisibleOrders } from './order-locks.repo.js';
 import { recordStatusChanges, type StatusChange } from './order-writes.repo.js';
-import type { CreatePartnerOrderEventDto } from './orders.schemas.js';
+import type { CreatePartnerOrderEventDto, PartnerOrder } from './orders.schemas.js';
 import { eventTarget, partnerEventChange } from './partner-event-rules.js';
-import { type PartnerOrderPieces, scopeOf } from './visibility.js';
+import { type JsonText, orderTextAsSeenBy, type PartnerOrderPieces, scopeOf } from './visibility.js';
 
 /** Events written by one transaction at most (one statement's arrays). */
 const MAX_GROUP = 100;
@@ -43,16 +61,29 @@ export interface PartnerEvent {
   environment: ApiKeyEnvironment;
   code: string;
   body: CreatePartnerOrderEventDto;
+  /** The request's Idempotency-Key, scoped to its API key, with the request's hash. */
+  idempotency?: IdempotencyScope;
 }
 
-/** An event of a group as judged against its locked order: the change it makes, or its refusal. */
-type Decided = { event: PendingEvent; change: StatusChange } | { event: PendingEvent; error: AppError };
+/** A successful answer (always 201); refusals, replayed ones included, are thrown. */
+export interface PartnerEventResult {
+  /** The JSON text of the answer, or (a replay) the stored answer. */
+  order: JsonText<PartnerOrder> | PartnerOrder;
+  /** True when the answer is the stored answer of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+}
 
-type PendingEvent = BatchEntry<PartnerEvent, PartnerOrderPieces>;
+/** How an event of a group ended: its change, its refusal, or (a repeated Idempotency-Key) the stored answer. */
+type Decided =
+  | { event: PendingEvent; change: StatusChange }
+  | { event: PendingEvent; error: AppError }
+  | { event: PendingEvent; replayed: PartnerOrder };
+
+type PendingEvent = BatchEntry<PartnerEvent, PartnerEventResult>;
 
 /** The group-commit writer; one per process (createContext: `ctx.partnerEvents`). */
 export class PartnerEventWriter {
-  private readonly batcher: Batcher<PartnerEvent, PartnerOrderPieces>;
+  private readonly batcher: Batcher<PartnerEvent, PartnerEventResult>;
 
   /**
    * `joinPlans`: whether the group's two statements may be prepared (src/db/join-plans.ts); without it
@@ -62,8 +93,8 @@ export class PartnerEventWriter {
     this.batcher = new Batcher({
       maxInFlight: MAX_IN_FLIGHT,
       maxBatch: MAX_GROUP,
-      // One event per order and transaction; a second one waits for the next group.
-      admits: (group, event) => !group.some((e) => e.code === event.code),
+      // One event per order and per Idempotency-Key in a transaction; a second one waits for the next group.
+      admits: (group, event) => !group.some((e) => e.code === event.code || sameIdempotencyKey(e, event)),
       // The group's slot is given back once its transaction has committed, before the read cache's
       // announcement (a Redis round trip) and the answers: the next group's database work need not wait
       // for them. A group that fails gives it back when its retries are done.
@@ -71,8 +102,8 @@ export class PartnerEventWriter {
     });
   }
 
-  /** Writes the event with others of this turn; resolves with the order's new pieces once committed. */
-  write(event: PartnerEvent): Promise<PartnerOrderPieces> {
+  /** Writes the event with others of this turn; resolves with its answer once committed. */
+  write(event: PartnerEvent): Promise<PartnerEventResult> {
     return this.batcher.add(event);
   }
 
@@ -107,53 +138,120 @@ export class PartnerEventWriter {
     // Committed, announced and woken: every event is answered.
     for (const d of decided) {
       if ('error' in d) d.event.reject(d.error);
-      else d.event.resolve(written.get(d.change.orderId) as PartnerOrderPieces);
+      else if ('replayed' in d) d.event.resolve({ order: d.replayed, replayed: true });
+      else {
+        const pieces = written.get(d.change.orderId) as PartnerOrderPieces;
+        d.event.resolve({ order: orderTextAsSeenBy(d.event.item.key, pieces), replayed: false });
+      }
     }
   }
 
-  /** The group's transaction: its orders locked in one statement (each through its event's key scope), then written. */
+  /**
+   * The group's transaction: its orders locked in one statement (each through its event's key scope)
+   * and its Idempotency-Keys claimed by another sent with it, then the events judged and written, and
+   * the claimed keys' answers stored with the COMMIT.
+   */
   private async writeGroup(
     group: PendingEvent[],
     tx: OrderTx,
     prepare: boolean,
   ): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
+    const keyed = group.flatMap((e, i) => (e.item.idempotency ? [i] : []));
+    const claimedAt = this.deps.clock.now();
     // A DELIVERED may collect cash: its instant (read below) is read once no settlement of its partner
     // is being made (src/modules/payments/collection-period-lock.ts); the same statement locks the orders.
-    const locked = await lockVisibleOrders(
-      group.map(({ item: e }) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
+    const [locked, claimList] = await together(
       tx,
-      group
-        .filter((e) => e.item.body.type === 'DELIVERED')
-        .map((e) => ({ partnerId: e.item.key.partnerId, environment: e.item.environment })),
-      { prepare },
+      () =>
+        lockVisibleOrders(
+          group.map(({ item: e }) => ({ scope: scopeOf(e.key, e.environment), code: e.code })),
+          tx,
+          group
+            .filter((e) => e.item.body.type === 'DELIVERED')
+            .map((e) => ({ partnerId: e.item.key.partnerId, environment: e.item.environment })),
+          { prepare },
+        ),
+      async () =>
+        keyed.length > 0
+          ? claimIdempotencyKeys(
+              keyed.map((i) => group[i].item.idempotency as IdempotencyScope),
+              claimedAt,
+              tx,
+            )
+          : [],
     );
+    const claims = new Map<number, IdempotencyClaim | AppError>(keyed.map((i, n) => [i, claimList[n]]));
+
+    // What is not judged: a repeated key (its stored answer) or a key refused (409).
+    const settled = new Map<number, Decided>();
+    for (const [i, claim] of claims) {
+      if (claim instanceof AppError) settled.set(i, { event: group[i], error: claim });
+      else if (claim.kind === 'replay') {
+        const outcome = replayedOutcome<PartnerOrder>(claim);
+        settled.set(
+          i,
+          outcome.kind === 'ok' ? { event: group[i], replayed: outcome.answer } : { event: group[i], error: outcome.error },
+        );
+      }
+    }
+    const judged = group.flatMap((_, i) => (settled.has(i) ? [] : [i]));
+    // Claimed keys: their answers are stored after the write, whose result the answers are.
+    const answering = judged.filter((i) => claims.has(i));
     const { outcomes, written } = await applyPartnerEvents(
-      group.map((e) => e.item),
+      judged.map((i) => group[i].item),
       locked,
       this.deps.clock.now(),
       tx,
-      { prepare, commit: true },
+      { prepare, commit: answering.length === 0 },
     );
-    const decided: Decided[] = outcomes.map((o, i) =>
-      'error' in o ? { event: group[i], error: o.error } : { event: group[i], change: o.change },
-    );
+    judged.forEach((i, n) => {
+      const o = outcomes[n];
+      settled.set(i, 'error' in o ? { event: group[i], error: o.error } : { event: group[i], change: o.change });
+    });
+    if (answering.length > 0) {
+      const answers: IdempotentAnswer[] = answering.map((i) => {
+        const d = settled.get(i) as Decided;
+        const scope = group[i].item.idempotency as IdempotencyScope;
+        if ('error' in d) {
+          // An answer that says "try again" (5xx, 429) is never stored: it fails the group, whose events
+          // are then tried alone, this one's claim undone with its transaction.
+          if (!isStorableError(d.error)) throw d.error;
+          return { scope, statusCode: d.error.statusCode, json: storedErrorJson(d.error) };
+        }
+        const pieces = 'change' in d ? written.get(d.change.orderId) : undefined;
+        if (!pieces) throw new Error(`an event with an Idempotency-Key was judged but its order not written`);
+        return { scope, statusCode: 201, json: orderTextAsSeenBy(group[i].item.key, pieces) };
+      });
+      await lastStatements(tx, () => saveIdempotentResponses(answers, tx));
+    }
+    const decided = group.map((_, i) => settled.get(i) as Decided);
     return [decided, written] as const;
   }
+}
+
+/** Whether two events carry the same Idempotency-Key of the same API key. */
+function sameIdempotencyKey(a: PartnerEvent, b: PartnerEvent): boolean {
+  return (
+    a.idempotency !== undefined &&
+    b.idempotency !== undefined &&
+    a.idempotency.apiKeyId === b.idempotency.apiKeyId &&
+    a.idempotency.key === b.idempotency.key
+  );
 }
 
 /** An event judged against its locked order: the change it makes, or its refusal. */
 export type PartnerEventOutcome = { change: StatusChange } | { error: AppError };
 
 /**
- * THE write path of partner events, for the group-commit writer and for an event with an
- * Idempotency-Key alike (partner-events.ts): each event judged against its locked order exactly as
+ * THE write path of partner events (the group's, for one event or many): each event judged against its locked order exactly as
  * alone (`locked`, by code: what the caller locked through the event's key scope), its proof checked
  * (the geofence, 409, on the locked order, whose address came with the lock), and the accepted ones
  * written by ONE statement with their proofs. A refusal (AppError) is that event's outcome and does
  * not stop the others; any other error fails the transaction. Returns the outcomes in the events'
  * order and the written orders' new pieces by order id. `commit`: the writes end the transaction, and
  * on a PostgreSQL server (a pipelined transaction, Db.tx) its COMMIT is sent with them instead of after
- * their answers: with the BEGIN sent with the lock, a group takes two round trips.
+ * their answers: with the BEGIN sent with the lock, a group takes two round trips (three when it
+ * stores answers for Idempotency-Keys: they are made of the written orders).
  */
 export async function applyPartnerEvents(
   events: readonly PartnerEvent[],
