@@ -13,7 +13,7 @@
  * on COMMIT it finds the stored answer and replays it; on ROLLBACK (a 5xx) its INSERT goes through
  * and it runs the request itself. Two duplicates can therefore never both apply the change.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Db, lastStatements, type Queryable, together } from '../db/db.js';
 import { prepared } from '../db/prepared.js';
 import { AppError } from '../errors.js';
@@ -42,9 +42,7 @@ function canonicalJson(value: unknown): string {
 }
 
 export function requestHash(target: string, body: unknown): string {
-  return createHash('sha256')
-    .update(`${target}\n${canonicalJson(body ?? null)}`)
-    .digest('hex');
+  return hash('sha256', `${target}\n${canonicalJson(body ?? null)}`, 'hex');
 }
 
 /**
