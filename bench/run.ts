@@ -38,8 +38,8 @@
  * carries no `codCollectedQepik` in either, the request log is on in both.
  *
  * Idempotency: `--compare=idempotency --only=events` measures the event cycle with a fresh Idempotency-Key
- * on every event ("on": each event its own transaction, the key claimed and the answer stored) against
- * the same cycle without one ("off": the group-commit writer), the request log on in both.
+ * on every event ("on": the key claimed and the answer stored in the event's group) against the same
+ * cycle without one ("off"), both through the group-commit writer, the request log on in both.
  *
  * Offers: `offers` measures accepting open offers (POST /v1/partner/offers/{id}/accept: the offer
  * decided, the order assigned to the key, two outbox rows) against the partner event cycle, in the same

@@ -57,7 +57,7 @@ describe.skipIf(!serverMode)('PostgreSQL outage', () => {
     const codes = await sandboxOrders(t, key, 24);
 
     // Four clients: each walks its own orders through PICKED_UP and EN_ROUTE and reads them back; two
-    // send an Idempotency-Key (their own transaction), two do not (the group commit). A 503 is retried.
+    // send an Idempotency-Key, two do not (all go through the group commit). A 503 is retried.
     const answers: Answer[] = [];
     const committed: Array<{ code: string; type: string }> = [];
     let stop = false;
