@@ -29,8 +29,9 @@ export interface PartnerClientOptions extends ClientOptionsBase {
 }
 
 /**
- * The POST operations that take an `Idempotency-Key` (from the document: partner events today); the
- * client adds a random one when the caller gives none, and its retries send the same one.
+ * The POST operations that take an `Idempotency-Key`, as the document marks them (partner events, offer
+ * decisions, sandbox payment moves); the client adds a random one when the caller gives none, and its
+ * retries send the same one.
  */
 export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set(
   OPERATIONS.filter((op) => op.method === 'POST' && op.idempotencyKey).map((op) => op.path),
