@@ -11,7 +11,7 @@ import { dbThroughProxy, setUpFreshDatabase } from '../../test/database-per-file
 import { waitFor } from '../../test/wait.js';
 import type { Db, Queryable } from '../db/db.js';
 import { AppError } from '../errors.js';
-import { type IdempotencyScope, runIdempotentChange } from './idempotency.js';
+import { claimIdempotencyKeys, type IdempotencyScope, runIdempotentChange } from './idempotency.js';
 
 let db: Db;
 let url: string | null;
@@ -121,5 +121,19 @@ describe.skipIf(!process.env.DATABASE_URL)('on a server', () => {
     } finally {
       await proxied.close();
     }
+  });
+});
+
+describe('claims of several keys', () => {
+  it('claims new keys, replays answered ones and refuses another request, whatever the spelling of the API key id', async () => {
+    const answered = scope();
+    await db.tx((q) => runIdempotentChange(answered, now, 'sp', 201, async () => ({ answer: { a: 9 }, json: '{"a":9}' }), q));
+    const upper = { ...scope(), apiKeyId: randomUUID().toUpperCase() };
+    const other = { ...answered, requestHash: 'another request' };
+    const claims = await db.tx((q) => claimIdempotencyKeys([upper, answered, scope()], now, q));
+    expect(claims).toEqual([{ kind: 'new' }, { kind: 'replay', statusCode: 201, response: { a: 9 } }, { kind: 'new' }]);
+    const [refused] = await db.tx((q) => claimIdempotencyKeys([other], now, q));
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ statusCode: 409, code: 'ERR_IDEMPOTENCY_CONFLICT' });
   });
 });

@@ -93,10 +93,10 @@ export async function claimIdempotencyKeys(
       ],
       q,
     );
-    const isClaimed = new Set(claimed.map((r) => `${r.api_key_id}\n${r.key}`));
+    const isClaimed = new Set(claimed.map((r) => rowKey(r.api_key_id, r.key)));
     const unclaimed: number[] = [];
     for (const i of open) {
-      if (isClaimed.has(`${scopes[i].apiKeyId}\n${scopes[i].key}`)) claims[i] = { kind: 'new' };
+      if (isClaimed.has(rowKey(scopes[i].apiKeyId, scopes[i].key))) claims[i] = { kind: 'new' };
       else unclaimed.push(i);
     }
     // Each a probe of the primary key, prepared; sent together (one round trip on a server).
@@ -125,6 +125,11 @@ export async function claimIdempotencyKeys(
   }
   for (const i of open) claims[i] = new AppError('ERR_CONFLICT', 'The Idempotency-Key is in use by a concurrent request; retry');
   return claims as Array<IdempotencyClaim | AppError>;
+}
+
+/** A key row's identity as text: the API key's id in one spelling (PostgreSQL prints a uuid lower-case, with hyphens; it reads others too). */
+function rowKey(apiKeyId: string, key: string): string {
+  return `${apiKeyId.toLowerCase().replace(/[{}-]/g, '')}\n${key}`;
 }
 
 function compareScopes(a: IdempotencyScope, b: IdempotencyScope): number {
