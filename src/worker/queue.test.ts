@@ -1,7 +1,8 @@
 /**
  * The queue's guarantees: several workers (in one process, or in two processes on one PostgreSQL
  * server) never send a delivery twice; a worker that dies mid-attempt leaves its row to be retried
- * once the lease expires; a worker that lost its lease cannot overwrite the outcome; stop() is
+ * once the lease expires (by the wall clock: moving the test clock never ends a lease); a worker that
+ * lost its lease cannot overwrite the outcome; stop() is
  * graceful and bounded. Retention: purge.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,10 +42,10 @@ function deliveryIdsReceived(path: string): string[] {
   return receiver.requestsTo(path).map((r) => String(r.headers['x-partner-delivery']));
 }
 
-/** Claims what is due as a worker would (a 60 s lease), without attempting anything. */
-function claimAsAWorker() {
+/** Claims what is due as a worker would (a 60 s lease unless told), without attempting anything. */
+function claimAsAWorker(leaseMs = 60_000) {
   return claimDueDeliveries(
-    { nowMs: t.clock.nowMs(), wallClockMs: Date.now(), leaseMs: 60_000, limit: 10, perWebhookLimit: 4 },
+    { nowMs: t.clock.nowMs(), wallClockMs: Date.now(), leaseMs, limit: 10, perWebhookLimit: 4 },
     t.ctx.db,
   );
 }
@@ -75,20 +76,21 @@ describe('several workers', () => {
     }
   });
 
-  it('a delivery claimed by a worker that died is retried once its lease expires, not before', async () => {
+  it('a delivery claimed by a worker that died is retried once its lease expires by the wall clock, not before', async () => {
     const h = await setup();
+    receiver.on(h.path, { status: 200 });
     const id = await ping(t, h.partner, h.hook.id);
-    // The "dead" worker: it claimed the row (a 60 s lease) and never came back.
-    const [claimed] = await claimAsAWorker();
+    // The "dead" worker: it claimed the row for 1.5 s and never came back.
+    const claimedAt = Date.now();
+    const [claimed] = await claimAsAWorker(1_500);
     expect(claimed.id).toBe(id);
     const survivor = startWorker(t.ctx, { pollIntervalMs: 20 });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(receiver.requestsTo(h.path)).toEqual([]);
-      expect(await deliveryRow(id)).toMatchObject({ status: 'PENDING', attempts: 0 });
-      t.clock.advance(61);
+      // Moving the service clock past the lease does not end it: a lease is real time.
+      t.clock.advance(120);
       await waitForDeliveries(t, h.partner, h.hook.id, (items) => items[0]?.status === 'DELIVERED');
       expect(deliveryIdsReceived(h.path)).toEqual([id]);
+      expect(receiver.requestsTo(h.path)[0].receivedAtMs).toBeGreaterThanOrEqual(claimedAt + 1_500);
       expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200, locked_until: null });
     } finally {
       await survivor.stop();
@@ -97,21 +99,53 @@ describe('several workers', () => {
 
   it('an attempt that outlived its lease cannot overwrite the outcome of the worker that took over', async () => {
     const h = await setup();
-    receiver.on(h.path, (_req, index) => (index === 0 ? { hang: true } : { status: 200 }));
-    const a = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 11_000, pollIntervalMs: 20, stopTimeoutMs: 10_000 });
-    const b = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 11_000, pollIntervalMs: 20 });
+    receiver.on(h.path, { status: 200 });
+    const id = await ping(t, h.partner, h.hook.id);
+    // The slow worker: it claimed the row for 300 ms and is still "attempting" when the lease ends.
+    const [slow] = await claimAsAWorker(300);
+    expect(slow.id).toBe(id);
+    const worker = startWorker(t.ctx, { pollIntervalMs: 20 });
     try {
-      const id = await ping(t, h.partner, h.hook.id);
-      await waitFor(() => receiver.hungCount(h.path) === 1);
-      t.clock.advance(12); // the first lease has expired
       await waitForDeliveries(t, h.partner, h.hook.id, (items) => items[0]?.status === 'DELIVERED');
-      receiver.releaseHung(500, h.path); // the first attempt now "fails", too late
-      await waitFor(() => receiver.hungCount(h.path) === 0);
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200 });
-      expect(deliveryIdsReceived(h.path)).toEqual([id, id]);
     } finally {
-      await Promise.all([a.stop(), b.stop()]);
+      await worker.stop();
+    }
+    // The slow attempt now "fails", too late: its outcome is dropped and nothing of it is logged.
+    const late = await new OutcomeWriter(t.ctx.db).record({
+      claimed: slow,
+      statusCode: 500,
+      error: 'HTTP 500',
+      atMs: t.clock.nowMs(),
+      attempt: { startedAtMs: t.clock.nowMs() - 400, durationMs: 400, requestHeaders: {}, responseHeaders: {}, responseBody: '' },
+    });
+    expect(late).toBeNull();
+    expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200 });
+    expect(deliveryIdsReceived(h.path)).toEqual([id]);
+  });
+
+  it('moving the test clock forward never takes a delivery from the attempt in flight', async () => {
+    // A slow endpoint holds the first attempt; the clock then moves past any lease and retry. The
+    // delivery must not be claimed and sent a second time while that attempt runs.
+    const slow = await setup();
+    receiver.on(slow.path, { hang: true });
+    const worker = startWorker(t.ctx, { attemptTimeoutMs: 10_000, leaseMs: 11_000, pollIntervalMs: 20 });
+    try {
+      const id = await ping(t, slow.partner, slow.hook.id);
+      await waitFor(() => receiver.hungCount(slow.path) === 1);
+      const res = await t.live.inject({ method: 'POST', url: '/v1/test/clock', payload: { advanceSec: 3_600 } });
+      expect(res.statusCode).toBe(200);
+      // A witness queued after the advance: once it is delivered, the worker has claimed with the new time.
+      const witness = await setup();
+      receiver.on(witness.path, { status: 200 });
+      await ping(t, witness.partner, witness.hook.id);
+      await waitForDeliveries(t, witness.partner, witness.hook.id, (items) => items[0]?.status === 'DELIVERED');
+      expect(deliveryIdsReceived(slow.path)).toEqual([id]);
+      receiver.releaseHung(200, slow.path);
+      await waitForDeliveries(t, slow.partner, slow.hook.id, (items) => items[0]?.status === 'DELIVERED');
+      expect(deliveryIdsReceived(slow.path)).toEqual([id]);
+      expect(await deliveryRow(id)).toMatchObject({ status: 'DELIVERED', attempts: 1, status_code: 200 });
+    } finally {
+      await worker.stop();
     }
   });
 });

@@ -8,6 +8,10 @@
  *    rows and never wait for each other.
  *  - A claim writes a lease (locked_until = now + lease, longer than the attempt timeout) and a fresh
  *    lease token, then commits before any HTTP happens: no transaction is held open across the network.
+ *  - Leases are measured on the wall clock, due times (next_attempt_at) on the service clock. A lease
+ *    bounds how long an attempt may run, which is real time: moving the test clock forward makes
+ *    retries due but never takes a delivery from an attempt still in flight (which would send it twice).
+ *    In production the two clocks are one.
  *  - The result of an attempt is written only while the row still carries that token
  *    (record-outcomes.ts). A worker killed mid-attempt leaves a lease that simply expires; the row is then
  *    due again and another worker retries it. A worker that was merely slow and lost its lease cannot
@@ -50,9 +54,9 @@ export interface ClaimedDelivery extends NewDelivery {
 }
 
 export interface ClaimOptions {
-  /** The service clock (schedule, leases). */
+  /** The service clock: which deliveries are due. */
   nowMs: number;
-  /** The real wall clock, for signature timestamps (see src/modules/webhooks/delivery/attempt.ts). */
+  /** The real wall clock: leases, and signature timestamps (see src/modules/webhooks/delivery/attempt.ts). */
   wallClockMs: number;
   leaseMs: number;
   /** How many rows this worker can start now. */
@@ -70,14 +74,16 @@ export interface ClaimOptions {
 export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise<ClaimedDelivery[]> {
   if (options.limit <= 0) return [];
   const now = new Date(options.nowMs);
+  // Leases are measured on the wall clock, due times on the service clock (see the file's comment).
+  const wallNow = new Date(options.wallClockMs);
   if (options.probe !== false) {
     // Most polls find nothing due: one indexed probe instead of a transaction.
     const due = await db.query(
       `SELECT 1 FROM webhook_deliveries d
-        WHERE d.status IN ('PENDING', 'FAILED') AND d.next_attempt_at <= $1 AND (d.locked_until IS NULL OR d.locked_until <= $1)
+        WHERE d.status IN ('PENDING', 'FAILED') AND d.next_attempt_at <= $1 AND (d.locked_until IS NULL OR d.locked_until <= $2)
           AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.is_active)
         LIMIT 1`,
-      [now],
+      [now, wallNow],
     );
     if (due.length === 0) return [];
   }
@@ -93,18 +99,18 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
          JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.status IN ('PENDING', 'FAILED')
           AND d.next_attempt_at <= $1
-          AND (d.locked_until IS NULL OR d.locked_until <= $1)
+          AND (d.locked_until IS NULL OR d.locked_until <= $6)
           AND w.is_active
           AND d.webhook_id NOT IN (
                 SELECT l.webhook_id FROM webhook_deliveries l
                   LEFT JOIN unnest($4::uuid[], $5::int[]) AS cap(wid, n) ON cap.wid = l.webhook_id
-                 WHERE l.locked_until > $1
+                 WHERE l.locked_until > $6
                  GROUP BY l.webhook_id, cap.n HAVING count(*) >= coalesce(cap.n, $3))
         ORDER BY d.next_attempt_at, d.id
         LIMIT $2
         FOR UPDATE OF d SKIP LOCKED
         FOR NO KEY UPDATE OF w SKIP LOCKED`,
-      [now, Math.max(options.limit * 2, 50), options.perWebhookLimit, adjusted.webhookIds, adjusted.limits],
+      [now, Math.max(options.limit * 2, 50), options.perWebhookLimit, adjusted.webhookIds, adjusted.limits, wallNow],
     );
     if (candidates.length === 0) return [];
 
@@ -134,7 +140,7 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
            FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, wid, ord)
        ), busy AS (
          SELECT l.webhook_id, count(*)::int AS n FROM webhook_deliveries l
-          WHERE l.webhook_id IN (SELECT wid FROM cand) AND l.locked_until > $3
+          WHERE l.webhook_id IN (SELECT wid FROM cand) AND l.locked_until > $11
           GROUP BY l.webhook_id
        ), picked AS (
          SELECT cand.id, cand.ord FROM cand LEFT JOIN busy ON busy.webhook_id = cand.wid
@@ -156,11 +162,12 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
           now,
           options.perWebhookLimit,
           options.limit,
-          new Date(options.nowMs + options.leaseMs),
+          new Date(options.wallClockMs + options.leaseMs),
           leaseToken,
           Math.floor(options.wallClockMs / 1000),
           adjusted.webhookIds,
           adjusted.limits,
+          wallNow,
         ],
       ),
     );
