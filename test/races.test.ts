@@ -11,14 +11,13 @@
  *    then B commits; or B is simply done first through the API.
  */
 import type { InjectOptions } from 'fastify';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devAuth } from '../src/modules/webhooks/webhooks.test-helpers.js';
 import { requestHash } from '../src/shared/idempotency.js';
 import { createKey, createPartner, type TestKey, type TestPartner } from './factories.js';
 import { GatedDb } from './gated-db.js';
 import { createTestApp, type TestApp } from './harness.js';
-import { waitFor } from './wait.js';
+import { testTransaction, waitForLockWaiters } from './test-transaction.js';
 
 const server = Boolean(process.env.DATABASE_URL);
 if (!server) {
@@ -40,41 +39,6 @@ afterAll(() => t.close());
 
 function send(options: InjectOptions, listener: 'live' | 'sandbox' = 'live') {
   return t[listener].inject(options);
-}
-
-/** A transaction of the test on its own connection (server mode), committed by `commit()`. */
-async function testTransaction(): Promise<{
-  query: (text: string, params?: unknown[]) => Promise<unknown>;
-  commit: () => Promise<void>;
-}> {
-  const client = new pg.Client({ connectionString: t.ctx.config.databaseUrl as string });
-  await client.connect();
-  await client.query('BEGIN');
-  let done = false;
-  onTestFinished(async () => {
-    if (!done) await client.query('ROLLBACK').catch(() => {});
-    await client.end();
-  });
-  return {
-    query: (text, params) => client.query(text, params),
-    commit: async () => {
-      done = true;
-      await client.query('COMMIT');
-    },
-  };
-}
-
-/** Server mode: waits until `n` statements of this database wait for a lock. */
-async function waitForLockWaiters(n = 1): Promise<void> {
-  if (!server) return;
-  const name = new URL(t.ctx.config.databaseUrl as string).pathname.slice(1);
-  await waitFor(async () => {
-    const rows = await t.ctx.db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
-      [name],
-    );
-    return rows[0].n >= n;
-  });
 }
 
 async function setup(): Promise<{
@@ -115,7 +79,7 @@ describe("a webhook's DELETE racing", () => {
     const ping = send({ method: 'POST', url: `/v1/developer/webhooks/${s.hookId}/test`, headers: s.auth });
     await held.reached;
     const deleted = deleteOf(s);
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     held.release();
     expect((await ping).statusCode).toBe(200);
     expect((await deleted).statusCode).toBe(204);
@@ -124,10 +88,10 @@ describe("a webhook's DELETE racing", () => {
 
   it.skipIf(!server)('a test ping arriving while the delete is under way: 404 once it has committed', async () => {
     const s = await setup();
-    const other = await testTransaction();
+    const other = await testTransaction(t);
     await other.query('DELETE FROM webhooks WHERE id = $1', [s.hookId]);
     const ping = send({ method: 'POST', url: `/v1/developer/webhooks/${s.hookId}/test`, headers: s.auth });
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     await other.commit();
     expectNotFound(await ping);
   });
@@ -156,7 +120,7 @@ describe("a webhook's DELETE racing", () => {
     const redeliver = send({ method: 'POST', url: `/v1/developer/deliveries/${s.deliveryId}/redeliver`, headers: s.auth });
     await held.reached;
     const deleted = deleteOf(s);
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     held.release();
     expect((await redeliver).statusCode).toBe(200);
     expect((await deleted).statusCode).toBe(204);
@@ -164,10 +128,10 @@ describe("a webhook's DELETE racing", () => {
 
   it.skipIf(!server)('a redelivery arriving while the delete is under way: 404 once it has committed', async () => {
     const s = await setup();
-    const other = await testTransaction();
+    const other = await testTransaction(t);
     await other.query('DELETE FROM webhooks WHERE id = $1', [s.hookId]);
     const redeliver = send({ method: 'POST', url: `/v1/developer/deliveries/${s.deliveryId}/redeliver`, headers: s.auth });
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     await other.commit();
     expectNotFound(await redeliver);
   });
@@ -183,7 +147,7 @@ describe("a webhook's DELETE racing", () => {
     });
     await held.reached;
     const deleted = deleteOf(s);
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     held.release();
     expect((await patch).statusCode).toBe(200);
     expect((await deleted).statusCode).toBe(204);
@@ -191,7 +155,7 @@ describe("a webhook's DELETE racing", () => {
 
   it.skipIf(!server)('a patch arriving while the delete is under way: 404 once it has committed', async () => {
     const s = await setup();
-    const other = await testTransaction();
+    const other = await testTransaction(t);
     await other.query('DELETE FROM webhooks WHERE id = $1', [s.hookId]);
     const patch = send({
       method: 'PATCH',
@@ -199,7 +163,7 @@ describe("a webhook's DELETE racing", () => {
       headers: s.auth,
       payload: { isActive: false },
     });
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     await other.commit();
     expectNotFound(await patch);
   });
@@ -232,7 +196,7 @@ describe("a key's rotation racing its revocation", () => {
     const rotate = send({ method: 'POST', url: `/v1/developer/keys/${s.key.id}/rotate`, headers: s.auth });
     await held.reached;
     const revoke = send({ method: 'DELETE', url: `/v1/developer/keys/${s.key.id}`, headers: s.auth });
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     held.release();
     const rotated = await rotate;
     expect(rotated.statusCode, rotated.body).toBe(200);
@@ -247,10 +211,10 @@ describe("a key's rotation racing its revocation", () => {
 
   it.skipIf(!server)('revocation first: the rotation waits, then answers 401 ERR_API_KEY_REVOKED', async () => {
     const s = await setup();
-    const other = await testTransaction();
+    const other = await testTransaction(t);
     await other.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [s.key.id]);
     const rotate = send({ method: 'POST', url: `/v1/developer/keys/${s.key.id}/rotate`, headers: s.auth });
-    await waitForLockWaiters();
+    await waitForLockWaiters(t);
     await other.commit();
     const answer = await rotate;
     expect(answer.statusCode).toBe(401);
@@ -303,7 +267,7 @@ describe('a partner event racing its key', () => {
       const posted = event(s.key, s.code, idempotent ? 'race-1' : undefined);
       await held.reached;
       const rotate = send({ method: 'POST', url: `/v1/developer/keys/${s.key.id}/rotate`, headers: s.auth });
-      await waitForLockWaiters();
+      await waitForLockWaiters(t);
       held.release();
       const answer = await posted;
       expect(answer.statusCode, answer.body).toBe(201);
@@ -319,7 +283,7 @@ describe('a partner event racing its key', () => {
       const rotate = send({ method: 'POST', url: `/v1/developer/keys/${s.key.id}/rotate`, headers: s.auth });
       await held.reached;
       const posted = event(s.key, s.code, idempotent ? 'race-2' : undefined);
-      await waitForLockWaiters();
+      await waitForLockWaiters(t);
       held.release();
       expect((await rotate).statusCode).toBe(200);
       const answer = await posted;
@@ -431,7 +395,7 @@ describe('an event with an Idempotency-Key racing the same key in another proces
       const s = await setupKeyed();
       // The answer the other process stores: the order as the key reads it.
       const read = await send({ method: 'GET', url: `/v1/partner/orders/${s.code}`, headers: s.key.headers }, 'sandbox');
-      const other = await testTransaction();
+      const other = await testTransaction(t);
       await other.query('SELECT 1 FROM orders WHERE code = $1 FOR UPDATE', [s.code]);
       await other.query(
         `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
@@ -439,7 +403,7 @@ describe('an event with an Idempotency-Key racing the same key in another proces
         [s.key.id, requestHash(`POST /v1/partner/orders/${s.code}/events`, body), read.body],
       );
       const posted = post(s.key, s.code, 'dup-same');
-      await waitForLockWaiters();
+      await waitForLockWaiters(t);
       await other.commit();
       const answer = await posted;
       expect(answer.statusCode, answer.body).toBe(201);
@@ -454,14 +418,14 @@ describe('an event with an Idempotency-Key racing the same key in another proces
       `another request under the key, claimed by the other (${ending}): waits on the key, then ${ending === 'commit' ? '409 ERR_IDEMPOTENCY_CONFLICT, nothing written' : 'runs itself (201)'}`,
       async () => {
         const s = await setupKeyed();
-        const other = await testTransaction();
+        const other = await testTransaction(t);
         await other.query(
           `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
          VALUES ($1, 'dup-other', 'another request', 201, '{}'::jsonb, now())`,
           [s.key.id],
         );
         const posted = post(s.key, s.code, 'dup-other');
-        await waitForLockWaiters();
+        await waitForLockWaiters(t);
         if (ending === 'commit') await other.commit();
         else await other.query('ROLLBACK');
         const answer = await posted;

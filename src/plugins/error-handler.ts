@@ -35,8 +35,30 @@ function fromFastifyError(err: FastifyError): AppError | null {
   return null;
 }
 
+/**
+ * SQLSTATEs of a transaction PostgreSQL rolled back because of another one running at the same moment:
+ * a deadlock (40P01) or a serialization failure (40001). Nothing of the request was applied and sending
+ * it again is safe, so the client gets 409 ERR_CONFLICT, not a 500 (docs/decisions-log.md, 'Requests,
+ * errors and input'). Paths that can retry by themselves (the event group commit, the request log, the
+ * usage flush) do so before an error reaches here.
+ */
+const CONCURRENT_CHANGE_SQLSTATE = new Set(['40P01', '40001']);
+
+export function isConcurrentChange(err: unknown): boolean {
+  return err instanceof Error && CONCURRENT_CHANGE_SQLSTATE.has((err as { code?: unknown }).code as string);
+}
+
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isConcurrentChange(err)) {
+    return Object.assign(
+      new AppError(
+        'ERR_CONFLICT',
+        'The request met a change of the same data made at the same moment and was not applied; send it again',
+      ),
+      { cause: err },
+    );
+  }
   if (err && typeof err === 'object' && ('code' in err || 'validation' in err || 'statusCode' in err)) {
     const mapped = fromFastifyError(err as FastifyError);
     if (mapped) return mapped;
@@ -102,6 +124,9 @@ export const errorHandlerPlugin = fp(
         // The outage itself is logged once, when it starts and when it ends (context.ts); the request
         // line still shows the 503. Per request, only at debug level.
         request.log.debug({ err }, appError.message);
+      } else if (isConcurrentChange(err)) {
+        // Not the client's doing, and a sign of two paths taking locks in different orders: worth a look.
+        request.log.warn({ err }, 'transaction rolled back by a concurrent one; answered 409 ERR_CONFLICT');
       } else if (appError.statusCode >= 500) {
         request.log.error({ err }, appError.code === 'ERR_INTERNAL' ? 'unexpected error' : appError.message);
       } else {

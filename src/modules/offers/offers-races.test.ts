@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createKey, createPartner, type TestKey } from '../../../test/factories.js';
 import type { TestApp } from '../../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../../test/test-app-per-file.js';
+import { testTransaction, waitForLockWaiters } from '../../../test/test-transaction.js';
 import { type Auth, adminStatus, assignRequest, createOrder, partnerKey } from '../orders/orders.test-helpers.js';
 import { sweepExpiredOffers } from './offers.service.js';
 import { accept, decline, offerEventsOf, offeredOrder, offerRequest, withdraw } from './offers.test-helpers.js';
@@ -209,5 +210,38 @@ describe('an offer and a rotation of its key', () => {
         expect(await assignmentsOf(order.code)).toEqual({ events: 0, keyId: null });
       }
     }
+  });
+});
+
+// A transaction of the test stands for another process that takes the same two locks in the other order:
+// the order first, then the decision's Idempotency-Key. PostgreSQL breaks the deadlock by rolling back
+// the request (it waited first, so its check runs first); the partner gets 409 ERR_CONFLICT, nothing of
+// the decision is applied, and the same request sent again goes through.
+describe.skipIf(!process.env.DATABASE_URL)('a decision that deadlocks with another process', () => {
+  it('answers 409 ERR_CONFLICT, applies nothing, and runs when sent again', async () => {
+    const key = await partnerKey(t);
+    const offer = await offeredOrder(t, admin, key.id);
+    const other = await testTransaction(t);
+    await other.query('SELECT 1 FROM orders WHERE code = $1 FOR UPDATE', [offer.orderCode]);
+    const accepting = accept(t, key, offer.id, { 'idempotency-key': 'deadlock-1' });
+    await waitForLockWaiters(t);
+    const claiming = other.query(
+      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
+       VALUES ($1, 'deadlock-1', 'another request', 200, '{}'::jsonb, now())`,
+      [key.id],
+    );
+    const answer = await accepting;
+    expect(answer.statusCode, answer.body).toBe(409);
+    expect(answer.json()).toMatchObject({ code: 'ERR_CONFLICT' });
+    expect(answer.json().message).toMatch(/not applied; send it again/);
+    await claiming;
+    await other.query('ROLLBACK');
+    expect(await outcomeOf(offer.orderCode, offer.id)).toEqual({ status: 'PENDING', events: [] });
+    expect(await assignmentsOf(offer.orderCode)).toEqual({ events: 0, keyId: null });
+
+    const again = await accept(t, key, offer.id, { 'idempotency-key': 'deadlock-1' });
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json()).toMatchObject({ id: offer.id, status: 'ACCEPTED' });
+    expect(await assignmentsOf(offer.orderCode)).toEqual({ events: 1, keyId: key.id });
   });
 });
