@@ -44,7 +44,7 @@ function fromFastifyError(err: FastifyError): AppError | null {
  */
 const CONCURRENT_CHANGE_SQLSTATE = new Set(['40P01', '40001']);
 
-export function isConcurrentChange(err: unknown): boolean {
+function isConcurrentChange(err: unknown): boolean {
   return err instanceof Error && CONCURRENT_CHANGE_SQLSTATE.has((err as { code?: unknown }).code as string);
 }
 

@@ -2,8 +2,7 @@
  * The queue's guarantees: several workers (in one process, or in two processes on one PostgreSQL
  * server) never send a delivery twice; a worker that dies mid-attempt leaves its row to be retried
  * once the lease expires (by the wall clock: moving the test clock never ends a lease); a worker that
- * lost its lease cannot overwrite the outcome; stop() is
- * graceful and bounded. Retention: purge.test.ts.
+ * lost its lease cannot overwrite the outcome; stop() is graceful and bounded. Retention: purge.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestPartner } from '../../test/factories.js';
