@@ -252,6 +252,9 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
     expect(verifySignature(ping.body, String(ping.headers['x-partner-signature']), signingSecret)).toBe(true);
     expect(verifySignature(ping.body, String(ping.headers['x-partner-signature']), 'whsec_wrong')).toBe(false);
     expect(verifySignature(`${ping.body} `, String(ping.headers['x-partner-signature']), signingSecret)).toBe(false);
+    // The health card above the log follows the attempts live, without a reload.
+    await page.locator('[data-testid="webhook-health"][data-verdict="Healthy"]').waitFor();
+    expect(await page.getByTestId('health-rate').textContent()).toBe('100% of 1 attempt');
     await atBothWidths(page, 'deliveries');
   });
 
@@ -279,6 +282,8 @@ describe.skipIf(!hasChromium)('developer portal in headless Chromium', { timeout
       const rows = [...document.querySelectorAll('tbody tr')];
       return rows.length === 1 && rows[0].getAttribute('data-delivery-id') === id;
     }, failedId);
+    await page.locator('[data-testid="webhook-health"][data-verdict="Failing"]').waitFor();
+    expect(await page.getByTestId('health-rate').textContent()).toBe('50% of 2 attempts');
     await atBothWidths(page, 'deliveries-failed');
     await page.getByLabel('Status', { exact: true }).selectOption('');
     await page.locator('tbody tr').nth(1).waitFor();

@@ -83,7 +83,10 @@ export function WebhookHealthCard({ webhook }: { webhook: DeveloperWebhook }) {
           <dt>Success rate (24 h)</dt>
           <dd data-testid="health-rate">
             {h.successRate === null ? '—' : `${Math.round(h.successRate * 1000) / 10}%`}
-            <span className="muted"> of {formatNumber(attempts)} attempts</span>
+            <span className="muted">
+              {' '}
+              of {formatNumber(attempts)} {attempts === 1 ? 'attempt' : 'attempts'}
+            </span>
           </dd>
         </div>
         <div>
