@@ -92,6 +92,9 @@ describe.skipIf(!hasChromium)('webhook operations in the portal', { timeout: STE
     expect(got?.headers['x-partner-event']).toBe('order.delivered');
     expect(JSON.parse(got?.body ?? '{}').id).toMatch(/^evt_test_/);
     expect(verifySignature(got?.body ?? '', String(got?.headers['x-partner-signature']), secret)).toBe(true);
+    // The health card above the log follows live: the latest attempt succeeded, one of six.
+    await page.locator('[data-testid="webhook-health"][data-verdict="Healthy"]').waitFor();
+    expect(await page.getByTestId('health-rate').textContent()).toBe('16.7% of 6 attempts');
     await shotBoth('deliveries');
   });
 
