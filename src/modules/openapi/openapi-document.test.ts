@@ -245,6 +245,22 @@ describe('GET /v1/developer/openapi.json', () => {
     }
   });
 
+  it('declares 409 ERR_CONFLICT on every write (a transaction rolled back by a concurrent one), beside its own 409 codes', () => {
+    let writes = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const conflict = (op.responses as Record<string, { 'x-error-codes'?: string[] }>)['409'];
+        if (method === 'get') continue;
+        writes++;
+        expect(conflict?.['x-error-codes'], `${method} ${path}`).toContain('ERR_CONFLICT');
+      }
+    }
+    expect(writes).toBeGreaterThan(20);
+    // An operation with 409 codes of its own keeps them.
+    const accept = doc.paths['/v1/partner/offers/{id}/accept'].post.responses as Record<string, { 'x-error-codes': string[] }>;
+    expect(accept['409']['x-error-codes']).toEqual(expect.arrayContaining(['ERR_CONFLICT', 'ERR_OFFER_CLOSED']));
+  });
+
   it('says in the bearer scheme where a token comes from', () => {
     const bearer = doc.components.securitySchemes.BearerAuth as { description: string };
     expect(bearer.description).toContain('/v1/auth/otp/verify');

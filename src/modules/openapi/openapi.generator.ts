@@ -148,11 +148,18 @@ function mediaTypes(s: Json, c: Converter, examples?: unknown): Json {
  * cancels a statement past its deadline (docs/scale.md).
  */
 const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE', 'ERR_QUERY_TIMEOUT'] };
+/**
+ * Every write can also be rolled back by PostgreSQL because of another transaction at the same moment (a
+ * deadlock, a serialization failure): 409 ERR_CONFLICT, nothing applied, safe to send again
+ * (docs/decisions-log.md, 'Requests, errors and input'; src/plugins/error-handler.ts).
+ */
+const ALWAYS_ON_WRITES: Record<number, string[]> = { ...ALWAYS, 409: ['ERR_CONFLICT'] };
 
 function responses(route: CatalogRoute, family: Family, c: Converter): Json {
   const out: Json = {};
   const declared: Record<string, unknown> = { ...((route.schema.response ?? {}) as Record<string, unknown>) };
-  for (const [status, codes] of Object.entries(ALWAYS)) {
+  const always = route.method === 'GET' || route.method === 'HEAD' ? ALWAYS : ALWAYS_ON_WRITES;
+  for (const [status, codes] of Object.entries(always)) {
     declared[status] ??= { ...ErrorEnvelope, 'x-error-codes': codes };
   }
   for (const [statusText, schema] of Object.entries(declared)) {
@@ -162,7 +169,7 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
       const codes = [
         ...new Set([
           ...(FAMILY_CODES[family][status] ?? []),
-          ...(ALWAYS[status] ?? []),
+          ...(always[status] ?? []),
           ...((s['x-error-codes'] as string[] | undefined) ?? []),
         ]),
       ];

@@ -4344,7 +4344,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_BATCH_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_BATCH_INVALID_TRANSITION */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4352,7 +4352,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_BATCH_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_BATCH_INVALID_TRANSITION";
                     };
                 };
             };
@@ -4462,6 +4462,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -4750,7 +4762,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4758,7 +4770,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED";
                     };
                 };
             };
@@ -4857,6 +4869,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -5271,7 +5295,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5279,7 +5303,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_PAYMENT_ALREADY_PAID" | "ERR_PAYMENT_INTENT_INVALID_STATE" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_PAYMENT_ALREADY_PAID" | "ERR_PAYMENT_INTENT_INVALID_STATE" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -5394,7 +5418,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5402,7 +5426,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_REFUND_ORDER_NOT_ELIGIBLE" | "ERR_REFUND_INVALID_STATE" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_REFUND_ORDER_NOT_ELIGIBLE" | "ERR_REFUND_INVALID_STATE" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -5592,7 +5616,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5600,7 +5624,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION";
                     };
                 };
             };
@@ -6043,6 +6067,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
             /** @description Internal error: ERR_INTERNAL */
             500: {
                 headers: {
@@ -6349,7 +6385,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_PERIOD_OPEN, ERR_SETTLEMENT_EXISTS */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_PERIOD_OPEN, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6357,7 +6393,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_PERIOD_OPEN" | "ERR_SETTLEMENT_EXISTS";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_PERIOD_OPEN" | "ERR_SETTLEMENT_EXISTS";
                     };
                 };
             };
@@ -6670,7 +6706,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6678,7 +6714,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_INVALID_STATE";
                     };
                 };
             };
@@ -6796,7 +6832,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6804,7 +6840,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_INVALID_STATE";
                     };
                 };
             };
@@ -7007,6 +7043,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
             /** @description Internal error: ERR_INTERNAL */
             500: {
                 headers: {
@@ -7064,6 +7112,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_VALIDATION";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -7138,6 +7198,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_USER_BLOCKED";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -7226,6 +7298,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_USER_BLOCKED";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -7326,6 +7410,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_USER_BLOCKED";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -7520,6 +7616,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -7834,7 +7942,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_API_KEY_LIMIT */
+            /** @description Conflict: ERR_CONFLICT, ERR_API_KEY_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7842,7 +7950,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_API_KEY_LIMIT";
+                        code?: "ERR_CONFLICT" | "ERR_API_KEY_LIMIT";
                     };
                 };
             };
@@ -7940,6 +8048,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -8146,6 +8266,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -9075,7 +9207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9083,7 +9215,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -9191,7 +9323,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9199,7 +9331,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -10056,7 +10188,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_EXISTS */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10064,7 +10196,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_EXISTS";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_EXISTS";
                     };
                 };
             };
@@ -10174,7 +10306,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10182,7 +10314,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_INVALID_STATE";
                     };
                 };
             };
@@ -10798,7 +10930,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_WEBHOOK_LIMIT */
+            /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10806,7 +10938,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_WEBHOOK_LIMIT";
+                        code?: "ERR_CONFLICT" | "ERR_WEBHOOK_LIMIT";
                     };
                 };
             };
@@ -10902,6 +11034,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -11003,6 +11147,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -11307,7 +11463,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_WEBHOOK_DISABLED */
+            /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11315,7 +11471,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_WEBHOOK_DISABLED";
+                        code?: "ERR_CONFLICT" | "ERR_WEBHOOK_DISABLED";
                     };
                 };
             };
@@ -11417,6 +11573,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -11618,7 +11786,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_WEBHOOK_DISABLED */
+            /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11626,7 +11794,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_WEBHOOK_DISABLED";
+                        code?: "ERR_CONFLICT" | "ERR_WEBHOOK_DISABLED";
                     };
                 };
             };
@@ -12168,7 +12336,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -12180,7 +12348,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -12318,7 +12486,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -12330,7 +12498,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -12443,6 +12611,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -12811,7 +12995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_INVALID_TRANSITION, ERR_DELIVERY_RETRY_LIMIT, ERR_IDEMPOTENCY_CONFLICT, ERR_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION, ERR_DELIVERY_RETRY_LIMIT, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -12823,7 +13007,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_INVALID_TRANSITION" | "ERR_DELIVERY_RETRY_LIMIT" | "ERR_IDEMPOTENCY_CONFLICT" | "ERR_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION" | "ERR_DELIVERY_RETRY_LIMIT" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -12958,7 +13142,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -12970,7 +13154,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION";
                     };
                 };
             };
@@ -13699,7 +13883,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_BATCH_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_BATCH_INVALID_TRANSITION */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -13711,7 +13895,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_BATCH_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_BATCH_INVALID_TRANSITION";
                     };
                 };
             };
@@ -13827,6 +14011,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
             /** @description Too many requests: ERR_RATE_LIMITED */
             429: {
                 headers: {
@@ -13936,6 +14136,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -14053,7 +14269,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -14065,7 +14281,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_PAYMENT_ALREADY_PAID" | "ERR_PAYMENT_INTENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_PAYMENT_ALREADY_PAID" | "ERR_PAYMENT_INTENT_INVALID_STATE";
                     };
                 };
             };
@@ -14210,7 +14426,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -14222,7 +14438,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_REFUND_ORDER_NOT_ELIGIBLE" | "ERR_REFUND_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_REFUND_ORDER_NOT_ELIGIBLE" | "ERR_REFUND_INVALID_STATE";
                     };
                 };
             };
@@ -14357,7 +14573,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -14369,7 +14585,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION";
                     };
                 };
             };
@@ -14485,7 +14701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_EXISTS */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -14497,7 +14713,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_EXISTS";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_EXISTS";
                     };
                 };
             };
@@ -14637,7 +14853,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -14649,7 +14865,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_INVALID_STATE";
                     };
                 };
             };
@@ -15228,6 +15444,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };

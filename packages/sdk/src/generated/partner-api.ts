@@ -3400,6 +3400,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
             /** @description Internal error: ERR_INTERNAL */
             500: {
                 headers: {
@@ -3711,7 +3723,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_API_KEY_LIMIT */
+            /** @description Conflict: ERR_CONFLICT, ERR_API_KEY_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3719,7 +3731,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_API_KEY_LIMIT";
+                        code?: "ERR_CONFLICT" | "ERR_API_KEY_LIMIT";
                     };
                 };
             };
@@ -3817,6 +3829,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -4023,6 +4047,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -4952,7 +4988,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4960,7 +4996,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -5068,7 +5104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5076,7 +5112,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -5933,7 +5969,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_EXISTS */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5941,7 +5977,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_EXISTS";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_EXISTS";
                     };
                 };
             };
@@ -6051,7 +6087,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6059,7 +6095,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_INVALID_STATE";
                     };
                 };
             };
@@ -6675,7 +6711,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_WEBHOOK_LIMIT */
+            /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_LIMIT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6683,7 +6719,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_WEBHOOK_LIMIT";
+                        code?: "ERR_CONFLICT" | "ERR_WEBHOOK_LIMIT";
                     };
                 };
             };
@@ -6779,6 +6815,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -6880,6 +6928,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -7184,7 +7244,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_WEBHOOK_DISABLED */
+            /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7192,7 +7252,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_WEBHOOK_DISABLED";
+                        code?: "ERR_CONFLICT" | "ERR_WEBHOOK_DISABLED";
                     };
                 };
             };
@@ -7294,6 +7354,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -7495,7 +7567,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_WEBHOOK_DISABLED */
+            /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7503,7 +7575,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_WEBHOOK_DISABLED";
+                        code?: "ERR_CONFLICT" | "ERR_WEBHOOK_DISABLED";
                     };
                 };
             };
@@ -8045,7 +8117,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -8057,7 +8129,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -8195,7 +8267,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_OFFER_CLOSED, ERR_CONFLICT, ERR_IDEMPOTENCY_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -8207,7 +8279,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_OFFER_CLOSED" | "ERR_CONFLICT" | "ERR_IDEMPOTENCY_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_OFFER_CLOSED" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -8320,6 +8392,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -8688,7 +8776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_INVALID_TRANSITION, ERR_DELIVERY_RETRY_LIMIT, ERR_IDEMPOTENCY_CONFLICT, ERR_CONFLICT */
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION, ERR_DELIVERY_RETRY_LIMIT, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -8700,7 +8788,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_INVALID_TRANSITION" | "ERR_DELIVERY_RETRY_LIMIT" | "ERR_IDEMPOTENCY_CONFLICT" | "ERR_CONFLICT";
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION" | "ERR_DELIVERY_RETRY_LIMIT" | "ERR_IDEMPOTENCY_CONFLICT";
                     };
                 };
             };
@@ -8835,7 +8923,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -8847,7 +8935,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION";
                     };
                 };
             };
@@ -9576,7 +9664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_BATCH_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_BATCH_INVALID_TRANSITION */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -9588,7 +9676,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_BATCH_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_BATCH_INVALID_TRANSITION";
                     };
                 };
             };
@@ -9704,6 +9792,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
+                    };
+                };
+            };
             /** @description Too many requests: ERR_RATE_LIMITED */
             429: {
                 headers: {
@@ -9813,6 +9917,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
@@ -9930,7 +10050,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -9942,7 +10062,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_PAYMENT_ALREADY_PAID" | "ERR_PAYMENT_INTENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_PAYMENT_ALREADY_PAID" | "ERR_PAYMENT_INTENT_INVALID_STATE";
                     };
                 };
             };
@@ -10087,7 +10207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -10099,7 +10219,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_REFUND_ORDER_NOT_ELIGIBLE" | "ERR_REFUND_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_REFUND_ORDER_NOT_ELIGIBLE" | "ERR_REFUND_INVALID_STATE";
                     };
                 };
             };
@@ -10234,7 +10354,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_INVALID_TRANSITION */
+            /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -10246,7 +10366,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_INVALID_TRANSITION";
+                        code?: "ERR_CONFLICT" | "ERR_INVALID_TRANSITION";
                     };
                 };
             };
@@ -10362,7 +10482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_EXISTS */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -10374,7 +10494,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_EXISTS";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_EXISTS";
                     };
                 };
             };
@@ -10514,7 +10634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Conflict: ERR_SETTLEMENT_INVALID_STATE */
+            /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
                     /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
@@ -10526,7 +10646,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
-                        code?: "ERR_SETTLEMENT_INVALID_STATE";
+                        code?: "ERR_CONFLICT" | "ERR_SETTLEMENT_INVALID_STATE";
                     };
                 };
             };
@@ -11105,6 +11225,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         /** @enum {string} */
                         code?: "ERR_API_KEY_ENVIRONMENT" | "ERR_API_KEY_SCOPE";
+                    };
+                };
+            };
+            /** @description Conflict: ERR_CONFLICT */
+            409: {
+                headers: {
+                    /** @description Requests left in the current window and seconds until reset (draft-ietf-httpapi-ratelimit-headers) */
+                    RateLimit?: string;
+                    /** @description The rate-limit policy of the key: quota per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        /** @enum {string} */
+                        code?: "ERR_CONFLICT";
                     };
                 };
             };
