@@ -70,6 +70,8 @@ export interface AppContext {
   partnerEvents: PartnerEventWriter;
   /** Whether status changes' statements may be prepared yet (src/db/join-plans.ts). */
   joinPlans: JoinPlans;
+  /** Whether the status changes' statement that stores Idempotency-Key answers may be prepared yet (src/db/join-plans.ts). */
+  answerPlans: JoinPlans;
   /** Whether an offer acceptance's statements may be prepared yet (src/db/join-plans.ts). */
   offerPlans: JoinPlans;
   /** Wakes the outbox consumers after a commit that wrote outbox rows (src/shared/outbox.ts). */
@@ -208,7 +210,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     const joinPlans = new JoinPlans(db, ['orders', 'payment_intents']);
     // An offer's acceptance joins offers to orders: the same rule, on those two tables.
     const offerPlans = new JoinPlans(db, ['orders', 'offers']);
-    const partnerEvents = new PartnerEventWriter({ db, clock, outbox, orderCache, joinPlans });
+    // Events under Idempotency-Keys store their answers with the same statement, which joins the keys too.
+    const answerPlans = new JoinPlans(db, ['orders', 'payment_intents', 'idempotency_keys']);
+    const partnerEvents = new PartnerEventWriter({ db, clock, outbox, orderCache, joinPlans, answerPlans });
     const tracking = new TrackingBuffer({ db, clock, log, events, outbox });
     const pingTargets = new PingTargetCache();
     const cappedRequestCounts = new CappedCounts();
@@ -245,6 +249,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       orderLoader,
       partnerEvents,
       joinPlans,
+      answerPlans,
       offerPlans,
       outbox,
       tracking,

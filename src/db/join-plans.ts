@@ -21,7 +21,12 @@
 import type { Queryable } from './db.js';
 import { MIN_PAGES } from './statistics.js';
 
-const CHECK_EVERY_MS = 30_000;
+/**
+ * How often a gate still shut reads the sizes again, while callers ask: one small statement, in the
+ * background, so a busy table is prepared for within seconds of growing (a gate that never opens, say
+ * for a table a deployment never fills, costs a statement every 2 s while its callers are busy).
+ */
+const CHECK_EVERY_MS = 2_000;
 
 export class JoinPlans {
   private grown = false;

@@ -179,22 +179,30 @@ export function storedErrorJson(err: AppError): string {
 }
 
 /**
+ * The statement that stores the answers of claimed keys (same transaction as their claims): an UPDATE
+ * of each key's row from `source`, a SELECT of rows (api_key_id uuid, key text, status_code int,
+ * response text: the answer's JSON). Also a WITH item of a write statement that makes the answers, so
+ * they are stored by the statement that writes the change (src/modules/orders/order-writes.repo.ts).
+ * It probes the primary key for each row of `source` (src/shared/idempotency-plans.test.ts).
+ */
+export function storeAnswersSql(source: string): string {
+  return `UPDATE idempotency_keys i SET status_code = a.status_code, response = a.response::jsonb
+       FROM (${source}) AS a(api_key_id, key, status_code, response)
+      WHERE i.api_key_id = a.api_key_id AND i.key = a.key`;
+}
+
+/**
  * Stores the answers of several claimed keys (same transaction as their claims) in one statement.
  * Planned on every call: it joins the table to rows given as arrays (src/db/join-plans.ts says why
  * such a statement is not kept prepared).
  */
 export async function saveIdempotentResponses(answers: readonly IdempotentAnswer[], q: Queryable): Promise<void> {
-  await q.query(
-    `UPDATE idempotency_keys i SET status_code = v.status_code, response = v.response::jsonb
-       FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[]) AS v(api_key_id, key, status_code, response)
-      WHERE i.api_key_id = v.api_key_id AND i.key = v.key`,
-    [
-      answers.map((a) => a.scope.apiKeyId),
-      answers.map((a) => a.scope.key),
-      answers.map((a) => a.statusCode),
-      answers.map((a) => a.json),
-    ],
-  );
+  await q.query(storeAnswersSql('SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[])'), [
+    answers.map((a) => a.scope.apiKeyId),
+    answers.map((a) => a.scope.key),
+    answers.map((a) => a.statusCode),
+    answers.map((a) => a.json),
+  ]);
 }
 
 /** Whether an error answer is replayed to a repeat (everything but 5xx and 429). */

@@ -228,6 +228,32 @@ describe('Idempotency-Key in the group commit', () => {
     for (const code of keyed) expect(await partnerEventCount(code)).toBe(1);
   });
 
+  it("stores each key's answer as that key sees the order: with the customer under orders:pii, without it otherwise", async () => {
+    const partner = await createPartner(t.ctx);
+    const pii = await createKey(t.ctx, partner.id, { environment: 'LIVE' });
+    const plain = await createKey(t.ctx, partner.id, {
+      environment: 'LIVE',
+      scopes: ['orders:read', 'logistics:write'],
+    });
+    const [a, b] = await Promise.all([orderFor(t, admin, pii.id, 'PACKED'), orderFor(t, admin, plain.id, 'PACKED')]);
+    // One group: both events arrive in the same turn.
+    const answers = await Promise.all([
+      send(pii, a, { type: 'PICKED_UP' }, 'seen-by-pii'),
+      send(plain, b, { type: 'PICKED_UP' }, 'seen-without-pii'),
+    ]);
+    for (const res of answers) expect(res.statusCode, res.body).toBe(201);
+    expect(answers[0].json().customer).not.toBeNull();
+    expect(answers[1].json().customer).toBeNull();
+    expect(await stored(pii, 'seen-by-pii')).toEqual({ status_code: 201, response: answers[0].json() });
+    expect(await stored(plain, 'seen-without-pii')).toEqual({ status_code: 201, response: answers[1].json() });
+    // The same order the key reads now (nothing changed it since).
+    const read = await t.live.inject({ method: 'GET', url: `/v1/partner/orders/${b}`, headers: plain.headers });
+    expect(answers[1].json()).toEqual(read.json());
+    const again = await send(plain, b, { type: 'PICKED_UP' }, 'seen-without-pii');
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(answers[1].json());
+  });
+
   it('of one key sent for two orders at once, the first applies and the other is refused with 409 ERR_IDEMPOTENCY_CONFLICT', async () => {
     const k = await key();
     const a = await orderFor(t, admin, k.id, 'PACKED');

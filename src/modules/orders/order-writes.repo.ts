@@ -6,11 +6,12 @@
  */
 import type { Queryable } from '../../db/db.js';
 import { preparedWhen } from '../../db/prepared.js';
+import { type IdempotentAnswer, storeAnswersSql } from '../../shared/idempotency.js';
 import { OUTBOX_INSERT, type OutboxTx } from '../../shared/outbox.js';
 import type { ApiKeyEnvironment, OrderStatus, PaymentMethod, WebhookEvent } from '../../shared/schemas.js';
 import { newOrderIntentSql, statusChangeIntentSql } from '../payments/intent-hooks.js';
 import type { PartnerCustomer } from './orders.schemas.js';
-import { orderJsonSql, type PartnerOrderPieces } from './visibility.js';
+import { orderJsonSql, orderJsonSqlWhen, type PartnerOrderPieces } from './visibility.js';
 
 /**
  * The `data` of an order event in SQL (src/shared/outbox.ts describes the rows): the order row `alias`
@@ -184,27 +185,28 @@ export interface StatusChange {
 const STATUS_CHANGE_INTENT = statusChangeIntentSql('input');
 
 /**
- * Status changes of distinct orders in ONE statement (the caller holds their row locks): per change the
- * timeline entry, the order (status, updated_at, a failed attempt for FAILED, and the entry appended to
- * its stored timeline, so the trigger renders the PartnerOrder once, see migration 0006), and the
- * outbox events carrying the new snapshot, taken from the updated row inside PostgreSQL, in the order
- * of `changes`. Returns each order's new pieces by order id.
- *
- * `prepare`: run as a named prepared statement (planned once per session). Only once `orders` and
- * `payment_intents` have grown (src/db/join-plans.ts): the orders are joined to the changes given as
- * parameters, and a generic plan of that join made while the table was small is a hash join over a
- * sequential scan of `orders`, kept for the session's life (docs/performance.md, 'Operator writes').
- * Otherwise it is planned on every call, which costs about as much as running it.
+ * The answers of Idempotency-Keys claimed in the transaction (src/shared/idempotency.ts) that the
+ * status changes' statement stores itself: `written`, a change's 201 answer, its order as the key that
+ * sent it sees it (`pii`: `seesCustomer`), made from the row the statement wrote; `made`, answers made
+ * before the write (an event of the group refused), as status and JSON text.
  */
-export async function recordStatusChanges(
-  changes: StatusChange[],
-  tx: OutboxTx,
-  options: { prepare?: boolean } = {},
-): Promise<Map<string, PartnerOrderPieces>> {
-  const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
-  const rows = await preparedWhen<PartnerOrderPieces & { id: string }>(
-    options.prepare,
-    `WITH input AS (
+export interface StatusChangeAnswers {
+  written: Array<{ orderId: string; apiKeyId: string; key: string; pii: boolean }>;
+  made: IdempotentAnswer[];
+}
+
+/** The status changes' statement, with the WITH item storing answers (`answers`) or without. */
+function statusChangesSql(answers: boolean): string {
+  const answersItem = answers
+    ? `, answers AS (
+       ${storeAnswersSql(`SELECT a.api_key_id, a.key, 201, ${orderJsonSqlWhen('a.pii', 'u')}
+           FROM unnest($17::uuid[], $18::uuid[], $19::text[], $20::boolean[]) AS a(order_id, api_key_id, key, pii)
+           JOIN upd u ON u.id = a.order_id
+         UNION ALL
+         SELECT * FROM unnest($21::uuid[], $22::text[], $23::int[], $24::text[])`)}
+     )`
+    : '';
+  return `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[],
                             $8::bigint[], $9::timestamptz[], $10::uuid[], $11::text[], $12::uuid[], $13::text[])
               WITH ORDINALITY AS t(order_id, status, at, actor, note, partner_note, fail_reason, cod_collected_qepik,
@@ -233,26 +235,70 @@ export async function recordStatusChanges(
          JOIN input i ON i.order_id = x.order_id
          JOIN upd u ON u.id = x.order_id
         ORDER BY x.k
-     )
-     SELECT id, pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM upd`,
-    [
-      changes.map((c) => c.orderId),
-      changes.map((c) => c.event.status),
-      changes.map((c) => c.event.at),
-      changes.map((c) => c.event.actor),
-      changes.map((c) => c.event.note ?? null),
-      changes.map((c) => c.event.partnerNote ?? null),
-      changes.map((c) => c.event.failReason ?? null),
-      changes.map((c) => c.event.codCollectedQepik ?? null),
-      changes.map((c) => c.event.partnerReportedAt ?? null),
-      changes.map((c) => c.event.apiKeyId ?? null),
-      changes.map((c) => c.environment),
-      changes.map((c) => c.assignedKeyId),
-      changes.map((c) => c.previousStatus),
-      outbox.map((o) => o.orderId),
-      outbox.map((o) => o.eventId),
-      outbox.map((o) => o.type),
-    ],
+     )${answersItem}
+     SELECT id, pv_head AS head, pv_customer AS customer, pv_tail AS tail FROM upd`;
+}
+
+const STATUS_CHANGES = statusChangesSql(false);
+const STATUS_CHANGES_WITH_ANSWERS = statusChangesSql(true);
+
+/**
+ * Status changes of distinct orders in ONE statement (the caller holds their row locks): per change the
+ * timeline entry, the order (status, updated_at, a failed attempt for FAILED, and the entry appended to
+ * its stored timeline, so the trigger renders the PartnerOrder once, see migration 0006), and the
+ * outbox events carrying the new snapshot, taken from the updated row inside PostgreSQL, in the order
+ * of `changes`; with `answers`, the answers of the claimed Idempotency-Keys too (so a group of events
+ * under keys takes no statement, and no round trip, more than one without). Returns each order's new
+ * pieces by order id.
+ *
+ * `prepare`: run as a named prepared statement (planned once per session). Only once `orders` and
+ * `payment_intents` (and, with answers, `idempotency_keys`) have grown (src/db/join-plans.ts): the
+ * orders are joined to the changes given as parameters, and a generic plan of that join made while the
+ * table was small is a hash join over a sequential scan of `orders`, kept for the session's life
+ * (docs/performance.md, 'Operator writes'). Otherwise it is planned on every call, which costs about as
+ * much as running it.
+ */
+export async function recordStatusChanges(
+  changes: StatusChange[],
+  tx: OutboxTx,
+  options: { prepare?: boolean; answers?: StatusChangeAnswers } = {},
+): Promise<Map<string, PartnerOrderPieces>> {
+  const outbox = changes.flatMap((c) => c.outbox.map((o) => ({ orderId: c.orderId, ...o })));
+  const answers = options.answers;
+  const params: unknown[] = [
+    changes.map((c) => c.orderId),
+    changes.map((c) => c.event.status),
+    changes.map((c) => c.event.at),
+    changes.map((c) => c.event.actor),
+    changes.map((c) => c.event.note ?? null),
+    changes.map((c) => c.event.partnerNote ?? null),
+    changes.map((c) => c.event.failReason ?? null),
+    changes.map((c) => c.event.codCollectedQepik ?? null),
+    changes.map((c) => c.event.partnerReportedAt ?? null),
+    changes.map((c) => c.event.apiKeyId ?? null),
+    changes.map((c) => c.environment),
+    changes.map((c) => c.assignedKeyId),
+    changes.map((c) => c.previousStatus),
+    outbox.map((o) => o.orderId),
+    outbox.map((o) => o.eventId),
+    outbox.map((o) => o.type),
+  ];
+  if (answers) {
+    params.push(
+      answers.written.map((a) => a.orderId),
+      answers.written.map((a) => a.apiKeyId),
+      answers.written.map((a) => a.key),
+      answers.written.map((a) => a.pii),
+      answers.made.map((a) => a.scope.apiKeyId),
+      answers.made.map((a) => a.scope.key),
+      answers.made.map((a) => a.statusCode),
+      answers.made.map((a) => a.json),
+    );
+  }
+  const rows = await preparedWhen<PartnerOrderPieces & { id: string }>(
+    options.prepare,
+    answers ? STATUS_CHANGES_WITH_ANSWERS : STATUS_CHANGES,
+    params,
     tx,
   );
   if (outbox.length > 0) tx.wroteOutbox();

@@ -13,8 +13,9 @@
  *
  * Events with an Idempotency-Key (src/shared/idempotency.ts) are written in the same groups: their keys
  * are claimed by one statement sent with the lock, a key already answered replays its stored answer
- * (the event is not judged), and the answers of the claimed ones (the new order, or the refusal) are
- * stored by one statement sent with the COMMIT, so the answer and the change commit together. Two
+ * (the event is not judged), and the answers of the claimed ones (the new order as the key sees it, or
+ * the refusal) are stored by the write statement itself, sent with the COMMIT, so the answer and the
+ * change commit together and a group under keys takes no round trip more than one without. Two
  * events with the same key (same API key, same Idempotency-Key) never share a group either: the later
  * one then finds the first's stored answer. A concurrent duplicate in another process waits for the
  * group's end on the order's row lock (or, for another order, on the key's row) and then replays.
@@ -27,7 +28,6 @@ import {
   claimIdempotencyKeys,
   type IdempotencyClaim,
   type IdempotencyScope,
-  type IdempotentAnswer,
   isStorableError,
   replayedOutcome,
   saveIdempotentResponses,
@@ -38,10 +38,10 @@ import type { ResolvedKey } from '../keys/key.types.js';
 import { type NewProof, proofOfEvent, recordProofs } from '../proof/proof-rules.js';
 import { commitOrderChange, type OrderChangeDeps, type OrderTx } from './order-change.js';
 import { type LockedOrder, lockVisibleOrders } from './order-locks.repo.js';
-import { recordStatusChanges, type StatusChange } from './order-writes.repo.js';
+import { recordStatusChanges, type StatusChange, type StatusChangeAnswers } from './order-writes.repo.js';
 import type { CreatePartnerOrderEventDto, PartnerOrder } from './orders.schemas.js';
 import { eventTarget, partnerEventChange } from './partner-event-rules.js';
-import { type JsonText, orderTextAsSeenBy, type PartnerOrderPieces, scopeOf } from './visibility.js';
+import { type JsonText, orderTextAsSeenBy, type PartnerOrderPieces, scopeOf, seesCustomer } from './visibility.js';
 
 /** Events written by one transaction at most (one statement's arrays). */
 const MAX_GROUP = 100;
@@ -87,9 +87,12 @@ export class PartnerEventWriter {
 
   /**
    * `joinPlans`: whether the group's two statements may be prepared (src/db/join-plans.ts); without it
-   * they are planned on every call.
+   * they are planned on every call. `answerPlans`: the same for the write statement that also stores
+   * the answers of Idempotency-Keys (it joins `idempotency_keys` too).
    */
-  constructor(private readonly deps: OrderChangeDeps & { clock: { now(): Date }; joinPlans?: JoinPlans }) {
+  constructor(
+    private readonly deps: OrderChangeDeps & { clock: { now(): Date }; joinPlans?: JoinPlans; answerPlans?: JoinPlans },
+  ) {
     this.batcher = new Batcher({
       maxInFlight: MAX_IN_FLIGHT,
       maxBatch: MAX_GROUP,
@@ -117,7 +120,8 @@ export class PartnerEventWriter {
       // Once the tables have grown the group's statements run prepared, on their generic plans from
       // the first call (Db.tx's genericPlans says why they must be forced).
       const prepare = this.deps.joinPlans?.prepared ?? false;
-      [decided, written] = await commitOrderChange(this.deps, (tx) => this.writeGroup(group, tx, prepare), {
+      const prepareAnswers = prepare && group.some((e) => e.item.idempotency) && (this.deps.answerPlans?.prepared ?? false);
+      [decided, written] = await commitOrderChange(this.deps, (tx) => this.writeGroup(group, tx, prepare, prepareAnswers), {
         afterCommit: committed,
         tx: { genericPlans: prepare },
       });
@@ -148,13 +152,14 @@ export class PartnerEventWriter {
 
   /**
    * The group's transaction: its orders locked in one statement (each through its event's key scope)
-   * and its Idempotency-Keys claimed by another sent with it, then the events judged and written, and
-   * the claimed keys' answers stored with the COMMIT.
+   * and its Idempotency-Keys claimed by another sent with it, then the events judged and written, with
+   * the claimed keys' answers, by one statement sent with the COMMIT.
    */
   private async writeGroup(
     group: PendingEvent[],
     tx: OrderTx,
     prepare: boolean,
+    prepareAnswers: boolean,
   ): Promise<readonly [Decided[], Map<string, PartnerOrderPieces>]> {
     const keyed = group.flatMap((e, i) => (e.item.idempotency ? [i] : []));
     const claimedAt = this.deps.clock.now();
@@ -194,36 +199,19 @@ export class PartnerEventWriter {
         );
       }
     }
+    // The judged events' keys (if any) are claimed: their answers are stored by the write.
     const judged = group.flatMap((_, i) => (settled.has(i) ? [] : [i]));
-    // Claimed keys: their answers are stored after the write, whose result the answers are.
-    const answering = judged.filter((i) => claims.has(i));
     const { outcomes, written } = await applyPartnerEvents(
       judged.map((i) => group[i].item),
       locked,
       this.deps.clock.now(),
       tx,
-      { prepare, commit: answering.length === 0 },
+      { prepare, prepareAnswers, commit: true },
     );
     judged.forEach((i, n) => {
       const o = outcomes[n];
       settled.set(i, 'error' in o ? { event: group[i], error: o.error } : { event: group[i], change: o.change });
     });
-    if (answering.length > 0) {
-      const answers: IdempotentAnswer[] = answering.map((i) => {
-        const d = settled.get(i) as Decided;
-        const scope = group[i].item.idempotency as IdempotencyScope;
-        if ('error' in d) {
-          // An answer that says "try again" (5xx, 429) is never stored: it fails the group, whose events
-          // are then tried alone, this one's claim undone with its transaction.
-          if (!isStorableError(d.error)) throw d.error;
-          return { scope, statusCode: d.error.statusCode, json: storedErrorJson(d.error) };
-        }
-        const pieces = 'change' in d ? written.get(d.change.orderId) : undefined;
-        if (!pieces) throw new Error(`an event with an Idempotency-Key was judged but its order not written`);
-        return { scope, statusCode: 201, json: orderTextAsSeenBy(group[i].item.key, pieces) };
-      });
-      await lastStatements(tx, () => saveIdempotentResponses(answers, tx));
-    }
     const decided = group.map((_, i) => settled.get(i) as Decided);
     return [decided, written] as const;
   }
@@ -247,22 +235,27 @@ export type PartnerEventOutcome = { change: StatusChange } | { error: AppError }
  * alone (`locked`, by code: what the caller locked through the event's key scope), its proof checked
  * (the geofence, 409, on the locked order, whose address came with the lock), and the accepted ones
  * written by ONE statement with their proofs. A refusal (AppError) is that event's outcome and does
- * not stop the others; any other error fails the transaction. Returns the outcomes in the events'
- * order and the written orders' new pieces by order id. `commit`: the writes end the transaction, and
- * on a PostgreSQL server (a pipelined transaction, Db.tx) its COMMIT is sent with them instead of after
- * their answers: with the BEGIN sent with the lock, a group takes two round trips (three when it
- * stores answers for Idempotency-Keys: they are made of the written orders).
+ * not stop the others; any other error fails the transaction. An event's `idempotency` must have been
+ * claimed in this transaction (claimIdempotencyKeys): its answer (the order as its key sees it, or the
+ * refusal) is stored by the same write statement, made from the row it wrote; a refusal that says "try
+ * again" (5xx, 429) is never stored, so it fails the transaction, whose events are then tried alone.
+ * Returns the outcomes in the events' order and the written orders' new pieces by order id. `commit`:
+ * the writes end the transaction, and on a PostgreSQL server (a pipelined transaction, Db.tx) its
+ * COMMIT is sent with them instead of after their answers: with the BEGIN sent with the lock, a group
+ * takes two round trips, under Idempotency-Keys or not. `prepare`, `prepareAnswers`: whether the write
+ * statement runs prepared, without answers to store and with them (src/db/join-plans.ts).
  */
 export async function applyPartnerEvents(
   events: readonly PartnerEvent[],
   locked: ReadonlyMap<string, LockedOrder>,
   now: Date,
   tx: OrderTx,
-  options: { prepare?: boolean; commit?: boolean } = {},
+  options: { prepare?: boolean; prepareAnswers?: boolean; commit?: boolean } = {},
 ): Promise<{ outcomes: PartnerEventOutcome[]; written: Map<string, PartnerOrderPieces> }> {
   const outcomes: PartnerEventOutcome[] = [];
   const proofs: NewProof[] = [];
-  for (const { key, environment, code, body } of events) {
+  const answers: StatusChangeAnswers = { written: [], made: [] };
+  for (const { key, environment, code, body, idempotency } of events) {
     const found = eventTarget(key, environment, code, locked.get(code) ?? null, tx);
     const target = found instanceof Promise ? await found : found;
     try {
@@ -271,14 +264,37 @@ export async function applyPartnerEvents(
       if (proof) proofs.push(proof);
       outcomes.push({ change });
       tx.changed({ environment, keyIds: [target.key.actsForKeyId] });
+      if (idempotency) {
+        answers.written.push({
+          orderId: change.orderId,
+          apiKeyId: idempotency.apiKeyId,
+          key: idempotency.key,
+          pii: seesCustomer(key),
+        });
+      }
     } catch (err) {
-      if (err instanceof AppError) outcomes.push({ error: err });
-      else throw err;
+      if (!(err instanceof AppError)) throw err;
+      outcomes.push({ error: err });
+      if (idempotency) {
+        if (!isStorableError(err)) throw err;
+        answers.made.push({ scope: idempotency, statusCode: err.statusCode, json: storedErrorJson(err) });
+      }
     }
   }
   const changes = outcomes.flatMap((o) => ('change' in o ? [o.change] : []));
-  const write = async () =>
-    changes.length > 0 ? recordStatusChanges(changes, tx, options) : new Map<string, PartnerOrderPieces>();
+  const storing = answers.written.length + answers.made.length > 0;
+  const write = async () => {
+    if (changes.length > 0) {
+      return recordStatusChanges(
+        changes,
+        tx,
+        storing ? { prepare: options.prepareAnswers, answers } : { prepare: options.prepare },
+      );
+    }
+    // Nothing accepted: only refusals' answers to store.
+    if (storing) await saveIdempotentResponses(answers.made, tx);
+    return new Map<string, PartnerOrderPieces>();
+  };
   const prove = async () => (proofs.length > 0 ? recordProofs(proofs, tx) : undefined);
   if (options.commit) {
     const [written] = await lastStatements(tx, write, prove);

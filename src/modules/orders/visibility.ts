@@ -15,7 +15,8 @@
  * 2. What of an order. The customer (name, phone, address) only with the scope `orders:pii`.
  *    - `seesCustomer(key)`, `orderAsSeenBy(key, order)` on a PartnerOrder object (fan-out, realtime,
  *      sandbox helper); `orderTextAsSeenBy(key, pieces)` on the stored JSON pieces (partner events);
- *      `orderJsonSql(pii)` in SQL (partner reads).
+ *      `orderJsonSql(pii)` in SQL (partner reads), `orderJsonSqlWhen(piiSql)` in SQL per row (the stored
+ *      answers of partner events under an Idempotency-Key).
  *
  * No imports from other modules: a key is described by the fields the rule reads (a ResolvedKey, a
  * webhook's key and a key's owner all fit), so anything may depend on this file.
@@ -156,4 +157,13 @@ export function orderJsonSql(pii: boolean, alias = 'o'): string {
   return pii
     ? `${alias}.pv_head || coalesce(${alias}.pv_customer, 'null') || ${alias}.pv_tail`
     : `${alias}.pv_head || 'null' || ${alias}.pv_tail`;
+}
+
+/**
+ * The same text when whether the key sees the customer is a value of the statement, `pii` a boolean SQL
+ * expression (true for a key with `orders:pii`: `seesCustomer`); the exact text `orderTextAsSeenBy`
+ * makes from the same pieces.
+ */
+export function orderJsonSqlWhen(pii: string, alias = 'o'): string {
+  return `${alias}.pv_head || CASE WHEN ${pii} THEN coalesce(${alias}.pv_customer, 'null') ELSE 'null' END || ${alias}.pv_tail`;
 }

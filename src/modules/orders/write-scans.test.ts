@@ -3,7 +3,8 @@
  * partner write (create, assign, status walks, batches, partner events grouped and with an
  * Idempotency-Key, the sandbox helper) goes through HTTP, and the worker fans the outbox out to a
  * webhook's deliveries, on a table of thousands of orders with every optional part filled, and `pg_stat_user_tables` must show no new sequential scan of `orders`,
- * `order_items`, `order_events`, `outbox`, `payment_intents`, `settlements` or `settlement_lines`, and
+ * `order_items`, `order_events`, `outbox`, `payment_intents`, `settlements`, `settlement_lines` or
+ * `idempotency_keys` (thousands of keys), and
  * no index read of a large part of them either. The payment statements (capture, refund, settlement
  * creation, adjustment, remittance, the partner's reads) run with them.
  *
@@ -16,6 +17,7 @@
  *
  * The counters are read as test/scan-counters.ts describes.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createPartner, createUser, type TestKey } from '../../../test/factories.js';
 import { GatedDb } from '../../../test/gated-db.js';
@@ -33,7 +35,18 @@ import { type Auth, orderBody } from './orders.test-helpers.js';
 
 /** Orders in the table when the writes are measured. */
 const SEEDED = 8000;
-const TABLES = ['orders', 'order_items', 'order_events', 'outbox', 'payment_intents', 'settlements', 'settlement_lines'] as const;
+/** Idempotency-Keys in their table then (rows of about 150 bytes: past the 1 MB of src/db/join-plans.ts). */
+const SEEDED_KEYS = 16_000;
+const TABLES = [
+  'orders',
+  'order_items',
+  'order_events',
+  'outbox',
+  'payment_intents',
+  'settlements',
+  'settlement_lines',
+  'idempotency_keys',
+] as const;
 
 let t: TestApp;
 let admin: Auth;
@@ -218,6 +231,12 @@ async function seed(inTx: <T>(fn: (q: Queryable) => Promise<T>) => Promise<T>): 
       [otherPartnerId],
     );
     await q.query(
+      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, status_code, response, created_at)
+       SELECT gen_random_uuid(), 'ws-key-' || n, 'hash-' || n, 201, '{"code":"WS00000000","status":"PACKED"}'::jsonb, $2::timestamptz
+         FROM generate_series(1, $1::int) AS n`,
+      [SEEDED_KEYS, now],
+    );
+    await q.query(
       `INSERT INTO outbox (event_id, type, environment, order_id, assigned_key_id, data, created_at, processed_at)
        SELECT 'evt_ws' || o.code, 'order.placed', 'LIVE', o.id, o.assigned_key_id, jsonb_build_object('order', jsonb_build_object('code', o.code)),
               o.created_at, o.created_at
@@ -261,11 +280,14 @@ describe('write paths on a table of thousands of orders', () => {
     // group statements are planned on every call while the tables are this small (src/db/join-plans.ts).
     const joinPlans = t.ctx.joinPlans;
     expect(await joinPlans.check()).toBe(false);
+    expect(await t.ctx.answerPlans.check()).toBe(false);
     await exerciseWritePaths([]);
     await fanOut();
     const seeded = await seed((fn) => seeder.tx(fn));
-    // Grown: from now on they are prepared, and their generic plans are made on tables of this size.
+    // Grown: from now on they are prepared, and their generic plans are made on tables of this size
+    // (with the keys' answers too: idempotency_keys has grown with them).
     expect(await joinPlans.check()).toBe(true);
+    expect(await t.ctx.answerPlans.check()).toBe(true);
     // Everything so far is counted before the baseline (day one's scans of a near-empty table are
     // the right plan for it).
     const before = await seeder.counters(TABLES);
@@ -289,6 +311,7 @@ describe('write paths on a table of thousands of orders', () => {
       payment_intents: 0,
       settlements: 0,
       settlement_lines: 0,
+      idempotency_keys: 0,
     });
     // A full index scan would not count as a sequential scan: rows fetched through indexes stay a
     // few per request (a tenth of one table's size would mean a scan in all but name).
@@ -307,9 +330,12 @@ describe('write paths on a table of thousands of orders', () => {
 
     // The group statements now run prepared, and a session keeps a generic plan after five runs: the
     // writes above may not have run them that often in any one session, so their generic plans are
-    // made here, on these tables (grown, never analysed), and must probe orders and payment intents by
-    // index, never read them whole.
-    for (const plan of await groupStatementPlans(seeded.slice(5, 10))) {
+    // made here, on these tables (grown, never analysed), and must probe orders, payment intents and
+    // (the write that stores Idempotency-Key answers) the keys by index, never read them whole.
+    const plans = await groupStatementPlans(seeded.slice(5, 10));
+    // The write storing answers reads the keys it answers (and only by index, below).
+    expect(planReads(plans[2], ['idempotency_keys']).length, JSON.stringify(plans[2])).toBeGreaterThan(0);
+    for (const plan of plans) {
       const reads = planReads(plan, TABLES);
       expect(reads.length, JSON.stringify(plan)).toBeGreaterThan(0);
       expect(
@@ -332,8 +358,9 @@ const PREPARED_LOCKS = `SELECT statement, generic_plans::int, custom_plans::int 
 
 /**
  * The generic plans (not run: EXPLAIN without ANALYZE) of the partner events' group statements, the
- * lock of `codes` (with a DELIVERED's collection periods) and their status changes to DELIVERED, as the
- * writer sends them prepared.
+ * lock of `codes` (with a DELIVERED's collection periods) and their status changes to DELIVERED, with
+ * and without the answers of Idempotency-Keys (one written, one refusal), as the writer sends them
+ * prepared.
  */
 async function groupStatementPlans(codes: string[]): Promise<PlanNode[]> {
   const captured: Array<{ text: string; params: unknown[] }> = [];
@@ -354,19 +381,24 @@ async function groupStatementPlans(codes: string[]): Promise<PlanNode[]> {
     { prepare: true },
   );
   const at = t.clock.now();
-  await recordStatusChanges(
-    orders.map((o, i) => ({
-      orderId: o.id,
-      environment: 'LIVE' as const,
-      assignedKeyId: key.id,
-      previousStatus: 'EN_ROUTE' as const,
-      event: { status: 'DELIVERED' as const, at, actor: 'PARTNER' as const, apiKeyId: key.id, codCollectedQepik: 6000 },
-      outbox: [{ eventId: `evt_plan${i}`, type: 'order.status_changed' as const }],
-    })),
-    capture,
-    { prepare: true },
-  );
-  expect(captured).toHaveLength(2);
+  const changes = orders.map((o, i) => ({
+    orderId: o.id,
+    environment: 'LIVE' as const,
+    assignedKeyId: key.id,
+    previousStatus: 'EN_ROUTE' as const,
+    event: { status: 'DELIVERED' as const, at, actor: 'PARTNER' as const, apiKeyId: key.id, codCollectedQepik: 6000 },
+    outbox: [{ eventId: `evt_plan${i}`, type: 'order.status_changed' as const }],
+  }));
+  await recordStatusChanges(changes, capture, { prepare: true });
+  const scope = (k: string) => ({ apiKeyId: key.id, key: k, requestHash: 'h' });
+  await recordStatusChanges(changes, capture, {
+    prepare: true,
+    answers: {
+      written: [{ orderId: randomUUID(), apiKeyId: key.id, key: 'plan-written', pii: true }],
+      made: [{ scope: scope('plan-refused'), statusCode: 409, json: '{}' }],
+    },
+  });
+  expect(captured).toHaveLength(3);
   const plans: PlanNode[] = [];
   for (const statement of captured) plans.push(await genericPlan(t.ctx.db, statement.text, statement.params.length));
   return plans;
