@@ -43,6 +43,7 @@ function fromFastifyError(err: FastifyError): AppError | null {
  * usage flush) do so before an error reaches here.
  */
 const CONCURRENT_CHANGE_SQLSTATE = new Set(['40P01', '40001']);
+const CONCURRENT_CHANGE_RETRY_AFTER_SEC = '1';
 
 function isConcurrentChange(err: unknown): boolean {
   return err instanceof Error && CONCURRENT_CHANGE_SQLSTATE.has((err as { code?: unknown }).code as string);
@@ -51,10 +52,14 @@ function isConcurrentChange(err: unknown): boolean {
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isConcurrentChange(err)) {
+    // Retry-After tells this 409 from a business conflict (which has none): nothing was applied, and
+    // the same request may be sent again after a second (the SDK does so by itself).
     return Object.assign(
       new AppError(
         'ERR_CONFLICT',
         'The request met a change of the same data made at the same moment and was not applied; send it again',
+        undefined,
+        { 'Retry-After': CONCURRENT_CHANGE_RETRY_AFTER_SEC },
       ),
       { cause: err },
     );

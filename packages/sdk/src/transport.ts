@@ -97,12 +97,15 @@ export function retryDelayMs(
  * Whether an answer may be retried. 429 always (a rate-limited request was refused before anything
  * ran), except sign-in's. 503 (ERR_DEPENDENCY_UNAVAILABLE) was not applied either, except when the database connection
  * was lost during COMMIT; so a POST is retried only when it carries an Idempotency-Key, which makes
- * the retry answer the first outcome instead of applying it twice.
+ * the retry answer the first outcome instead of applying it twice. A 409 with Retry-After (a request
+ * the database rolled back because of a concurrent change) is retried like a 503; a 409 without it is
+ * a conflict the same request would meet again.
  */
-function retryable(status: number, request: Request, url: URL): boolean {
+function retryable(response: Response, request: Request, url: URL): boolean {
+  const status = response.status;
   // A sign-in limit (one code a minute, five an hour) is for the person signing in to wait out.
   if (status === 429) return !url.pathname.startsWith('/v1/auth/');
-  if (status !== 503) return false;
+  if (status !== 503 && !(status === 409 && response.headers.has('retry-after'))) return false;
   return request.method !== 'POST' || request.headers.has('idempotency-key');
 }
 
@@ -146,7 +149,7 @@ export function createTransport(options: TransportOptions = {}, auth?: BearerAut
         return response;
       }
 
-      if (attempt >= retry.maxAttempts || !retryable(response.status, current, url)) return response;
+      if (attempt >= retry.maxAttempts || !retryable(response, current, url)) return response;
       const delay = retryDelayMs(retryAfterSeconds(response.headers.get('retry-after')), attempt, retry, random);
       if (delay === null) return response;
       await response.body?.cancel();

@@ -89,6 +89,29 @@ describe('createTransport', () => {
     ]);
   });
 
+  it('retries a 409 that carries Retry-After (rolled back by a concurrent change) as a 503, never another 409', async () => {
+    const rolledBack = scripted(status(409, { 'retry-after': '1' }), status(200));
+    const accepted = await createTransport({ fetch: rolledBack.fetch, sleep })(
+      new Request('http://api.test/v1/partner/offers/off_1/accept', { method: 'POST', headers: { 'idempotency-key': 'k-2' } }),
+    );
+    expect(accepted.status).toBe(200);
+    expect(rolledBack.sent.map((s) => s.headers.get('idempotency-key'))).toEqual(['k-2', 'k-2']);
+
+    const unkeyed = scripted(status(409, { 'retry-after': '1' }), status(200));
+    const refused = await createTransport({ fetch: unkeyed.fetch, sleep })(
+      new Request('http://api.test/v1/developer/keys', { method: 'POST', body: '{"name":"k"}' }),
+    );
+    expect(refused.status).toBe(409);
+    expect(unkeyed.sent).toHaveLength(1);
+
+    const conflict = scripted(status(409), status(200));
+    const closed = await createTransport({ fetch: conflict.fetch, sleep })(
+      new Request('http://api.test/v1/partner/offers/off_1/accept', { method: 'POST', headers: { 'idempotency-key': 'k-3' } }),
+    );
+    expect(closed.status).toBe(409);
+    expect(conflict.sent).toHaveLength(1);
+  });
+
   it('stops after maxAttempts and answers the last refusal; retry: false sends once', async () => {
     waits.length = 0;
     const three = scripted(

@@ -58,6 +58,8 @@ describe('one offer, several deciders at once', () => {
       for (const a of answers.filter((x) => x.statusCode !== 200)) {
         expect(a.statusCode, a.body).toBe(409);
         expect(a.json()).toMatchObject({ code: 'ERR_OFFER_CLOSED', details: { status } });
+        // A conflict that sending again would meet again: no Retry-After.
+        expect(a.headers['retry-after']).toBeUndefined();
       }
       const outcome = await outcomeOf(offer.orderCode, offer.id);
       expect(outcome.status).toBe(status);
@@ -234,6 +236,8 @@ describe.skipIf(!process.env.DATABASE_URL)('a decision that deadlocks with anoth
     expect(answer.statusCode, answer.body).toBe(409);
     expect(answer.json()).toMatchObject({ code: 'ERR_CONFLICT' });
     expect(answer.json().message).toMatch(/not applied; send it again/);
+    // What tells it from a conflict the same request would meet again (the SDK retries on it).
+    expect(answer.headers['retry-after']).toBe('1');
     await claiming;
     await other.query('ROLLBACK');
     expect(await outcomeOf(offer.orderCode, offer.id)).toEqual({ status: 'PENDING', events: [] });

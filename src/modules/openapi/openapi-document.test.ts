@@ -245,14 +245,17 @@ describe('GET /v1/developer/openapi.json', () => {
     }
   });
 
-  it('declares 409 ERR_CONFLICT on every write (a transaction rolled back by a concurrent one), beside its own 409 codes', () => {
+  it('declares 409 ERR_CONFLICT with its Retry-After on every write (a transaction rolled back by a concurrent one), beside its own 409 codes', () => {
     let writes = 0;
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
-        const conflict = (op.responses as Record<string, { 'x-error-codes'?: string[] }>)['409'];
+        const conflict = (op.responses as Record<string, { 'x-error-codes'?: string[]; headers?: Record<string, unknown> }>)[
+          '409'
+        ];
         if (method === 'get') continue;
         writes++;
         expect(conflict?.['x-error-codes'], `${method} ${path}`).toContain('ERR_CONFLICT');
+        expect(Object.keys(conflict?.headers ?? {}), `${method} ${path}`).toContain('Retry-After');
       }
     }
     expect(writes).toBeGreaterThan(20);

@@ -150,8 +150,8 @@ function mediaTypes(s: Json, c: Converter, examples?: unknown): Json {
 const ALWAYS: Record<number, string[]> = { 500: ['ERR_INTERNAL'], 503: ['ERR_DEPENDENCY_UNAVAILABLE', 'ERR_QUERY_TIMEOUT'] };
 /**
  * Every write can also be rolled back by PostgreSQL because of another transaction at the same moment (a
- * deadlock, a serialization failure): 409 ERR_CONFLICT, nothing applied, safe to send again
- * (docs/decisions-log.md, 'Requests, errors and input'; src/plugins/error-handler.ts).
+ * deadlock, a serialization failure): 409 ERR_CONFLICT with Retry-After, nothing applied, safe to send
+ * again (docs/decisions-log.md, 'Requests, errors and input'; src/plugins/error-handler.ts).
  */
 const ALWAYS_ON_WRITES: Record<number, string[]> = { ...ALWAYS, 409: ['ERR_CONFLICT'] };
 
@@ -208,6 +208,18 @@ function responses(route: CatalogRoute, family: Family, c: Converter): Json {
         };
       }
       if (family === 'partner' && RATE_LIMITED_ERRORS.has(status)) response.headers = RATE_LIMIT_HEADERS;
+      if (status === 409 && always === ALWAYS_ON_WRITES) {
+        response.headers = {
+          ...((response.headers as Json | undefined) ?? {}),
+          'Retry-After': {
+            description:
+              'Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): ' +
+              'seconds after which to send the same request again. Absent on every other conflict, which ' +
+              'the same request would meet again.',
+            schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 },
+          },
+        };
+      }
       out[statusText] = response;
       continue;
     }

@@ -4234,6 +4234,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4347,6 +4349,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_BATCH_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4468,6 +4472,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4765,6 +4771,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4875,6 +4883,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5073,6 +5083,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5186,6 +5198,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5298,6 +5312,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_PAYMENT_ALREADY_PAID, ERR_PAYMENT_INTENT_INVALID_STATE, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5421,6 +5437,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_REFUND_ORDER_NOT_ELIGIBLE, ERR_REFUND_INVALID_STATE, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5619,6 +5637,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5872,6 +5892,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6070,6 +6092,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6388,6 +6412,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_PERIOD_OPEN, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6501,6 +6527,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6709,6 +6737,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6835,6 +6865,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6948,6 +6980,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7046,6 +7080,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7118,6 +7154,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7204,6 +7242,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7304,6 +7344,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7416,6 +7458,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7622,6 +7666,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7945,6 +7991,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_API_KEY_LIMIT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8054,6 +8102,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8272,6 +8322,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8494,6 +8546,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8609,6 +8663,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_BATCH_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8722,6 +8778,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8837,6 +8895,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9210,6 +9270,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9326,6 +9388,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10191,6 +10255,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10309,6 +10375,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10933,6 +11001,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_LIMIT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11040,6 +11110,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11153,6 +11225,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11466,6 +11540,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11579,6 +11655,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11789,6 +11867,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12343,6 +12423,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12493,6 +12575,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12621,6 +12705,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13002,6 +13088,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13149,6 +13237,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13743,6 +13833,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13890,6 +13982,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14018,6 +14112,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14146,6 +14242,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14276,6 +14374,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14433,6 +14533,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14580,6 +14682,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14708,6 +14812,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14860,6 +14966,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15454,6 +15562,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -3403,6 +3403,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3726,6 +3728,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_API_KEY_LIMIT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3835,6 +3839,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4053,6 +4059,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4275,6 +4283,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4390,6 +4400,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_BATCH_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4503,6 +4515,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4618,6 +4632,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_INVALID_TRANSITION */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4991,6 +5007,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5107,6 +5125,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_OFFER_CLOSED, ERR_IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5972,6 +5992,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_EXISTS */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6090,6 +6112,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_SETTLEMENT_INVALID_STATE */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6714,6 +6738,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_LIMIT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6821,6 +6847,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6934,6 +6962,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7247,6 +7277,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7360,6 +7392,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7570,6 +7604,8 @@ export interface operations {
             /** @description Conflict: ERR_CONFLICT, ERR_WEBHOOK_DISABLED */
             409: {
                 headers: {
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8124,6 +8160,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8274,6 +8312,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8402,6 +8442,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8783,6 +8825,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8930,6 +8974,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9524,6 +9570,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9671,6 +9719,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9799,6 +9849,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9927,6 +9979,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10057,6 +10111,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10214,6 +10270,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10361,6 +10419,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10489,6 +10549,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10641,6 +10703,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11235,6 +11299,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The rate-limit policy of the key: quota per window */
                     "RateLimit-Policy"?: string;
+                    /** @description Only on an ERR_CONFLICT of a request rolled back by a concurrent change (nothing was applied): seconds after which to send the same request again. Absent on every other conflict, which the same request would meet again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
