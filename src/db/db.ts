@@ -77,6 +77,15 @@ export interface TxOptions {
    * probes by key or inserts.
    */
   genericPlans?: boolean;
+  /**
+   * The planner reads tables through their indexes only (`SET LOCAL enable_seqscan = off,
+   * enable_bitmapscan = off`, sent with the BEGIN). For transactions whose reads take the first rows of
+   * an index's order with a LIMIT (the delivery queue's claim: the oldest due rows): the planner,
+   * guessing how many rows match from statistics taken when few did, otherwise reads every match
+   * through a bitmap (or the whole table) and sorts them, where walking the index in its order stops at
+   * the LIMIT (src/modules/webhooks/queue/claim-due-deliveries.ts has the figures).
+   */
+  indexWalks?: boolean;
 }
 
 export interface Db extends Queryable {
@@ -423,7 +432,7 @@ class PoolDb implements Db {
     const deadline = this.arm(client, startedMs);
     const begin = `BEGIN${options.isolation ? ' ISOLATION LEVEL REPEATABLE READ' : ''}${options.readOnly ? ' READ ONLY' : ''}${
       options.genericPlans ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''
-    }`;
+    }${options.indexWalks ? '; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off' : ''}`;
     const pipelined = this.kind === 'server';
     let committing: Promise<void> | undefined;
     const q: Queryable = pipelined

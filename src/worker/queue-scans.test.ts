@@ -10,6 +10,9 @@
  * attempt row, by a plan made on the empty table (a sequential scan) and kept as the table grew
  * (migration 0018). No ANALYZE runs between the two phases, as none may run for a while in a
  * deployment. Counters are read as test/scan-counters.ts describes.
+ *
+ * The other side: statistics taken a moment before, which a burst has already made wrong. The claim
+ * and the probe walk the due index whatever they say (claim-due-deliveries.ts, "Plans").
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createKey, createPartner, type TestPartner } from '../../test/factories.js';
@@ -17,6 +20,7 @@ import { createTestApp, type TestApp } from '../../test/harness.js';
 import { ScanSeeder } from '../../test/scan-counters.js';
 import { waitFor } from '../../test/wait.js';
 import { WebhookReceiver } from '../../test/webhook-receiver.js';
+import { claimDueDeliveries } from '../modules/webhooks/queue/claim-due-deliveries.js';
 import { ALL_EVENTS, createWebhookVia, devAuth } from '../modules/webhooks/webhooks.test-helpers.js';
 import { startWorker } from './worker.js';
 
@@ -29,6 +33,15 @@ const SEEDED = 5000;
 const DAY_ONE = 100;
 const MEASURED = 40;
 const TABLES = ['webhook_deliveries', 'webhook_delivery_attempts', 'outbox'] as const;
+/**
+ * The claim's plan test: a backlog of BACKLOG due deliveries, of which ANALYSED_BACKLOG were there when
+ * the table was last analysed (the planner then expects a few hundred due rows), in an order of due
+ * times unrelated to the rows' places in the table (as leases and retries leave a busy queue); a
+ * claim of CLAIMED.
+ */
+const BACKLOG = 20_000;
+const ANALYSED_BACKLOG = 200;
+const CLAIMED = 8;
 
 let t: TestApp;
 let seeder: ScanSeeder;
@@ -89,6 +102,18 @@ async function expectDelivered(ids: string[]): Promise<void> {
   expect(delivered[0].n).toBe(ids.length);
 }
 
+/** Queues due deliveries `prefix`1…`to` (from `from`) behind the worker's back, due times in no order of the rows' places. */
+function queueBacklog(prefix: string, from: number, to: number) {
+  return seeder.q.query(
+    `INSERT INTO webhook_deliveries (id, webhook_id, partner_id, event_id, event_type, body, status, attempts, attempt_seq,
+                                     next_attempt_at, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, $2, $7 || g, 'ping', '{"type":"ping"}', 'PENDING', 0, 0,
+            $3::timestamptz - (g * 7919 % $6) * interval '1 millisecond', $3, $3
+       FROM generate_series($4::int, $5::int) g`,
+    [webhookId, partner.id, t.clock.now(), from, to, BACKLOG, prefix],
+  );
+}
+
 describe('the delivery queue on a table of thousands of deliveries', () => {
   it('claims, delivers and records outcomes through indexes only, in sessions that served the empty queue', async () => {
     // Day one: the tables analysed empty, then deliveries, in every session the worker uses. One
@@ -133,5 +158,57 @@ describe('the delivery queue on a table of thousands of deliveries', () => {
     for (const table of TABLES) {
       expect(after[table].idxTupFetch - before[table].idxTupFetch, table).toBeLessThan(SEEDED / 10);
     }
+  });
+
+  it('claims the oldest due rows by walking the due index, though the statistics say almost none are due', async () => {
+    // Statistics taken while a few hundred rows were due, then a backlog of thousands, as a burst
+    // queues them faster than the worker sends: planned from those statistics, the claim read every due
+    // row through a bitmap and sorted them all to keep 50 (20,015 rows fetched for a claim of 8).
+    await queueBacklog('evt_backlog_', 1, ANALYSED_BACKLOG);
+    await seeder.q.query('ANALYZE webhook_deliveries');
+    await queueBacklog('evt_backlog_', ANALYSED_BACKLOG + 1, BACKLOG);
+    onTestFinished(async () => {
+      await seeder.q.query(`DELETE FROM webhook_deliveries WHERE event_id LIKE 'evt_backlog_%'`);
+    });
+    const claim = { nowMs: t.clock.nowMs(), wallClockMs: Date.now(), leaseMs: 10_000, perWebhookLimit: BACKLOG };
+    const oldest = await seeder.q.query<{ event_id: string }>(
+      `SELECT event_id FROM webhook_deliveries WHERE status = 'PENDING' AND locked_until IS NULL
+        ORDER BY next_attempt_at, id LIMIT $1`,
+      [CLAIMED],
+    );
+    const before = await seeder.counters(['webhook_deliveries']);
+    const claimed = await claimDueDeliveries({ ...claim, limit: CLAIMED }, t.ctx.db);
+    const after = await seeder.counters(['webhook_deliveries']);
+    // The oldest due first.
+    expect(claimed.map((c) => c.eventId)).toEqual(oldest.map((r) => r.event_id));
+    expect(after.webhook_deliveries.seqScan - before.webhook_deliveries.seqScan).toBe(0);
+    // A walk stops after the candidates it needs (50 here, and the probe's one) plus the claimed rows'
+    // updates; a bitmap reads all 20,000.
+    expect(after.webhook_deliveries.idxTupFetch - before.webhook_deliveries.idxTupFetch).toBeLessThan(200);
+  });
+
+  it('probes for due work through the due index, though the statistics say most rows are due', async () => {
+    // Statistics taken while thousands of rows were due; then all of them delivered, and one new row
+    // due, at the end of the table: planned from those statistics, the probe read the table from its
+    // first page, expecting a due row at once, and passed every delivered row to reach it.
+    await queueBacklog('evt_backlog_', 1, BACKLOG);
+    await seeder.q.query('ANALYZE webhook_deliveries');
+    await seeder.q.query(
+      `UPDATE webhook_deliveries SET status = 'DELIVERED', attempts = 1, status_code = 204, delivered_at = $1
+        WHERE event_id LIKE 'evt_backlog_%'`,
+      [t.clock.now()],
+    );
+    await queueBacklog('evt_last_', 1, 1);
+    onTestFinished(async () => {
+      await seeder.q.query(`DELETE FROM webhook_deliveries WHERE event_id LIKE 'evt_backlog_%' OR event_id LIKE 'evt_last_%'`);
+    });
+    const before = await seeder.counters(['webhook_deliveries']);
+    const claimed = await claimDueDeliveries(
+      { nowMs: t.clock.nowMs(), wallClockMs: Date.now(), leaseMs: 10_000, perWebhookLimit: 8, limit: 1 },
+      t.ctx.db,
+    );
+    const after = await seeder.counters(['webhook_deliveries']);
+    expect(claimed.map((c) => c.eventId)).toEqual(['evt_last_1']);
+    expect(after.webhook_deliveries.seqScan - before.webhook_deliveries.seqScan).toBe(0);
   });
 });

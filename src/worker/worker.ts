@@ -123,8 +123,13 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
     options.perWebhookConcurrency,
     Math.max(options.perWebhookConcurrency, options.maxPerWebhookConcurrency),
   );
-  // Whether the last claim found work: then the next one skips the "anything due?" probe.
+  // The next claim skips the "anything due?" probe when something is likely due: the last claim found
+  // work (`busy`), or since then this process's fan-out queued deliveries (`queuedHere`; they are due at
+  // once). A probe would then only find what the claim is about to read. (A slot freed by an attempt
+  // is no such sign: most refills during a burst find every due row already leased, and an empty claim
+  // costs several times an empty probe.)
   let busy = false;
+  let queuedHere = false;
   // Refill in waves: after a claim, the next one waits until half of what was then in flight has
   // finished, or REFILL_DELAY_MS has passed since the first of them finished (any other wake-up, the
   // poll included, still claims at once). One claim per completion costs a transaction per delivery;
@@ -153,6 +158,8 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
       if (free <= 0) return;
       const nowMs = ctx.clock.nowMs();
       const leaseToken = randomUUID();
+      const probe = !busy && !queuedHere;
+      queuedHere = false;
       let claimed: Awaited<ReturnType<typeof claimDueDeliveries>>;
       try {
         claimed = await claimDueDeliveries(
@@ -163,7 +170,7 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
             limit: free,
             perWebhookLimit: options.perWebhookConcurrency,
             adjustedLimits: endpointLimits.adjusted(),
-            probe: !busy,
+            probe,
             leaseToken,
           },
           ctx.db,
@@ -222,7 +229,10 @@ export function startWorker(appCtx: AppContext, overrides: Partial<WorkerOptions
   const fanout = new Pump(async () => {
     while (!closing) {
       const { processed, queued } = await fanOutBatch(ctx, options.fanoutBatchSize);
-      if (queued > 0) deliveries.trigger();
+      if (queued > 0) {
+        queuedHere = true;
+        deliveries.trigger();
+      }
       if (processed < options.fanoutBatchSize) return;
     }
   }, failed('outbox fan-out failed'));

@@ -28,6 +28,14 @@
  * Cost: a claim is one transaction of two statements (candidates + locks; count + pick + lease), plus
  * an indexed probe when the worker has no reason to think anything is due. It takes as many rows as
  * the worker has free slots, so under load one claim starts a whole wave of attempts.
+ *
+ * Plans: both reads take the oldest due rows, so both walk the due index in its order and stop at their
+ * LIMIT, whatever the statistics say. The probe asks for that order; the claim's transaction rules out
+ * sequential and bitmap scans (Db.tx's `indexWalks`). Left to the planner, statistics taken while a
+ * few hundred rows were due made the claim read every due row through a bitmap and sort them (20,000
+ * rows fetched to claim 8; 18 ms a claim in a burst of 25,000 deliveries), and statistics taken while
+ * most rows were due made the probe read the table from its first page (14–20 ms), where the walks
+ * take well under a millisecond (src/worker/queue-scans.test.ts; docs/performance.md, "Webhook fan-out").
  */
 import { randomUUID } from 'node:crypto';
 import { type Db, lastStatements } from '../../../db/db.js';
@@ -77,11 +85,13 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
   // Leases are measured on the wall clock, due times on the service clock (see the file's comment).
   const wallNow = new Date(options.wallClockMs);
   if (options.probe !== false) {
-    // Most polls find nothing due: one indexed probe instead of a transaction.
+    // Most polls find nothing due: one indexed probe instead of a transaction. In the due index's order,
+    // so that no statistics make it a sequential scan that stops at the first due row (see the top).
     const due = await db.query(
       `SELECT 1 FROM webhook_deliveries d
         WHERE d.status IN ('PENDING', 'FAILED') AND d.next_attempt_at <= $1 AND (d.locked_until IS NULL OR d.locked_until <= $2)
           AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.is_active)
+        ORDER BY d.next_attempt_at, d.id
         LIMIT 1`,
       [now, wallNow],
     );
@@ -89,12 +99,13 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
   }
   const leaseToken = options.leaseToken ?? randomUUID();
   const adjusted = options.adjustedLimits ?? { webhookIds: [], limits: [] };
-  return db.tx(async (q) => {
-    // 1. Candidates, oldest due first, and their webhooks, both locked without waiting. The NOT IN
-    //    prefilter (webhooks already at the cap) reads this statement's snapshot and only saves work;
-    //    the cap itself is enforced by step 2, under the webhook locks.
-    const candidates = await q.query<{ id: string; webhook_id: string }>(
-      `SELECT d.id, d.webhook_id
+  return db.tx(
+    async (q) => {
+      // 1. Candidates, oldest due first, and their webhooks, both locked without waiting. The NOT IN
+      //    prefilter (webhooks already at the cap) reads this statement's snapshot and only saves work;
+      //    the cap itself is enforced by step 2, under the webhook locks.
+      const candidates = await q.query<{ id: string; webhook_id: string }>(
+        `SELECT d.id, d.webhook_id
          FROM webhook_deliveries d
          JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.status IN ('PENDING', 'FAILED')
@@ -110,31 +121,31 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
         LIMIT $2
         FOR UPDATE OF d SKIP LOCKED
         FOR NO KEY UPDATE OF w SKIP LOCKED`,
-      [now, Math.max(options.limit * 2, 50), options.perWebhookLimit, adjusted.webhookIds, adjusted.limits, wallNow],
-    );
-    if (candidates.length === 0) return [];
+        [now, Math.max(options.limit * 2, 50), options.perWebhookLimit, adjusted.webhookIds, adjusted.limits, wallNow],
+      );
+      if (candidates.length === 0) return [];
 
-    // 2. Count what is in flight per webhook, pick up to the cap, lease: one statement. Its snapshot is
-    //    taken after step 1 holds the webhook locks, so it sees every lease another worker committed
-    //    for these webhooks; a worker still claiming one of them holds its lock and was skipped in 1.
-    //    Sent with the COMMIT (on a server: the claim is two round trips, its BEGIN went with step 1).
-    const [rows] = await lastStatements(q, () =>
-      q.query<{
-        ord: number;
-        id: string;
-        webhook_id: string;
-        partner_id: string;
-        event_id: string;
-        event_type: string;
-        body: string;
-        status: WebhookDeliveryStatus;
-        attempts: number;
-        url: string;
-        secret_ciphertext: string;
-        previous_secret_ciphertext: string | null;
-        signed_at_sec: string;
-      }>(
-        `WITH cand AS (
+      // 2. Count what is in flight per webhook, pick up to the cap, lease: one statement. Its snapshot is
+      //    taken after step 1 holds the webhook locks, so it sees every lease another worker committed
+      //    for these webhooks; a worker still claiming one of them holds its lock and was skipped in 1.
+      //    Sent with the COMMIT (on a server: the claim is two round trips, its BEGIN went with step 1).
+      const [rows] = await lastStatements(q, () =>
+        q.query<{
+          ord: number;
+          id: string;
+          webhook_id: string;
+          partner_id: string;
+          event_id: string;
+          event_type: string;
+          body: string;
+          status: WebhookDeliveryStatus;
+          attempts: number;
+          url: string;
+          secret_ciphertext: string;
+          previous_secret_ciphertext: string | null;
+          signed_at_sec: string;
+        }>(
+          `WITH cand AS (
          SELECT c.id, c.wid, c.ord,
                 row_number() OVER (PARTITION BY c.wid ORDER BY c.ord) AS k
            FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, wid, ord)
@@ -156,38 +167,40 @@ export async function claimDueDeliveries(options: ClaimOptions, db: Db): Promise
         RETURNING picked.ord::int AS ord, d.id, d.webhook_id, d.partner_id, d.event_id, d.event_type, d.body, d.status,
                   d.attempts, w.url, w.secret_ciphertext, d.signed_at_sec,
                   CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_ciphertext END AS previous_secret_ciphertext`,
-        [
-          candidates.map((c) => c.id),
-          candidates.map((c) => c.webhook_id),
-          now,
-          options.perWebhookLimit,
-          options.limit,
-          new Date(options.wallClockMs + options.leaseMs),
-          leaseToken,
-          Math.floor(options.wallClockMs / 1000),
-          adjusted.webhookIds,
-          adjusted.limits,
-          wallNow,
-        ],
-      ),
-    );
-    // Oldest due first, as claimed.
-    rows.sort((a, b) => a.ord - b.ord);
-    return rows.map((r) => ({
-      id: r.id,
-      webhookId: r.webhook_id,
-      partnerId: r.partner_id,
-      eventId: r.event_id,
-      eventType: r.event_type,
-      body: r.body,
-      status: r.status,
-      attempts: r.attempts,
-      url: r.url,
-      secretCiphertext: r.secret_ciphertext,
-      previousSecretCiphertext: r.previous_secret_ciphertext,
-      leaseToken,
-      signedAtSec: Number(r.signed_at_sec),
-      leaseEndsAtWallMs: options.wallClockMs + options.leaseMs,
-    }));
-  });
+          [
+            candidates.map((c) => c.id),
+            candidates.map((c) => c.webhook_id),
+            now,
+            options.perWebhookLimit,
+            options.limit,
+            new Date(options.wallClockMs + options.leaseMs),
+            leaseToken,
+            Math.floor(options.wallClockMs / 1000),
+            adjusted.webhookIds,
+            adjusted.limits,
+            wallNow,
+          ],
+        ),
+      );
+      // Oldest due first, as claimed.
+      rows.sort((a, b) => a.ord - b.ord);
+      return rows.map((r) => ({
+        id: r.id,
+        webhookId: r.webhook_id,
+        partnerId: r.partner_id,
+        eventId: r.event_id,
+        eventType: r.event_type,
+        body: r.body,
+        status: r.status,
+        attempts: r.attempts,
+        url: r.url,
+        secretCiphertext: r.secret_ciphertext,
+        previousSecretCiphertext: r.previous_secret_ciphertext,
+        leaseToken,
+        signedAtSec: Number(r.signed_at_sec),
+        leaseEndsAtWallMs: options.wallClockMs + options.leaseMs,
+      }));
+    },
+    { indexWalks: true },
+  );
 }
