@@ -22,7 +22,8 @@ export interface Pause {
   release(): void;
 }
 
-function textOf(text: string | { text: string }): string {
+/** A statement's SQL, whether it was sent as text or as a prepared statement's `{ name, text }` (src/db/prepared.ts). */
+export function textOf(text: string | { text: string }): string {
   return typeof text === 'string' ? text : text.text;
 }
 

@@ -38,6 +38,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
+import { prepared } from '../db/prepared.js';
 import type { ApiKeyEnvironment, WebhookEvent } from './schemas.js';
 
 /** NOTIFY channel: outbox rows were committed; workers of other processes should fan out now. */
@@ -157,8 +158,8 @@ export class OutboxSignal {
     const state = { again: false };
     this.pending = state;
     const send = (): void => {
-      this.db
-        .query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [OUTBOX_CHANNEL])
+      // Prepared: planning this statement took three times its execution (17 µs against 6).
+      prepared("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", [OUTBOX_CHANNEL], this.db)
         .catch(() => {}) // the worker's poll covers a lost wake-up (database closing, connection lost)
         .finally(() => {
           if (state.again) {

@@ -6,7 +6,7 @@
  * listener on commit only: src/modules/orders/admin-order-create.test.ts.)
  */
 import { expect, it } from 'vitest';
-import { GatedDb } from '../../test/gated-db.js';
+import { GatedDb, textOf } from '../../test/gated-db.js';
 import type { TestApp } from '../../test/harness.js';
 import { setUpTestAppWithOperator } from '../../test/test-app-per-file.js';
 import { type Auth, createOrder } from '../modules/orders/orders.test-helpers.js';
@@ -18,7 +18,7 @@ class WakeUpCounter extends GatedDb {
   wakeUps = 0;
 
   override query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]> {
-    if (params?.[0] === OUTBOX_CHANNEL && text.includes('pg_notify')) this.wakeUps++;
+    if (params?.[0] === OUTBOX_CHANNEL && textOf(text).includes('pg_notify')) this.wakeUps++;
     return super.query<R>(text, params);
   }
 }
