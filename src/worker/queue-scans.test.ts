@@ -102,7 +102,10 @@ async function expectDelivered(ids: string[]): Promise<void> {
   expect(delivered[0].n).toBe(ids.length);
 }
 
-/** Queues due deliveries `prefix`1…`to` (from `from`) behind the worker's back, due times in no order of the rows' places. */
+/**
+ * Queues due deliveries behind the worker's back, event ids `prefix` + `from`…`to`, their due times in
+ * no order of the rows' places in the table.
+ */
 function queueBacklog(prefix: string, from: number, to: number) {
   return seeder.q.query(
     `INSERT INTO webhook_deliveries (id, webhook_id, partner_id, event_id, event_type, body, status, attempts, attempt_seq,
